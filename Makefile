@@ -1,0 +1,43 @@
+# onnxprobe front door: `make demo`, `make test`, `make bench`.
+BUILD ?= build
+JOBS ?= 2
+CMAKE_FLAGS ?=
+PY ?= /usr/bin/python3
+BIN := $(BUILD)/onnxprobe
+
+.PHONY: all deps configure build demo test test-unit test-cli test-python test-conformance bench \
+        format tidy test-sanitize clean
+
+all: build
+
+deps:
+	@bash scripts/bootstrap.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@bash scripts/demo.sh $(BIN)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+bench: build
+	@bash bench/run.sh $(BUILD)
+
+test-sanitize: deps
+	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DONNXPROBE_SANITIZE=ON -DONNXPROBE_BUILD_BENCH=OFF" test
+
+format:
+	find include src tools tests bench fuzz -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+tidy: build
+	find src tools -name '*.cc' | xargs clang-tidy -p $(BUILD) --quiet
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,126 @@
+// An ONNX model loaded for debugging: graph index (topological order, producers, consumers),
+// summary for `inspect`, identity hashes. No protobuf type appears here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onnxprobe/hash.h"
+#include "onnxprobe/status.h"
+#include "onnxprobe/tensor.h"
+
+namespace onnxprobe {
+
+struct Dim {
+  int64_t value = -1;  // -1 when unknown or symbolic
+  std::string param;   // symbolic name, e.g. "batch"
+};
+
+struct ValueInfo {
+  std::string name;
+  int elem_type = 0;  // ONNX TensorProto.DataType; 0 when unknown
+  bool has_shape = false;
+  std::vector<Dim> dims;
+};
+// "float32[batch, 3, 224, 224]"
+std::string ValueInfoTypeString(const ValueInfo& v);
+
+struct NodeInfo {
+  std::string name;
+  std::string op_type;
+  std::string domain;
+  std::vector<std::string> inputs;  // "" for omitted optional inputs
+  std::vector<std::string> outputs;
+  int topo_index = 0;
+  bool has_subgraph = false;  // If/Loop/Scan bodies: their inner tensors are not capturable
+};
+
+enum class TensorKind { kGraphInput, kInitializer, kIntermediate, kGraphOutput, kSubgraph };
+const char* TensorKindName(TensorKind k);
+
+struct TensorEntry {
+  std::string name;
+  TensorKind kind = TensorKind::kIntermediate;
+  int producer = -1;          // index into GraphIndex::nodes(); -1 for inputs and initializers
+  std::vector<int> consumers;  // indices into nodes()
+  int subgraph_owner = -1;    // for kSubgraph: the main-graph node whose body produces it
+};
+
+class GraphIndex {
+ public:
+  // Nodes of the main graph in topological order (stable: ties keep file order).
+  const std::vector<NodeInfo>& nodes() const { return nodes_; }
+  // Every tensor: inputs, initializers, then node outputs in topological order, then subgraph
+  // tensors.
+  const std::vector<TensorEntry>& tensors() const { return tensors_; }
+  // Null when the graph has no tensor of that name.
+  const TensorEntry* Find(const std::string& name) const;
+  // Names of tensors that a run can capture (outputs of main-graph nodes), in topological order.
+  std::vector<std::string> CapturableTensors() const;
+
+ private:
+  friend class ModelLoader;
+  std::vector<NodeInfo> nodes_;
+  std::vector<TensorEntry> tensors_;
+  std::unordered_map<std::string, size_t> by_name_;
+};
+
+struct OpsetImport {
+  std::string domain;  // "" is the default ONNX domain
+  int64_t version = 0;
+};
+
+struct InitializerInfo {
+  std::string name;
+  int elem_type = 0;
+  std::vector<int64_t> dims;
+  uint64_t num_elements = 0;
+  uint64_t num_bytes = 0;
+  bool external = false;
+};
+
+struct ModelSummary {
+  int64_t ir_version = 0;
+  std::vector<OpsetImport> opsets;
+  std::string producer_name, producer_version, domain, graph_name;
+  int64_t model_version = 0;
+  std::vector<ValueInfo> inputs;   // graph inputs that are not initializers
+  std::vector<ValueInfo> outputs;
+  std::map<std::string, int> op_counts;
+  std::vector<InitializerInfo> initializers;
+  uint64_t param_count = 0;
+  uint64_t param_bytes = 0;
+};
+
+class Model {
+ public:
+  // Loads and indexes `path`. Fails with kNotFound (missing file), kCorrupt (not ONNX,
+  // truncated), kInvalidArgument (external data escaping the model folder, missing side file,
+  // a graph that is not a DAG). The ONNX checker is advisory and never fails a load.
+  static Expected<Model> Load(const std::string& path);
+
+  const std::string& path() const;
+  const std::string& dir() const;  // folder external data is resolved against
+  const GraphIndex& index() const;
+  const ModelSummary& summary() const;
+  // Warnings from the (advisory) ONNX 1.12 checker; empty when it passed.
+  const std::vector<std::string>& checker_warnings() const;
+  // Value info known from the file (inputs, outputs, value_info), by tensor name.
+  const ValueInfo* FindValueInfo(const std::string& name) const;
+
+  Expected<FileHashes> Hashes() const;
+  // SHA-256 of every initializer's data bytes (external data read from its side file).
+  Expected<std::vector<std::pair<std::string, std::string>>> InitializerHashes() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace onnxprobe

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs what onnxprobe needs to build and test, idempotently.
+#  - Debian bookworm packages (compiler, protobuf, ONNX proto, test libraries, Python test stack)
+#  - ONNX Runtime C API headers from Debian trixie `libonnxruntime-dev`, fetched with a private
+#    apt state and extracted into .deps/ (the system's apt sources are never touched)
+#  - the ONNX Runtime shared library from the pinned PyPI `onnxruntime` wheel, unzipped into .deps/
+# A second run downloads nothing. ONNXRUNTIME_ROOT (with include/ and lib/) skips the ORT steps.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEPS="${ONNXPROBE_DEPS_DIR:-$ROOT/.deps}"
+ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.23.2}"
+ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS:-}"
+TRIXIE_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
+
+say() { echo "bootstrap: $*" >&2; }
+die() { echo "bootstrap: error: $*" >&2; exit 1; }
+
+APT_PACKAGES=(cmake make g++ pkg-config zlib1g-dev libprotobuf-dev protobuf-compiler libonnx-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3 python3-numpy python3-onnx
+  python3-pytest python3-pip python3-torch python3-torchvision unzip)
+
+install_apt_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" -eq 0 ] || die "missing Debian packages (${missing[*]}); run as root or install them"
+  say "installing Debian packages: ${missing[*]}"
+  apt-get update -qq || die "Debian package archive unreachable (apt-get update failed)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    >/dev/null || die "apt-get install failed for: ${missing[*]}"
+}
+
+fetch_ort_headers() {
+  local dest="$DEPS/onnxruntime-headers"
+  [ -f "$dest/usr/include/onnxruntime/onnxruntime_c_api.h" ] && return 0
+  say "fetching ONNX Runtime headers (Debian trixie libonnxruntime-dev)"
+  local st="$DEPS/apt-trixie"
+  mkdir -p "$st/lists/partial" "$st/archives/partial"
+  echo "$TRIXIE_LINE" >"$st/sources.list"
+  local opts=(-o "Dir::State::Lists=$st/lists" -o "Dir::Etc::SourceList=$st/sources.list"
+    -o "Dir::Etc::SourceParts=/dev/null" -o "Dir::Cache::archives=$st/archives"
+    -o "APT::Sandbox::User=root")
+  apt-get "${opts[@]}" update -qq || die "Debian trixie archive unreachable (private apt update failed)"
+  (cd "$st" && apt-get "${opts[@]}" download libonnxruntime-dev >/dev/null) ||
+    die "could not download libonnxruntime-dev from trixie"
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  dpkg-deb -x "$st"/libonnxruntime-dev_*.deb "$dest.tmp"
+  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+}
+
+pip_cmd() {
+  if python3 -m pip --version >/dev/null 2>&1; then echo "python3 -m pip";
+  elif /usr/bin/python3 -m pip --version >/dev/null 2>&1; then echo "/usr/bin/python3 -m pip";
+  else die "no pip available to download the onnxruntime wheel"; fi
+}
+
+fetch_ort_library() {
+  local ver="$1" dest="$DEPS/ort/$1"
+  [ -f "$dest/lib/libonnxruntime.so.$ver" ] && return 0
+  say "fetching ONNX Runtime $ver library (PyPI onnxruntime wheel)"
+  local tmp="$DEPS/ort/.download-$ver"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  $(pip_cmd) download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+    --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    -d "$tmp" "onnxruntime==$ver" || die "PyPI unreachable or onnxruntime==$ver has no wheel"
+  local whl
+  whl="$(ls "$tmp"/onnxruntime-*.whl | head -1)"
+  mkdir -p "$tmp/x"
+  unzip -q -o "$whl" 'onnxruntime/capi/libonnxruntime*' -d "$tmp/x" ||
+    die "wheel $whl does not carry onnxruntime/capi/libonnxruntime*"
+  [ -f "$tmp/x/onnxruntime/capi/libonnxruntime.so.$ver" ] ||
+    die "wheel $whl has no onnxruntime/capi/libonnxruntime.so.$ver (has: $(ls "$tmp/x/onnxruntime/capi"))"
+  rm -rf "$dest" && mkdir -p "$dest/lib"
+  cp "$tmp/x/onnxruntime/capi/"libonnxruntime* "$dest/lib/"
+  ln -sf "libonnxruntime.so.$ver" "$dest/lib/libonnxruntime.so"
+  rm -rf "$tmp"
+}
+
+install_apt_packages
+if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
+  fetch_ort_headers
+  fetch_ort_library "$ORT_VERSION"
+  for v in $ORT_EXTRA_VERSIONS; do fetch_ort_library "$v"; done
+fi
+say "ok"

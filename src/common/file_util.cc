@@ -1,0 +1,68 @@
+#include "common/file_util.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+
+Expected<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return NotFound(path + ": no such file");
+  if (fs::is_directory(st)) return InvalidArgument(path + ": is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(path + ": cannot open (" + std::strerror(errno) + ")");
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<uint64_t>(in.tellg());
+  if (size > max_bytes) {
+    return ResourceExhausted(path + ": " + std::to_string(size) + " bytes exceeds the limit of " +
+                             std::to_string(max_bytes));
+  }
+  in.seekg(0);
+  std::string data(size, '\0');
+  if (size > 0 && !in.read(data.data(), static_cast<std::streamsize>(size))) {
+    return IoError(path + ": read failed");
+  }
+  return data;
+}
+
+std::string TempSiblingPath(const std::string& path) {
+  static std::atomic<int> counter{0};
+  return path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& data) {
+  std::string tmp = TempSiblingPath(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(tmp.c_str());
+      return IoError(path + ": write failed (" + std::strerror(errno) + ")");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return IoError(path + ": rename failed (" + ec.message() + ")");
+  }
+  return Status::Ok();
+}
+
+void RemoveAll(const std::string& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+}  // namespace onnxprobe

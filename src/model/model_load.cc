@@ -1,0 +1,204 @@
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/checker.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+#include "model/model_impl.h"
+#include "tensor/tensor_proto_convert.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+namespace {
+
+Status ParseModelFile(const std::string& path, onnx::ModelProto* proto) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return NotFound(path + ": no such file");
+  if (fs::is_directory(path, ec)) return InvalidArgument(path + ": is a directory, expected an .onnx file");
+  uint64_t size = fs::file_size(path, ec);
+  if (size == 0) return Corrupt(path + ": empty file, not an ONNX model");
+  if (size >= uint64_t(INT_MAX)) {
+    return Unsupported(path + ": the .onnx file itself is " + std::to_string(size) +
+                       " bytes; protobuf cannot parse a message over 2 GB (store weights as "
+                       "external data)");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return IoError(path + ": cannot open (" + std::strerror(errno) + ")");
+  bool ok;
+  {
+    google::protobuf::io::FileInputStream raw(fd);
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    ok = proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  ::close(fd);
+  if (!ok) return Corrupt(path + ": not a valid ONNX model (protobuf parse failed: truncated or corrupt)");
+  if (!proto->has_graph() || proto->ir_version() <= 0) {
+    return Corrupt(path + ": not an ONNX model (no graph or IR version)");
+  }
+  return Status::Ok();
+}
+
+void IndexValueInfos(const onnx::GraphProto& g, Model::Impl* m) {
+  for (const auto& v : g.input()) m->value_infos[v.name()] = ValueInfoFromProto(v);
+  for (const auto& v : g.output()) m->value_infos[v.name()] = ValueInfoFromProto(v);
+  for (const auto& v : g.value_info()) m->value_infos[v.name()] = ValueInfoFromProto(v);
+}
+
+// Validates external data references everywhere, including inside subgraph bodies.
+Status CheckExternalData(const onnx::GraphProto& g, const std::string& dir) {
+  for (const auto& t : g.initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    uint64_t off, len;
+    OP_RETURN_IF_ERROR(ResolveExternalData(t, dir, &off, &len).status());
+  }
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) OP_RETURN_IF_ERROR(CheckExternalData(a.g(), dir));
+      for (const auto& sg : a.graphs()) OP_RETURN_IF_ERROR(CheckExternalData(sg, dir));
+    }
+  }
+  return Status::Ok();
+}
+
+void Summarize(Model::Impl* m) {
+  const auto& p = m->proto;
+  const auto& g = p.graph();
+  ModelSummary& s = m->summary;
+  s.ir_version = p.ir_version();
+  for (const auto& o : p.opset_import()) s.opsets.push_back({o.domain(), o.version()});
+  s.producer_name = p.producer_name();
+  s.producer_version = p.producer_version();
+  s.domain = p.domain();
+  s.model_version = p.model_version();
+  s.graph_name = g.name();
+  std::unordered_map<std::string, bool> is_init;
+  for (const auto& t : g.initializer()) is_init[t.name()] = true;
+  for (const auto& v : g.input()) {
+    if (!is_init.count(v.name())) s.inputs.push_back(ValueInfoFromProto(v));
+  }
+  for (const auto& v : g.output()) s.outputs.push_back(ValueInfoFromProto(v));
+  for (const auto& n : g.node()) {
+    std::string key = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type()
+                                                                     : n.domain() + "." + n.op_type();
+    ++s.op_counts[key];
+  }
+  for (const auto& t : g.initializer()) {
+    InitializerInfo ii;
+    ii.name = t.name();
+    ii.elem_type = t.data_type();
+    ii.dims.assign(t.dims().begin(), t.dims().end());
+    ii.external = t.data_location() == onnx::TensorProto::EXTERNAL;
+    auto dt = DTypeFromOnnx(t.data_type());
+    auto n = NumElements(ii.dims);
+    ii.num_elements = n.ok() ? *n : 0;
+    ii.num_bytes = dt.ok() ? ii.num_elements * DTypeSize(*dt) : 0;
+    s.param_count += ii.num_elements;
+    s.param_bytes += ii.num_bytes;
+    s.initializers.push_back(std::move(ii));
+  }
+}
+
+}  // namespace
+
+ValueInfo ValueInfoFromProto(const onnx::ValueInfoProto& v) {
+  ValueInfo out;
+  out.name = v.name();
+  if (v.has_type() && v.type().has_tensor_type()) {
+    const auto& tt = v.type().tensor_type();
+    out.elem_type = tt.elem_type();
+    if (tt.has_shape()) {
+      out.has_shape = true;
+      for (const auto& d : tt.shape().dim()) {
+        Dim dim;
+        if (d.has_dim_value()) dim.value = d.dim_value();
+        if (d.has_dim_param()) dim.param = d.dim_param();
+        out.dims.push_back(dim);
+      }
+    }
+  }
+  return out;
+}
+
+std::string ValueInfoTypeString(const ValueInfo& v) {
+  std::string s;
+  auto dt = DTypeFromOnnx(v.elem_type);
+  s = dt.ok() ? DTypeName(*dt) : (v.elem_type == 0 ? "?" : OnnxTypeName(v.elem_type));
+  if (!v.has_shape) return s + "[?]";
+  s += "[";
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (i) s += ", ";
+    const Dim& d = v.dims[i];
+    s += d.value >= 0 ? std::to_string(d.value) : (d.param.empty() ? "?" : d.param);
+  }
+  return s + "]";
+}
+
+Expected<Model> Model::Load(const std::string& path) {
+  auto impl = std::make_shared<Impl>();
+  impl->path = path;
+  impl->dir = fs::path(path).parent_path().string();
+  if (impl->dir.empty()) impl->dir = ".";
+  try {
+    OP_RETURN_IF_ERROR(ParseModelFile(path, &impl->proto));
+    OP_RETURN_IF_ERROR(CheckExternalData(impl->proto.graph(), impl->dir).WithContext(path));
+    OP_RETURN_IF_ERROR(BuildGraphIndex(impl->proto.graph(), &impl->index).WithContext(path));
+  } catch (const std::exception& e) {
+    return Corrupt(path + ": " + e.what());
+  }
+  IndexValueInfos(impl->proto.graph(), impl.get());
+  Summarize(impl.get());
+  try {
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(impl->proto.ir_version()));
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& o : impl->proto.opset_import()) opsets[o.domain()] = static_cast<int>(o.version());
+    ctx.set_opset_imports(opsets);
+    ctx.set_model_dir(impl->dir);
+    onnx::checker::LexicalScopeContext lex;
+    onnx::checker::check_graph(impl->proto.graph(), ctx, lex);
+  } catch (const std::exception& e) {
+    impl->checker_warnings.push_back(std::string("ONNX 1.12 checker (advisory): ") + e.what());
+  }
+  Model m;
+  m.impl_ = std::move(impl);
+  return m;
+}
+
+const std::string& Model::path() const { return impl_->path; }
+const std::string& Model::dir() const { return impl_->dir; }
+const GraphIndex& Model::index() const { return impl_->index; }
+const ModelSummary& Model::summary() const { return impl_->summary; }
+const std::vector<std::string>& Model::checker_warnings() const { return impl_->checker_warnings; }
+
+const ValueInfo* Model::FindValueInfo(const std::string& name) const {
+  auto it = impl_->value_infos.find(name);
+  return it == impl_->value_infos.end() ? nullptr : &it->second;
+}
+
+Expected<FileHashes> Model::Hashes() const { return HashFile(impl_->path); }
+
+Expected<std::vector<std::pair<std::string, std::string>>> Model::InitializerHashes() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& t : impl_->proto.graph().initializer()) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      OP_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(t, impl_->dir));
+      out.emplace_back(t.name(), Sha256Hex(bytes.data(), bytes.size()));
+    } else if (t.has_raw_data()) {
+      out.emplace_back(t.name(), Sha256Hex(t.raw_data().data(), t.raw_data().size()));
+    } else {
+      // typed fields: hash the raw little-endian bytes so equal data hashes equal either way
+      OP_ASSIGN_OR_RETURN(Tensor v, TensorFromProto(t, "initializer '" + t.name() + "'"));
+      out.emplace_back(t.name(), Sha256Hex(v.data(), v.byte_size()));
+    }
+  }
+  return out;
+}
+
+}  // namespace onnxprobe

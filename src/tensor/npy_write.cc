@@ -1,0 +1,35 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "common/file_util.h"
+#include "onnxprobe/npy.h"
+#include "tensor/payload.h"
+
+namespace onnxprobe {
+
+Status WriteNpy(const std::string& path, const Tensor& t) {
+  std::string tmp = TempSiblingPath(path);
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+  std::string header = NpyHeaderBytes(t.dtype(), t.shape());
+  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  ok = ok && ForEachNpyPayloadChunk(t, [f](const void* p, size_t n) {
+         return std::fwrite(p, 1, n, f) == n;
+       });
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return IoError(path + ": write failed (" + std::strerror(errno) + ")");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return IoError(path + ": rename failed (" + ec.message() + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace onnxprobe
