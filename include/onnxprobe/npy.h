@@ -33,7 +33,8 @@ std::string NpyHeaderBytes(DType dtype, const Shape& shape);
 // Writes `t` atomically (temporary name, then rename).
 Status WriteNpy(const std::string& path, const Tensor& t);
 
-// Reads every array of an .npz (zip, stored or deflated, zip64 aware). Keys lose ".npy".
+// Reads every array of an .npz (zip, stored or deflated, zip64 aware). Keys lose ".npy";
+// entries that are not .npy arrays are skipped.
 Expected<std::vector<std::pair<std::string, Tensor>>> ReadNpz(const std::string& path);
 // Names of the arrays in an .npz, without reading their data.
 Expected<std::vector<std::string>> ListNpz(const std::string& path);
@@ -49,6 +50,8 @@ class NpzWriter {
 
   Status Open(const std::string& path);
   Status Add(const std::string& name, const Tensor& t);
+  // A non-array entry stored verbatim (numpy's NpzFile returns it as bytes).
+  Status AddRaw(const std::string& entry_name, const std::string& bytes);
   Status Finish();
 
  private:

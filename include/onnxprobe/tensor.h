@@ -59,6 +59,10 @@ class Tensor {
   // and with kInvalidArgument for impossible shapes.
   static Expected<Tensor> Allocate(DType dtype, Shape shape);
 
+  // Adopts memory owned elsewhere (e.g. a runtime's output buffer, released by the deleter of
+  // `data`). `data` must hold NumBytes(dtype, shape) bytes; the shape must be valid.
+  static Tensor Wrap(DType dtype, Shape shape, std::shared_ptr<uint8_t> data);
+
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   uint64_t num_elements() const { return num_elements_; }

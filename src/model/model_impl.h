@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -18,6 +19,14 @@ struct Model::Impl {
   ModelSummary summary;
   std::vector<std::string> checker_warnings;
   std::unordered_map<std::string, ValueInfo> value_infos;
+
+  // The model serialized once, on first use (guarded: sessions may be created from threads).
+  const std::string& SerializedProto() const {
+    std::call_once(serialized_once, [this] { serialized = proto.SerializeAsString(); });
+    return serialized;
+  }
+  mutable std::once_flag serialized_once;
+  mutable std::string serialized;
 };
 
 // The one place allowed to fill a GraphIndex (its friend).

@@ -199,6 +199,10 @@ Expected<Tensor> ReadEntry(const MappedFile& f, const Entry& e, const std::strin
   return ParseNpy(out.data(), out.size(), where);
 }
 
+bool IsArray(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
+}
+
 std::string KeyOf(const std::string& name) {
   constexpr const char* kExt = ".npy";
   if (name.size() >= 4 && name.compare(name.size() - 4, 4, kExt) == 0) {
@@ -215,7 +219,7 @@ Expected<std::vector<std::pair<std::string, Tensor>>> ReadNpz(const std::string&
   OP_ASSIGN_OR_RETURN(std::vector<Entry> entries, ReadDirectory(f, path));
   std::vector<std::pair<std::string, Tensor>> out;
   for (const Entry& e : entries) {
-    if (!e.name.empty() && e.name.back() == '/') continue;  // a folder record
+    if (!IsArray(e.name)) continue;  // folders, manifests and other side entries
     OP_ASSIGN_OR_RETURN(Tensor t, ReadEntry(f, e, path));
     out.emplace_back(KeyOf(e.name), std::move(t));
   }
@@ -228,7 +232,7 @@ Expected<std::vector<std::string>> ListNpz(const std::string& path) {
   OP_ASSIGN_OR_RETURN(std::vector<Entry> entries, ReadDirectory(f, path));
   std::vector<std::string> names;
   for (const Entry& e : entries) {
-    if (!e.name.empty() && e.name.back() != '/') names.push_back(KeyOf(e.name));
+    if (IsArray(e.name)) names.push_back(KeyOf(e.name));
   }
   return names;
 }

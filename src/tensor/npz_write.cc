@@ -37,6 +37,7 @@ struct NpzWriter::Impl {
     Abort();
     return st;
   }
+  Status AddEntry(const std::string& entry, const std::string& header, const Tensor* t);
   void Abort() {
     if (f != nullptr) std::fclose(f);
     f = nullptr;
@@ -63,12 +64,18 @@ Status NpzWriter::Open(const std::string& path) {
 }
 
 Status NpzWriter::Add(const std::string& name, const Tensor& t) {
-  Impl& m = *impl_;
+  return impl_->AddEntry(name + ".npy", NpyHeaderBytes(t.dtype(), t.shape()), &t);
+}
+
+Status NpzWriter::AddRaw(const std::string& entry_name, const std::string& bytes) {
+  return impl_->AddEntry(entry_name, bytes, nullptr);
+}
+
+Status NpzWriter::Impl::AddEntry(const std::string& entry, const std::string& header, const Tensor* t) {
+  Impl& m = *this;
   if (m.f == nullptr) return InvalidArgument("npz writer is not open");
-  std::string entry = name + ".npy";
-  if (entry.size() > 65535) return InvalidArgument("tensor name too long for an .npz entry: " + name);
-  std::string header = NpyHeaderBytes(t.dtype(), t.shape());
-  uint64_t size = header.size() + NpyPayloadSize(t);
+  if (entry.size() > 65535) return InvalidArgument("name too long for an .npz entry: " + entry);
+  uint64_t size = header.size() + (t != nullptr ? NpyPayloadSize(*t) : 0);
   bool z64 = size >= kMax32;
   std::string lh;
   Put32(lh, kLocalSig);
@@ -94,7 +101,7 @@ Status NpzWriter::Add(const std::string& name, const Tensor& t) {
     return m.Fail("write failed");
   }
   uLong crc = crc32_z(0L, reinterpret_cast<const Bytef*>(header.data()), header.size());
-  bool ok = ForEachNpyPayloadChunk(t, [&](const void* p, size_t n) {
+  bool ok = t == nullptr || ForEachNpyPayloadChunk(*t, [&](const void* p, size_t n) {
     crc = crc32_z(crc, static_cast<const Bytef*>(p), n);
     return m.Write(p, n);
   });

@@ -55,6 +55,16 @@ Expected<Tensor> Tensor::Allocate(DType dtype, Shape shape) {
   return t;
 }
 
+Tensor Tensor::Wrap(DType dtype, Shape shape, std::shared_ptr<uint8_t> data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  auto n = NumElements(t.shape_);
+  t.num_elements_ = n.ok() ? *n : 0;
+  t.data_ = std::move(data);
+  return t;
+}
+
 Status Tensor::Reshape(Shape shape) {
   OP_ASSIGN_OR_RETURN(uint64_t n, NumElements(shape));
   if (n != num_elements_) {

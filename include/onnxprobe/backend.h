@@ -1,0 +1,75 @@
+// Backends run a model and hand back named tensors. The ONNX Runtime backend loads its shared
+// library at run time (dlopen, RTLD_LOCAL), so several ONNX Runtime versions can live in one
+// process, each with its own API table. No ONNX Runtime type appears here.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxprobe/status.h"
+#include "onnxprobe/tensor.h"
+
+namespace onnxprobe {
+
+struct SessionOptions {
+  // Execution provider by short or full name ("CPU", "CUDA", "TensorrtExecutionProvider").
+  // Never falls back silently: an unavailable provider is an error, and CPU fallback is disabled
+  // for any other provider.
+  std::string provider = "CPU";
+  std::map<std::string, std::string> provider_options;
+  // 0 disabled (default: debug the graph as exported), 1 basic, 2 extended, 3 layout, 99 all.
+  int optimization_level = 0;
+  bool sequential = true;
+  int intra_op_threads = 0;  // 0 lets the runtime decide
+  int inter_op_threads = 0;
+};
+
+struct RunOutput {
+  std::string name;
+  Tensor tensor;        // empty when skipped
+  std::string skipped;  // why a value could not be captured (sequence, map, string tensor)
+};
+
+class BackendSession {
+ public:
+  virtual ~BackendSession() = default;
+  virtual const std::vector<std::string>& input_names() const = 0;
+  virtual const std::vector<std::string>& output_names() const = 0;
+  // Runs with `inputs` and fetches `outputs` (any subset of output_names(), in that order).
+  // Fails with kBackend carrying the runtime's message.
+  virtual Expected<std::vector<RunOutput>> Run(
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+      const std::vector<std::string>& outputs) = 0;
+  // Runs writing every fetched output into `outputs`' buffers when their shapes and dtypes are
+  // already right (I/O binding to preallocated, reused memory); otherwise (re)allocates them.
+  virtual Status RunInto(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+                         const std::vector<std::string>& outputs, std::vector<RunOutput>* results) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string version() const = 0;
+  virtual std::string library_path() const = 0;
+  virtual std::vector<std::string> available_providers() const = 0;
+  // `model_bytes` is a serialized ModelProto; external data resolves against `model_dir`.
+  virtual Expected<std::unique_ptr<BackendSession>> CreateSession(const std::string& model_bytes,
+                                                                  const std::string& model_dir,
+                                                                  const SessionOptions& options) = 0;
+  // Warnings and errors the runtime logged, oldest first (the library never prints them).
+  virtual std::vector<std::string> TakeLog() = 0;
+};
+
+// Loads ONNX Runtime from `library_path`; "" means the default: $ONNXPROBE_ORT_LIBRARY, then the
+// library the build was configured with. Fails with kNotFound / kBackend naming the path.
+// A library is loaded once per process and shared by every Backend that names it.
+Expected<std::shared_ptr<Backend>> LoadOrtBackend(const std::string& library_path = "");
+// The path of an ONNX Runtime version installed by the bootstrap (.deps/ort/<version>/lib).
+Expected<std::string> OrtLibraryForVersion(const std::string& version);
+std::string DefaultOrtLibraryPath();
+
+}  // namespace onnxprobe

@@ -1,0 +1,90 @@
+// Capturing intermediate tensors: input preparation, tensor selection, batched runs under a
+// memory budget, and the observer-effect check.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxprobe/backend.h"
+#include "onnxprobe/model.h"
+#include "onnxprobe/tensor_proto.h"
+
+namespace onnxprobe {
+
+struct InputOptions {
+  // .npy ("path" takes the input name from the file stem, or "name=path"), .npz (keys are input
+  // names), or TensorProto .pb (name from the proto, else the model's input order).
+  std::vector<std::string> files;
+  std::map<std::string, Shape> shapes;         // full shape per input name
+  std::map<std::string, int64_t> dim_params;   // symbolic dim name -> value
+  std::map<std::string, std::pair<double, double>> ranges;  // per input; "*" applies to all
+  uint64_t seed = 0;
+};
+
+// Inputs for every graph input, in the model's order: loaded from files, or seeded random
+// (floats uniform in [-1, 1), ints in [0, 10), bool 0/1, unless a range says otherwise).
+// Fails naming the input on a missing, extra, wrongly-shaped or wrongly-typed tensor.
+Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& options);
+
+struct TensorSelection {
+  std::vector<std::string> names;     // exact tensor names
+  std::vector<std::string> op_types;  // outputs of nodes with these op types
+  std::string regex;                  // ECMAScript regex over tensor names
+  // With no criterion set, every capturable tensor is selected.
+};
+// Selected tensor names in topological order. Unknown names and bad regexes fail; subgraph
+// tensors are reported as not capturable.
+Expected<std::vector<std::string>> SelectTensors(const Model& model, const TensorSelection& sel);
+
+struct CapturedTensor {
+  std::string name;
+  int topo_index = -1;     // producing node's topological index
+  std::string node_name;   // producing node
+  std::string op_type;
+  Tensor tensor;           // empty when skipped
+  std::string skipped;     // reason when the value could not be captured
+};
+
+class CaptureSink {
+ public:
+  virtual ~CaptureSink() = default;
+  // Receives tensors in topological order; the sink may keep or drop each one.
+  virtual Status Consume(CapturedTensor&& t) = 0;
+};
+
+struct CaptureOptions {
+  SessionOptions session;
+  uint64_t max_memory = 0;  // bytes of captured tensors alive at once; 0 = no limit
+  bool check_observer = false;
+};
+
+struct CaptureReport {
+  size_t runs = 0;              // inference runs it took (batches)
+  size_t captured = 0;
+  std::vector<std::string> skipped;
+  uint64_t estimated_bytes = 0;  // of all selected tensors, from shape inference
+  size_t unknown_sizes = 0;      // tensors whose size shape inference could not tell
+  bool observer_checked = false;
+  bool observer_identical = false;
+  std::vector<std::string> observer_differences;  // graph outputs that changed
+};
+
+using ProgressFn = std::function<void(size_t done, size_t total)>;
+
+// Runs `model` on `backend` and streams the selected tensors into `sink` in topological order,
+// splitting them over several runs when they would not fit in `max_memory` at once.
+Expected<CaptureReport> Capture(const Model& model, Backend& backend,
+                                const std::vector<NamedTensor>& inputs,
+                                const std::vector<std::string>& tensors,
+                                const CaptureOptions& options, CaptureSink& sink,
+                                const ProgressFn& progress = nullptr);
+
+// Sizes in bytes of tensors, from ONNX shape inference with the given input shapes. Tensors it
+// cannot size are absent. Advisory: never fails, returns what it could infer.
+std::map<std::string, uint64_t> EstimateTensorBytes(const Model& model,
+                                                    const std::vector<NamedTensor>& inputs);
+
+}  // namespace onnxprobe

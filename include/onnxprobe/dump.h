@@ -1,0 +1,53 @@
+// Dumps of captured tensors: a folder (one .npy per tensor + manifest.json) or one .npz (with
+// the manifest stored as the entry "manifest.json"). Either appears complete or not at all.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/capture.h"
+
+namespace onnxprobe {
+
+struct DumpMetadata {
+  std::string model_path;
+  std::string model_sha256;
+  std::string runtime;  // e.g. "onnxruntime 1.23.2"
+  std::string provider;
+  int optimization_level = 0;
+  uint64_t seed = 0;
+};
+
+class DumpWriter : public CaptureSink {
+ public:
+  // `path` ending in ".npz" writes an archive, anything else a folder. An existing target is
+  // replaced only on Finish().
+  static Expected<std::unique_ptr<DumpWriter>> Create(const std::string& path, DumpMetadata meta);
+  ~DumpWriter() override;
+
+  Status AddInput(const NamedTensor& input);
+  Status Consume(CapturedTensor&& t) override;
+  // Writes the manifest and moves the dump into place.
+  Status Finish(const CaptureReport& report);
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  DumpWriter() = default;
+  struct Entry;
+  Status Write(const std::string& kind, const std::string& name, const Tensor& t,
+               const CapturedTensor* c);
+  std::string path_, tmp_;
+  bool npz_ = false;
+  bool finished_ = false;
+  DumpMetadata meta_;
+  std::unique_ptr<class NpzWriter> npz_writer_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::vector<std::string> skipped_;
+  uint64_t bytes_written_ = 0;
+};
+
+// The file name a tensor gets inside a dump folder: "<index>_<sanitized name>.npy".
+std::string DumpFileName(size_t index, const std::string& tensor_name);
+
+}  // namespace onnxprobe

@@ -1,0 +1,37 @@
+// Internal: the ONNX Runtime C API table of one loaded library, and status helpers.
+#pragma once
+
+#include <onnxruntime_c_api.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/backend.h"
+
+namespace onnxprobe {
+
+struct OrtLib {
+  std::string path;
+  void* handle = nullptr;
+  const OrtApi* api = nullptr;
+  uint32_t api_version = 0;
+  std::string version;
+  OrtEnv* env = nullptr;
+  std::mutex log_mu;
+  std::vector<std::string> log;
+};
+
+// Converts an OrtStatus into a Status (kBackend) and releases it. Null means success.
+Status FromOrt(const OrtApi* api, OrtStatus* st, const std::string& context);
+
+#define OP_ORT(lib, expr, context) OP_RETURN_IF_ERROR(::onnxprobe::FromOrt((lib)->api, (expr), context))
+
+// Builds a session for one loaded library.
+Expected<std::unique_ptr<BackendSession>> CreateOrtSession(std::shared_ptr<OrtLib> lib,
+                                                           const std::string& model_bytes,
+                                                           const std::string& model_dir,
+                                                           const SessionOptions& options);
+
+}  // namespace onnxprobe

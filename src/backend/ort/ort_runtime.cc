@@ -1,0 +1,142 @@
+// Loading ONNX Runtime libraries with dlopen and choosing the API table each one supports.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "backend/ort/ort_api.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+
+Status FromOrt(const OrtApi* api, OrtStatus* st, const std::string& context) {
+  if (st == nullptr) return Status::Ok();
+  std::string msg = api->GetErrorMessage(st);
+  api->ReleaseStatus(st);
+  return BackendError(context + ": " + msg);
+}
+
+namespace {
+
+void ORT_API_CALL CaptureLog(void* param, OrtLoggingLevel severity, const char* category,
+                             const char* logid, const char* code_location, const char* message) {
+  (void)logid;
+  (void)code_location;
+  auto* lib = static_cast<OrtLib*>(param);
+  static const char* kLevel[] = {"verbose", "info", "warning", "error", "fatal"};
+  std::lock_guard<std::mutex> lock(lib->log_mu);
+  if (lib->log.size() < 1000) {
+    lib->log.push_back(std::string(kLevel[severity]) + " [" + category + "] " + message);
+  }
+}
+
+class OrtBackend : public Backend {
+ public:
+  explicit OrtBackend(std::shared_ptr<OrtLib> lib) : lib_(std::move(lib)) {}
+  std::string name() const override { return "onnxruntime"; }
+  std::string version() const override { return lib_->version; }
+  std::string library_path() const override { return lib_->path; }
+  std::vector<std::string> available_providers() const override {
+    char** names = nullptr;
+    int n = 0;
+    std::vector<std::string> out;
+    if (lib_->api->GetAvailableProviders(&names, &n) == nullptr) {
+      for (int i = 0; i < n; ++i) out.emplace_back(names[i]);
+      lib_->api->ReleaseAvailableProviders(names, n);
+    }
+    return out;
+  }
+  Expected<std::unique_ptr<BackendSession>> CreateSession(const std::string& model_bytes,
+                                                          const std::string& model_dir,
+                                                          const SessionOptions& options) override {
+    return CreateOrtSession(lib_, model_bytes, model_dir, options);
+  }
+  std::vector<std::string> TakeLog() override {
+    std::lock_guard<std::mutex> lock(lib_->log_mu);
+    std::vector<std::string> out;
+    out.swap(lib_->log);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<OrtLib> lib_;
+};
+
+Expected<std::shared_ptr<OrtLib>> OpenLibrary(const std::string& path) {
+  std::error_code ec;
+  if (path.find('/') != std::string::npos && !fs::exists(path, ec)) {
+    return NotFound("ONNX Runtime library '" + path + "' does not exist (run scripts/bootstrap.sh "
+                    "or pass --ort-lib)");
+  }
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return BackendError("cannot load ONNX Runtime library '" + path + "': " + dlerror());
+  using GetApiBaseFn = const OrtApiBase* (*)();
+  auto get_base = reinterpret_cast<GetApiBaseFn>(dlsym(h, "OrtGetApiBase"));
+  if (get_base == nullptr) {
+    dlclose(h);
+    return BackendError("'" + path + "' is not an ONNX Runtime library (no OrtGetApiBase)");
+  }
+  auto lib = std::make_shared<OrtLib>();
+  lib->path = path;
+  lib->handle = h;
+  const OrtApiBase* base = get_base();
+  lib->version = base->GetVersionString();
+  // The API table is append-only: take the newest version both sides know. Every function
+  // onnxprobe calls exists since API 14 (ONNX Runtime 1.14).
+  for (uint32_t v = ORT_API_VERSION; v >= 14 && lib->api == nullptr; --v) {
+    lib->api = base->GetApi(v);
+    lib->api_version = v;
+  }
+  if (lib->api == nullptr) {
+    return BackendError("ONNX Runtime " + lib->version + " at '" + path +
+                        "' is too old (API 14, ONNX Runtime 1.14, or newer is needed)");
+  }
+  OP_ORT(lib, lib->api->CreateEnvWithCustomLogger(CaptureLog, lib.get(), ORT_LOGGING_LEVEL_WARNING,
+                                                  "onnxprobe", &lib->env),
+         "ONNX Runtime " + lib->version + ": cannot create environment");
+  return lib;
+}
+
+}  // namespace
+
+std::string DefaultOrtLibraryPath() {
+  const char* env = std::getenv("ONNXPROBE_ORT_LIBRARY");
+  if (env != nullptr && *env) return env;
+  return ONNXPROBE_DEFAULT_ORT_LIBRARY;
+}
+
+Expected<std::string> OrtLibraryForVersion(const std::string& version) {
+  for (char c : version) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.')) {
+      return InvalidArgument("ONNX Runtime version '" + version + "' is not of the form 1.23.2");
+    }
+  }
+  std::string deps = std::getenv("ONNXPROBE_DEPS_DIR") ? std::getenv("ONNXPROBE_DEPS_DIR") : ONNXPROBE_DEPS_DIR;
+  std::string path = deps + "/ort/" + version + "/lib/libonnxruntime.so." + version;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return NotFound("ONNX Runtime " + version + " is not installed (expected " + path +
+                    "; install it with ONNXPROBE_ORT_EXTRA_VERSIONS=" + version +
+                    " scripts/bootstrap.sh)");
+  }
+  return path;
+}
+
+Expected<std::shared_ptr<Backend>> LoadOrtBackend(const std::string& library_path) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<OrtLib>> loaded;
+  std::string path = library_path.empty() ? DefaultOrtLibraryPath() : library_path;
+  std::error_code ec;
+  std::string key = fs::exists(path, ec) ? fs::canonical(path, ec).string() : path;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = loaded.find(key);
+  if (it == loaded.end()) {
+    OP_ASSIGN_OR_RETURN(auto lib, OpenLibrary(path));
+    it = loaded.emplace(key, std::move(lib)).first;
+  }
+  return std::shared_ptr<Backend>(std::make_shared<OrtBackend>(it->second));
+}
+
+}  // namespace onnxprobe

@@ -1,0 +1,137 @@
+// Batched capture: tensors are grouped, in topological order, into runs whose captured bytes fit
+// the memory budget; each run marks its group as graph outputs and streams results to the sink.
+#include <algorithm>
+#include <cmath>
+
+#include "onnxprobe/capture.h"
+#include "onnxprobe/graph.h"
+
+namespace onnxprobe {
+namespace {
+
+std::vector<std::pair<std::string, const Tensor*>> InputRefs(const std::vector<NamedTensor>& in) {
+  std::vector<std::pair<std::string, const Tensor*>> refs;
+  for (const auto& nt : in) refs.emplace_back(nt.name, &nt.tensor);
+  return refs;
+}
+
+std::string DescribeDifference(const std::string& name, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+    return name + ": " + DTypeName(a.dtype()) + ShapeToString(a.shape()) + " vs " +
+           DTypeName(b.dtype()) + ShapeToString(b.shape());
+  }
+  double max_diff = 0;
+  for (uint64_t i = 0; i < a.num_elements(); ++i) {
+    double d = std::fabs(ElementAsDouble(a, i) - ElementAsDouble(b, i));
+    if (std::isnan(d)) d = INFINITY;
+    max_diff = std::max(max_diff, d);
+  }
+  return name + ": max abs difference " + std::to_string(max_diff);
+}
+
+}  // namespace
+
+Expected<CaptureReport> Capture(const Model& model, Backend& backend,
+                                const std::vector<NamedTensor>& inputs,
+                                const std::vector<std::string>& tensors,
+                                const CaptureOptions& options, CaptureSink& sink,
+                                const ProgressFn& progress) {
+  CaptureReport report;
+  const GraphIndex& idx = model.index();
+  std::vector<std::string> graph_outputs;
+  for (const auto& o : model.summary().outputs) graph_outputs.push_back(o.name);
+
+  // plan batches
+  std::map<std::string, uint64_t> sizes;
+  uint64_t known_max = 0;
+  if (options.max_memory > 0) {
+    sizes = EstimateTensorBytes(model, inputs);
+    for (const auto& [n, b] : sizes) known_max = std::max(known_max, b);
+  }
+  std::vector<std::vector<std::string>> batches(1);
+  uint64_t in_batch = 0;
+  for (const auto& name : tensors) {
+    uint64_t bytes = 0;
+    auto it = sizes.find(name);
+    if (it != sizes.end()) {
+      bytes = it->second;
+    } else {
+      ++report.unknown_sizes;
+      bytes = known_max;  // conservative guess for what inference could not size
+    }
+    report.estimated_bytes += bytes;
+    if (options.max_memory > 0 && !batches.back().empty() && in_batch + bytes > options.max_memory) {
+      batches.emplace_back();
+      in_batch = 0;
+    }
+    batches.back().push_back(name);
+    in_batch += bytes;
+  }
+
+  auto refs = InputRefs(inputs);
+  std::vector<std::pair<std::string, Tensor>> observed_outputs;  // graph outputs seen while capturing
+  size_t done = 0;
+  for (const auto& batch : batches) {
+    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, batch));
+    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), options.session));
+    std::vector<std::string> fetch = batch;
+    for (const auto& o : graph_outputs) {
+      if (std::find(fetch.begin(), fetch.end(), o) == fetch.end()) fetch.push_back(o);
+    }
+    OP_ASSIGN_OR_RETURN(auto results, session->Run(refs, fetch));
+    ++report.runs;
+    session.reset();
+    if (report.runs == 1) {
+      for (const auto& r : results) {
+        if (std::find(graph_outputs.begin(), graph_outputs.end(), r.name) != graph_outputs.end()) {
+          observed_outputs.emplace_back(r.name, r.tensor);
+        }
+      }
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      RunOutput& r = results[i];
+      const TensorEntry* t = idx.Find(r.name);
+      CapturedTensor c;
+      c.name = r.name;
+      if (t != nullptr && t->producer >= 0) {
+        const NodeInfo& node = idx.nodes()[t->producer];
+        c.topo_index = node.topo_index;
+        c.node_name = node.name;
+        c.op_type = node.op_type;
+      }
+      c.tensor = std::move(r.tensor);
+      c.skipped = r.skipped;
+      if (!c.skipped.empty()) {
+        report.skipped.push_back(c.name + ": " + c.skipped);
+      } else {
+        ++report.captured;
+      }
+      r = RunOutput();
+      OP_RETURN_IF_ERROR(sink.Consume(std::move(c)));
+      ++done;
+      if (progress) progress(done, tensors.size());
+    }
+  }
+
+  if (options.check_observer) {
+    // the same model with no extra outputs: its graph outputs must be bit-identical
+    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, {}));
+    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), options.session));
+    OP_ASSIGN_OR_RETURN(auto plain, session->Run(refs, graph_outputs));
+    report.observer_checked = true;
+    for (size_t i = 0; i < plain.size(); ++i) {
+      const Tensor* seen = nullptr;
+      for (const auto& [n, t] : observed_outputs) {
+        if (n == plain[i].name) seen = &t;
+      }
+      if (seen == nullptr || plain[i].tensor.empty() || seen->empty()) continue;
+      if (!plain[i].tensor.BitwiseEqual(*seen)) {
+        report.observer_differences.push_back(DescribeDifference(plain[i].name, plain[i].tensor, *seen));
+      }
+    }
+    report.observer_identical = report.observer_differences.empty();
+  }
+  return report;
+}
+
+}  // namespace onnxprobe

@@ -1,0 +1,211 @@
+#include <filesystem>
+#include <random>
+
+#include "onnxprobe/capture.h"
+#include "onnxprobe/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+namespace {
+
+Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
+                std::map<std::string, Tensor>* out) {
+  std::string name, path = spec;
+  auto eq = spec.find('=');
+  if (eq != std::string::npos && !fs::exists(spec)) {
+    name = spec.substr(0, eq);
+    path = spec.substr(eq + 1);
+  }
+  std::string ext = fs::path(path).extension().string();
+  if (ext == ".npz") {
+    OP_ASSIGN_OR_RETURN(auto arrays, ReadNpz(path));
+    for (auto& [k, t] : arrays) (*out)[k] = std::move(t);
+    return Status::Ok();
+  }
+  if (ext == ".npy") {
+    OP_ASSIGN_OR_RETURN(Tensor t, ReadNpy(path));
+    if (name.empty()) name = fs::path(path).stem().string();
+    (*out)[name] = std::move(t);
+    return Status::Ok();
+  }
+  if (ext == ".pb") {
+    OP_ASSIGN_OR_RETURN(NamedTensor nt, ReadTensorProto(path));
+    if (name.empty()) name = nt.name;
+    if (name.empty()) {
+      if (pb_index >= s.inputs.size()) {
+        return InvalidArgument(path + ": unnamed TensorProto but the model has only " +
+                               std::to_string(s.inputs.size()) + " inputs");
+      }
+      name = s.inputs[pb_index].name;
+    }
+    (*out)[name] = std::move(nt.tensor);
+    return Status::Ok();
+  }
+  return InvalidArgument(path + ": unknown input file type '" + ext + "' (expected .npy, .npz or .pb)");
+}
+
+Status FillRandom(Tensor* t, std::pair<double, double> range, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> real(range.first, range.second);
+  uint64_t n = t->num_elements();
+  auto ints = [&](auto* p) {
+    using T = std::remove_pointer_t<decltype(p)>;
+    auto lo = static_cast<int64_t>(std::ceil(range.first));
+    auto hi = static_cast<int64_t>(std::ceil(range.second)) - 1;
+    if (hi < lo) hi = lo;
+    std::uniform_int_distribution<int64_t> d(lo, hi);
+    for (uint64_t i = 0; i < n; ++i) p[i] = static_cast<T>(d(rng));
+  };
+  switch (t->dtype()) {
+    case DType::kFloat32: {
+      auto* p = t->data_as<float>();
+      for (uint64_t i = 0; i < n; ++i) p[i] = static_cast<float>(real(rng));
+      break;
+    }
+    case DType::kFloat64: {
+      auto* p = t->data_as<double>();
+      for (uint64_t i = 0; i < n; ++i) p[i] = real(rng);
+      break;
+    }
+    case DType::kFloat16: {
+      auto* p = t->data_as<uint16_t>();
+      for (uint64_t i = 0; i < n; ++i) p[i] = FloatToHalf(static_cast<float>(real(rng)));
+      break;
+    }
+    case DType::kBFloat16: {
+      auto* p = t->data_as<uint16_t>();
+      for (uint64_t i = 0; i < n; ++i) p[i] = FloatToBFloat16(static_cast<float>(real(rng)));
+      break;
+    }
+    case DType::kBool: {
+      auto* p = t->data_as<uint8_t>();
+      std::bernoulli_distribution b(0.5);
+      for (uint64_t i = 0; i < n; ++i) p[i] = b(rng) ? 1 : 0;
+      break;
+    }
+    case DType::kInt8: ints(t->data_as<int8_t>()); break;
+    case DType::kInt16: ints(t->data_as<int16_t>()); break;
+    case DType::kInt32: ints(t->data_as<int32_t>()); break;
+    case DType::kInt64: ints(t->data_as<int64_t>()); break;
+    case DType::kUInt8: ints(t->data_as<uint8_t>()); break;
+    case DType::kUInt16: ints(t->data_as<uint16_t>()); break;
+    case DType::kUInt32: ints(t->data_as<uint32_t>()); break;
+    case DType::kUInt64: ints(t->data_as<uint64_t>()); break;
+  }
+  return Status::Ok();
+}
+
+// The concrete shape for a declared input, or an error naming the unresolved dimension.
+Expected<Shape> ResolveShape(const ValueInfo& in, const InputOptions& o) {
+  auto it = o.shapes.find(in.name);
+  if (it != o.shapes.end()) {
+    if (in.has_shape && in.dims.size() != it->second.size()) {
+      return InvalidArgument("input '" + in.name + "': --shape gives rank " +
+                             std::to_string(it->second.size()) + ", model declares " +
+                             ValueInfoTypeString(in));
+    }
+    for (size_t i = 0; in.has_shape && i < in.dims.size(); ++i) {
+      if (in.dims[i].value >= 0 && in.dims[i].value != it->second[i]) {
+        return InvalidArgument("input '" + in.name + "': --shape " + ShapeToString(it->second) +
+                               " contradicts the declared " + ValueInfoTypeString(in));
+      }
+    }
+    return it->second;
+  }
+  if (!in.has_shape) {
+    return InvalidArgument("input '" + in.name + "' has no declared shape; give one with --shape " +
+                           in.name + ":1x3x224x224");
+  }
+  Shape shape;
+  for (const Dim& d : in.dims) {
+    if (d.value >= 0) {
+      shape.push_back(d.value);
+      continue;
+    }
+    auto p = o.dim_params.find(d.param);
+    if (!d.param.empty() && p != o.dim_params.end()) {
+      shape.push_back(p->second);
+    } else {
+      return InvalidArgument("input '" + in.name + "' " + ValueInfoTypeString(in) +
+                             " has a symbolic dimension '" + (d.param.empty() ? "?" : d.param) +
+                             "'; set it with --shape " + in.name + ":... or --dim " +
+                             (d.param.empty() ? "NAME" : d.param) + "=N");
+    }
+  }
+  return shape;
+}
+
+Status CheckGiven(const ValueInfo& in, const Tensor& t) {
+  if (in.elem_type != 0) {
+    auto dt = DTypeFromOnnx(in.elem_type);
+    if (dt.ok() && *dt != t.dtype()) {
+      return InvalidArgument("input '" + in.name + "': expected " + DTypeName(*dt) + ", got " +
+                             DTypeName(t.dtype()));
+    }
+  }
+  if (!in.has_shape) return Status::Ok();
+  bool ok = in.dims.size() == t.shape().size();
+  for (size_t i = 0; ok && i < in.dims.size(); ++i) {
+    if (in.dims[i].value >= 0 && in.dims[i].value != t.shape()[i]) ok = false;
+  }
+  if (!ok) {
+    return InvalidArgument("input '" + in.name + "': expected shape " + ValueInfoTypeString(in) +
+                           ", got " + ShapeToString(t.shape()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& o) {
+  const ModelSummary& s = model.summary();
+  std::map<std::string, Tensor> given;
+  size_t pb_index = 0;
+  for (const auto& f : o.files) {
+    OP_RETURN_IF_ERROR(LoadFile(f, s, pb_index, &given));
+    ++pb_index;
+  }
+  for (const auto& [name, t] : given) {
+    bool known = false;
+    for (const auto& in : s.inputs) known = known || in.name == name;
+    if (!known) {
+      std::string list;
+      for (const auto& in : s.inputs) list += (list.empty() ? "" : ", ") + in.name;
+      return InvalidArgument("input '" + name + "' is not an input of " + model.path() +
+                             " (inputs: " + list + ")");
+    }
+  }
+  for (const auto& [name, shape] : o.shapes) {
+    bool known = false;
+    for (const auto& in : s.inputs) known = known || in.name == name;
+    if (!known) return InvalidArgument("--shape names '" + name + "', which is not a model input");
+  }
+  std::vector<NamedTensor> out;
+  uint64_t k = 0;
+  for (const auto& in : s.inputs) {
+    ++k;
+    auto g = given.find(in.name);
+    if (g != given.end()) {
+      OP_RETURN_IF_ERROR(CheckGiven(in, g->second));
+      out.push_back({in.name, std::move(g->second)});
+      continue;
+    }
+    if (!o.files.empty() && o.shapes.count(in.name) == 0 && !given.empty()) {
+      return InvalidArgument("input '" + in.name + "' " + ValueInfoTypeString(in) +
+                             " is missing from the given input files");
+    }
+    auto dt = DTypeFromOnnx(in.elem_type);
+    if (!dt.ok()) return dt.status().WithContext("input '" + in.name + "'");
+    OP_ASSIGN_OR_RETURN(Shape shape, ResolveShape(in, o));
+    OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, shape));
+    std::pair<double, double> range = IsFloating(*dt) ? std::make_pair(-1.0, 1.0) : std::make_pair(0.0, 10.0);
+    if (auto r = o.ranges.find("*"); r != o.ranges.end()) range = r->second;
+    if (auto r = o.ranges.find(in.name); r != o.ranges.end()) range = r->second;
+    OP_RETURN_IF_ERROR(FillRandom(&t, range, o.seed * 1000003ULL + k));
+    out.push_back({in.name, std::move(t)});
+  }
+  return out;
+}
+
+}  // namespace onnxprobe
