@@ -1,0 +1,7 @@
+#include "onnxprobe/version.h"
+
+namespace onnxprobe {
+
+const char* Version() { return ONNXPROBE_VERSION; }
+
+}  // namespace onnxprobe

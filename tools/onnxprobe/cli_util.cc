@@ -1,0 +1,157 @@
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli.h"
+
+namespace onnxprobe::cli {
+
+int ExitCodeFor(const Status& s) {
+  if (s.ok()) return kExitOk;
+  return s.code() == ErrorCode::kBackend ? kExitBackend : kExitBadInput;
+}
+
+int Fail(const Status& s) {
+  std::string m = s.message();
+  for (char& c : m) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "onnxprobe: error: %s\n", m.c_str());
+  return ExitCodeFor(s);
+}
+
+Args::Args(int argc, char** argv, int start) {
+  for (int i = start; i < argc; ++i) args_.emplace_back(argv[i]);
+}
+
+bool Args::Flag(const std::string& flag) {
+  if (Done()) return false;
+  const std::string& a = args_[i_];
+  if (a == flag) {
+    ++i_;
+    has_pending_ = false;
+    flag_ = flag;
+    return true;
+  }
+  if (a.size() > flag.size() && a.compare(0, flag.size(), flag) == 0 && a[flag.size()] == '=') {
+    pending_ = a.substr(flag.size() + 1);
+    has_pending_ = true;
+    flag_ = flag;
+    ++i_;
+    return true;
+  }
+  return false;
+}
+
+Expected<std::string> Args::Value() {
+  if (has_pending_) {
+    has_pending_ = false;
+    return pending_;
+  }
+  if (Done()) return InvalidArgument(flag_ + " needs a value");
+  return args_[i_++];
+}
+
+Expected<Shape> ParseShape(const std::string& s) {
+  Shape shape;
+  if (s.empty() || s == "scalar") return shape;
+  std::string cur;
+  auto push = [&]() -> Status {
+    if (cur.empty()) return InvalidArgument("bad shape '" + s + "' (expected e.g. 1x3x224x224)");
+    OP_ASSIGN_OR_RETURN(int64_t v, ParseInt(cur, "shape '" + s + "'"));
+    if (v < 0) return InvalidArgument("shape '" + s + "' has a negative dimension");
+    shape.push_back(v);
+    cur.clear();
+    return Status::Ok();
+  };
+  for (char c : s) {
+    if (c == 'x' || c == ',') {
+      OP_RETURN_IF_ERROR(push());
+    } else {
+      cur += c;
+    }
+  }
+  OP_RETURN_IF_ERROR(push());
+  OP_RETURN_IF_ERROR(NumElements(shape).status());
+  return shape;
+}
+
+Expected<std::pair<std::string, Shape>> ParseNamedShape(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgument("bad --shape '" + s + "' (expected NAME:1x3x224x224)");
+  }
+  OP_ASSIGN_OR_RETURN(Shape shape, ParseShape(s.substr(colon + 1)));
+  return std::make_pair(s.substr(0, colon), shape);
+}
+
+Expected<std::pair<std::string, std::pair<double, double>>> ParseRange(const std::string& s) {
+  auto colon = s.rfind(':');
+  std::string name = colon == std::string::npos ? "*" : s.substr(0, colon);
+  std::string r = colon == std::string::npos ? s : s.substr(colon + 1);
+  auto comma = r.find(',');
+  if (comma == std::string::npos) return InvalidArgument("bad --range '" + s + "' (expected NAME:LO,HI)");
+  char* end1 = nullptr;
+  char* end2 = nullptr;
+  std::string a = r.substr(0, comma), b = r.substr(comma + 1);
+  double lo = std::strtod(a.c_str(), &end1), hi = std::strtod(b.c_str(), &end2);
+  if (a.empty() || b.empty() || *end1 || *end2 || !(lo < hi)) {
+    return InvalidArgument("bad --range '" + s + "' (expected NAME:LO,HI with LO < HI)");
+  }
+  return std::make_pair(name, std::make_pair(lo, hi));
+}
+
+Expected<uint64_t> ParseBytes(const std::string& s) {
+  if (s.empty()) return InvalidArgument("empty byte size");
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  std::string unit = end;
+  double mult = 1;
+  if (unit == "" || unit == "B") mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KiB") mult = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MiB") mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
+  else return InvalidArgument("bad byte size '" + s + "' (expected e.g. 512M or 2G)");
+  if (!(v > 0) || v * mult > 9.2e18) return InvalidArgument("bad byte size '" + s + "'");
+  return static_cast<uint64_t>(v * mult);
+}
+
+Expected<int64_t> ParseInt(const std::string& s, const std::string& what) {
+  if (s.empty()) return InvalidArgument(what + ": empty number");
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (*end || errno == ERANGE) return InvalidArgument(what + ": '" + s + "' is not an integer");
+  return static_cast<int64_t>(v);
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s, const std::string& what) {
+  auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) return InvalidArgument("bad " + what + " '" + s + "' (expected KEY=VALUE)");
+  return std::make_pair(s.substr(0, eq), s.substr(eq + 1));
+}
+
+std::string HumanBytes(uint64_t b) {
+  char buf[32];
+  if (b >= (1ull << 30)) std::snprintf(buf, sizeof(buf), "%.2f GiB", b / double(1ull << 30));
+  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof(buf), "%.1f MiB", b / double(1ull << 20));
+  else if (b >= 1024) std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
+  else std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(b));
+  return buf;
+}
+
+}  // namespace onnxprobe::cli

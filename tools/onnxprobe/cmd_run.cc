@@ -1,0 +1,246 @@
+// onnxprobe run MODEL: capture intermediate tensors into a dump folder or .npz.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli.h"
+#include "onnxprobe/backend.h"
+#include "onnxprobe/dump.h"
+#include "onnxprobe/json.h"
+#include "onnxprobe/model.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: onnxprobe run MODEL [options]\n"
+    "output\n"
+    "  -o, --output PATH        dump folder (one .npy per tensor + manifest.json) or FILE.npz\n"
+    "                           (default: <model stem>.dump)\n"
+    "  --json                   print the run summary as JSON\n"
+    "  -q, --quiet              no progress and no summary\n"
+    "what to capture (default: every intermediate tensor)\n"
+    "  --tensors A,B            by exact tensor name\n"
+    "  --op-types Conv,Gemm     outputs of nodes of these op types\n"
+    "  --regex RE               tensor names matching RE\n"
+    "inputs (default: seeded random)\n"
+    "  --input FILE             .npy (name from stem, or NAME=FILE.npy), .npz, or TensorProto .pb\n"
+    "  --shape NAME:1x3x224x224 concrete shape for an input with symbolic dims\n"
+    "  --dim NAME=N             value of a symbolic dimension everywhere\n"
+    "  --range [NAME:]LO,HI     value range for random inputs\n"
+    "  --seed N                 random seed (default 0)\n"
+    "runtime\n"
+    "  --provider NAME          execution provider: CPU (default), CUDA, TensorRT, ... never falls back\n"
+    "  --provider-option K=V    provider option (repeatable)\n"
+    "  --opt-level L            graph optimizations: disabled (default), basic, extended, all\n"
+    "  --parallel               parallel execution mode (default sequential)\n"
+    "  --intra-threads N, --inter-threads N\n"
+    "  --ort-lib PATH           ONNX Runtime library to load\n"
+    "  --ort-version X.Y.Z      an ONNX Runtime version installed by the bootstrap\n"
+    "  --max-memory SIZE        captured bytes alive at once (e.g. 512M); splits into several runs\n"
+    "  --check-observer         confirm graph outputs are identical with and without capture\n";
+
+struct RunOptions {
+  std::string model, output, ort_lib, ort_version;
+  bool json = false, quiet = false;
+  TensorSelection selection;
+  InputOptions inputs;
+  CaptureOptions capture;
+};
+
+Expected<int> ParseOptLevel(const std::string& s) {
+  if (s == "0" || s == "disabled" || s == "off") return 0;
+  if (s == "1" || s == "basic") return 1;
+  if (s == "2" || s == "extended") return 2;
+  if (s == "99" || s == "all") return 99;
+  return InvalidArgument("bad --opt-level '" + s + "' (disabled, basic, extended or all)");
+}
+
+Status Parse(Args& args, RunOptions* o, bool* help) {
+  while (!args.Done()) {
+    if (args.Flag("--help") || args.Flag("-h")) {
+      *help = true;
+      return Status::Ok();
+    }
+    if (args.Flag("-o") || args.Flag("--output")) {
+      OP_ASSIGN_OR_RETURN(o->output, args.Value());
+    } else if (args.Flag("--json")) {
+      o->json = true;
+    } else if (args.Flag("-q") || args.Flag("--quiet")) {
+      o->quiet = true;
+    } else if (args.Flag("--tensors")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      for (auto& n : SplitList(v)) o->selection.names.push_back(n);
+    } else if (args.Flag("--op-types")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      for (auto& n : SplitList(v)) o->selection.op_types.push_back(n);
+    } else if (args.Flag("--regex")) {
+      OP_ASSIGN_OR_RETURN(o->selection.regex, args.Value());
+    } else if (args.Flag("--input")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      o->inputs.files.push_back(v);
+    } else if (args.Flag("--shape")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(auto ns, ParseNamedShape(v));
+      o->inputs.shapes[ns.first] = ns.second;
+    } else if (args.Flag("--dim")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--dim"));
+      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(kv.second, "--dim " + kv.first));
+      if (n < 0) return InvalidArgument("--dim " + kv.first + " must not be negative");
+      o->inputs.dim_params[kv.first] = n;
+    } else if (args.Flag("--range")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(auto r, ParseRange(v));
+      o->inputs.ranges[r.first] = r.second;
+    } else if (args.Flag("--seed")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--seed"));
+      o->inputs.seed = static_cast<uint64_t>(n);
+    } else if (args.Flag("--provider")) {
+      OP_ASSIGN_OR_RETURN(o->capture.session.provider, args.Value());
+    } else if (args.Flag("--provider-option")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--provider-option"));
+      o->capture.session.provider_options[kv.first] = kv.second;
+    } else if (args.Flag("--opt-level")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(o->capture.session.optimization_level, ParseOptLevel(v));
+    } else if (args.Flag("--parallel")) {
+      o->capture.session.sequential = false;
+    } else if (args.Flag("--intra-threads")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--intra-threads"));
+      o->capture.session.intra_op_threads = static_cast<int>(n);
+    } else if (args.Flag("--inter-threads")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--inter-threads"));
+      o->capture.session.inter_op_threads = static_cast<int>(n);
+    } else if (args.Flag("--ort-lib")) {
+      OP_ASSIGN_OR_RETURN(o->ort_lib, args.Value());
+    } else if (args.Flag("--ort-version")) {
+      OP_ASSIGN_OR_RETURN(o->ort_version, args.Value());
+    } else if (args.Flag("--max-memory")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(o->capture.max_memory, ParseBytes(v));
+    } else if (args.Flag("--check-observer")) {
+      o->capture.check_observer = true;
+    } else if (!args.Peek().empty() && args.Peek()[0] == '-') {
+      return InvalidArgument("run: unknown option '" + args.Peek() + "' (see onnxprobe run --help)");
+    } else if (o->model.empty()) {
+      o->model = args.Next();
+    } else {
+      return InvalidArgument("run: unexpected argument '" + args.Peek() + "'");
+    }
+  }
+  if (o->model.empty()) return InvalidArgument("run: no MODEL given");
+  if (!o->ort_lib.empty() && !o->ort_version.empty()) {
+    return InvalidArgument("run: give --ort-lib or --ort-version, not both");
+  }
+  if (o->output.empty()) {
+    o->output = std::filesystem::path(o->model).stem().string() + ".dump";
+  }
+  return Status::Ok();
+}
+
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  void Update(size_t done, size_t total) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (done != total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    std::fprintf(stderr, "\r  capturing %zu/%zu tensors", done, total);
+    if (done == total) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+int RunRun(Args& args) {
+  RunOptions o;
+  bool help = false;
+  Status st = Parse(args, &o, &help);
+  if (!st.ok()) return Fail(st);
+  if (help) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  auto model = Model::Load(o.model);
+  if (!model.ok()) return Fail(model.status());
+  auto tensors = SelectTensors(*model, o.selection);
+  if (!tensors.ok()) return Fail(tensors.status());
+  auto inputs = PrepareInputs(*model, o.inputs);
+  if (!inputs.ok()) return Fail(inputs.status());
+  std::string lib = o.ort_lib;
+  if (!o.ort_version.empty()) {
+    auto p = OrtLibraryForVersion(o.ort_version);
+    if (!p.ok()) return Fail(p.status());
+    lib = *p;
+  }
+  auto backend = LoadOrtBackend(lib);
+  if (!backend.ok()) return Fail(backend.status());
+  auto hashes = model->Hashes();
+  if (!hashes.ok()) return Fail(hashes.status());
+
+  DumpMetadata meta;
+  meta.model_path = o.model;
+  meta.model_sha256 = hashes->sha256;
+  meta.runtime = "onnxruntime " + (*backend)->version();
+  meta.provider = o.capture.session.provider;
+  meta.optimization_level = o.capture.session.optimization_level;
+  meta.seed = o.inputs.seed;
+  auto writer = DumpWriter::Create(o.output, meta);
+  if (!writer.ok()) return Fail(writer.status());
+  for (const auto& in : *inputs) {
+    st = (*writer)->AddInput(in);
+    if (!st.ok()) return Fail(st);
+  }
+  ProgressLine progress(!o.quiet && isatty(STDERR_FILENO));
+  auto t0 = std::chrono::steady_clock::now();
+  auto report = Capture(*model, **backend, *inputs, *tensors, o.capture, **writer,
+                        [&](size_t d, size_t t) { progress.Update(d, t); });
+  if (!report.ok()) return Fail(report.status());
+  st = (*writer)->Finish(*report);
+  if (!st.ok()) return Fail(st);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (o.json) {
+    JsonWriter j;
+    j.BeginObject().Key("output").String(o.output).Key("captured").UInt(report->captured);
+    j.Key("runs").UInt(report->runs).Key("bytes").UInt((*writer)->bytes_written());
+    j.Key("seconds").Number(secs).Key("runtime").String(meta.runtime);
+    j.Key("skipped").BeginArray();
+    for (const auto& s : report->skipped) j.String(s);
+    j.EndArray();
+    if (report->observer_checked) j.Key("observer_identical").Bool(report->observer_identical);
+    j.EndObject();
+    std::printf("%s\n", j.str().c_str());
+  } else if (!o.quiet) {
+    std::printf("captured %zu tensors (%s) from %s in %zu run%s, %.2f s, %s %s\n", report->captured,
+                HumanBytes((*writer)->bytes_written()).c_str(), o.model.c_str(), report->runs,
+                report->runs == 1 ? "" : "s", secs, meta.runtime.c_str(), meta.provider.c_str());
+    for (const auto& s : report->skipped) std::printf("skipped  %s\n", s.c_str());
+    if (report->observer_checked) {
+      if (report->observer_identical) {
+        std::printf("observer check: graph outputs are bit-identical with and without capture\n");
+      } else {
+        std::printf("observer check: capturing CHANGED the graph outputs:\n");
+        for (const auto& d : report->observer_differences) std::printf("  %s\n", d.c_str());
+      }
+    }
+    std::printf("dump: %s\n", o.output.c_str());
+  }
+  if (report->observer_checked && !report->observer_identical) return kExitMismatch;
+  return kExitOk;
+}
+
+}  // namespace onnxprobe::cli
