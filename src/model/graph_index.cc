@@ -20,9 +20,11 @@ void CollectSubgraphOutputs(const onnx::GraphProto& g, std::vector<std::string>*
   }
 }
 
-// Names a node's subgraph bodies read from the enclosing scope (implicit inputs).
-void CollectOuterReads(const onnx::GraphProto& g, std::unordered_set<std::string>* reads) {
-  std::unordered_set<std::string> local;
+// Names a subgraph body reads from outside itself (implicit inputs). `enclosing` holds the
+// names defined by the subgraphs between this one and the main graph.
+void CollectOuterReads(const onnx::GraphProto& g, const std::unordered_set<std::string>& enclosing,
+                       std::unordered_set<std::string>* reads) {
+  std::unordered_set<std::string> local = enclosing;
   for (const auto& i : g.input()) local.insert(i.name());
   for (const auto& i : g.initializer()) local.insert(i.name());
   for (const auto& n : g.node()) {
@@ -33,8 +35,8 @@ void CollectOuterReads(const onnx::GraphProto& g, std::unordered_set<std::string
       if (!i.empty() && !local.count(i)) reads->insert(i);
     }
     for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectOuterReads(a.g(), reads);
-      for (const auto& sg : a.graphs()) CollectOuterReads(sg, reads);
+      if (a.has_g()) CollectOuterReads(a.g(), local, reads);
+      for (const auto& sg : a.graphs()) CollectOuterReads(sg, local, reads);
     }
   }
 }
@@ -91,13 +93,21 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
   std::vector<std::vector<int>> users(n);
   std::vector<int> pending(n, 0);
   for (int i = 0; i < n; ++i) {
-    std::unordered_set<std::string> needs;
+    std::unordered_set<std::string> needs, implicit;
     for (const auto& in : g.node(i).input()) {
       if (!in.empty()) needs.insert(in);
     }
     for (const auto& a : g.node(i).attribute()) {
-      if (a.has_g()) CollectOuterReads(a.g(), &needs);
-      for (const auto& sg : a.graphs()) CollectOuterReads(sg, &needs);
+      if (a.has_g()) CollectOuterReads(a.g(), {}, &implicit);
+      for (const auto& sg : a.graphs()) CollectOuterReads(sg, {}, &implicit);
+    }
+    for (const auto& in : implicit) {
+      // a body may read names the runtime resolves itself; only order after known producers
+      auto it = producer_of.find(in);
+      if (it != producer_of.end() && it->second != i && !needs.count(in)) {
+        users[it->second].push_back(i);
+        ++pending[i];
+      }
     }
     for (const auto& in : needs) {
       auto it = producer_of.find(in);

@@ -1,0 +1,221 @@
+// Runs the ONNX backend node test suite through onnxprobe (model load, input files, ORT run) and
+// compares every output with the suite's expected output (rtol 1e-3, atol 1e-7, NaN == NaN).
+// usage: onnxprobe_conformance SUITE_DIR [--baseline FILE] [--report FILE]
+// Exit 1 when the pass count falls below the baseline or a case mismatches numerically without
+// being listed in the known-divergences file (--known).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/backend.h"
+#include "onnxprobe/capture.h"
+#include "onnxprobe/model.h"
+#include "onnxprobe/tensor_proto.h"
+
+namespace fs = std::filesystem;
+using namespace onnxprobe;  // NOLINT
+
+namespace {
+
+struct Outcome {
+  std::string name;
+  enum Kind { kPass, kRejected, kMismatch, kSkipped } kind = kPass;
+  std::string reason;
+};
+
+// ONNX 1.12's suite stores bfloat16 data as UINT16 TensorProtos; read those bits as bfloat16.
+void FixBFloat16(Tensor* t) {
+  if (t->dtype() == DType::kUInt16) *t = Tensor::Wrap(DType::kBFloat16, t->shape(), std::shared_ptr<uint8_t>(t->data_as<uint8_t>(), [keep = *t](uint8_t*) {}));
+}
+
+std::string CompareTensors(Tensor expected, const Tensor& got) {
+  if (expected.dtype() == DType::kUInt16 && got.dtype() == DType::kBFloat16) FixBFloat16(&expected);
+  if (expected.dtype() != got.dtype()) {
+    return std::string("dtype ") + DTypeName(got.dtype()) + ", expected " + DTypeName(expected.dtype());
+  }
+  if (expected.shape() != got.shape()) {
+    return "shape " + ShapeToString(got.shape()) + ", expected " + ShapeToString(expected.shape());
+  }
+  for (uint64_t i = 0; i < expected.num_elements(); ++i) {
+    double e = ElementAsDouble(expected, i), g = ElementAsDouble(got, i);
+    if (std::isnan(e) && std::isnan(g)) continue;
+    if (e == g) continue;  // equal infinities
+    if (!(std::fabs(g - e) <= 1e-7 + 1e-3 * std::fabs(e))) {
+      return "element " + std::to_string(i) + " is " + std::to_string(g) + ", expected " + std::to_string(e);
+    }
+  }
+  return "";
+}
+
+// Cases where onnxruntime runs the model but its numbers differ from the suite's, for reasons
+// documented in tests/conformance/known_divergences.txt (prefix, then reason).
+std::vector<std::pair<std::string, std::string>> LoadKnown(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto sp = line.find(' ');
+    out.emplace_back(line.substr(0, sp), sp == std::string::npos ? "" : line.substr(sp + 1));
+  }
+  return out;
+}
+
+Outcome RunCase(Backend& backend, const fs::path& dir) {
+  Outcome out;
+  out.name = dir.filename().string();
+  auto model = Model::Load((dir / "model.onnx").string());
+  if (!model.ok()) {
+    out.kind = Outcome::kRejected;
+    out.reason = "onnxprobe load: " + model.status().message();
+    return out;
+  }
+  fs::path data = dir / "test_data_set_0";
+  std::vector<NamedTensor> inputs, expected;
+  for (size_t k = 0;; ++k) {
+    fs::path p = data / ("input_" + std::to_string(k) + ".pb");
+    if (!fs::exists(p)) break;
+    auto t = ReadTensorProto(p.string());
+    if (!t.ok()) {
+      out.kind = Outcome::kSkipped;
+      out.reason = "input not a tensor onnxprobe holds: " + t.status().message();
+      return out;
+    }
+    inputs.push_back(std::move(*t));
+  }
+  for (size_t k = 0;; ++k) {
+    fs::path p = data / ("output_" + std::to_string(k) + ".pb");
+    if (!fs::exists(p)) break;
+    auto t = ReadTensorProto(p.string());
+    if (!t.ok()) {
+      out.kind = Outcome::kSkipped;
+      out.reason = "output not a tensor onnxprobe holds: " + t.status().message();
+      return out;
+    }
+    expected.push_back(std::move(*t));
+  }
+  const auto& decl = model->summary().inputs;
+  // the suite names inputs by position; the proto names may be empty
+  std::vector<std::pair<std::string, const Tensor*>> refs;
+  for (size_t k = 0; k < inputs.size() && k < decl.size(); ++k) {
+    if (decl[k].elem_type == DTypeToOnnx(DType::kBFloat16)) FixBFloat16(&inputs[k].tensor);
+    refs.emplace_back(decl[k].name, &inputs[k].tensor);
+  }
+  std::string bytes;
+  {
+    std::ifstream in(dir / "model.onnx", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto session = backend.CreateSession(bytes, dir.string(), SessionOptions());
+  if (!session.ok()) {
+    out.kind = Outcome::kRejected;
+    out.reason = session.status().message();
+    return out;
+  }
+  std::vector<std::string> names;
+  for (const auto& o : model->summary().outputs) names.push_back(o.name);
+  auto results = (*session)->Run(refs, names);
+  if (!results.ok()) {
+    out.kind = Outcome::kRejected;
+    out.reason = results.status().message();
+    return out;
+  }
+  for (size_t k = 0; k < expected.size() && k < results->size(); ++k) {
+    const RunOutput& r = (*results)[k];
+    if (!r.skipped.empty()) {
+      out.kind = Outcome::kSkipped;
+      out.reason = r.name + ": " + r.skipped;
+      return out;
+    }
+    std::string diff = CompareTensors(expected[k].tensor, r.tensor);
+    if (!diff.empty()) {
+      out.kind = Outcome::kMismatch;
+      out.reason = "output '" + r.name + "': " + diff;
+      return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s SUITE_DIR [--baseline FILE] [--report FILE]\n", argv[0]);
+    return 2;
+  }
+  std::string suite = argv[1], baseline_file, report_file, known_file;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--baseline") baseline_file = argv[i + 1];
+    if (a == "--report") report_file = argv[i + 1];
+    if (a == "--known") known_file = argv[i + 1];
+  }
+  auto backend = LoadOrtBackend();
+  if (!backend.ok()) {
+    std::fprintf(stderr, "conformance: %s\n", backend.status().message().c_str());
+    return 2;
+  }
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(suite)) {
+    if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+  }
+  std::sort(cases.begin(), cases.end());
+  auto known = LoadKnown(known_file);
+  size_t pass = 0, rejected = 0, mismatch = 0, skipped = 0, divergent = 0;
+  std::string unexpected;
+  std::string report;
+  for (const auto& c : cases) {
+    Outcome o = RunCase(**backend, c);
+    static const char* kNames[] = {"PASS", "REJECTED", "MISMATCH", "SKIPPED"};
+    if (o.kind == Outcome::kPass) ++pass;
+    if (o.kind == Outcome::kRejected) ++rejected;
+    if (o.kind == Outcome::kMismatch) {
+      std::string why;
+      for (const auto& [prefix, reason] : known) {
+        if (o.name.compare(0, prefix.size(), prefix) == 0) why = reason;
+      }
+      if (why.empty()) {
+        ++mismatch;
+        unexpected += "MISMATCH " + o.name + ": " + o.reason + "\n";
+      } else {
+        ++divergent;
+        o.reason += " [known: " + why + "]";
+      }
+    }
+    if (o.kind == Outcome::kSkipped) ++skipped;
+    std::string reason = o.reason;
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
+    if (o.kind != Outcome::kPass) report += std::string(kNames[o.kind]) + " " + o.name + ": " + reason + "\n";
+  }
+  (*backend)->TakeLog();
+  std::printf("ONNX backend node tests (%s) on onnxruntime %s:\n", suite.c_str(), (*backend)->version().c_str());
+  std::printf("  cases %zu, passed %zu, rejected by onnxruntime %zu, skipped %zu, known divergences %zu, "
+              "unexpected mismatches %zu\n",
+              cases.size(), pass, rejected, skipped, divergent, mismatch);
+  if (!report_file.empty()) {
+    std::ofstream(report_file) << report;
+    std::printf("  non-passing cases with reasons: %s\n", report_file.c_str());
+  }
+  int rc = 0;
+  if (!baseline_file.empty()) {
+    std::ifstream in(baseline_file);
+    size_t baseline = 0;
+    in >> baseline;
+    std::printf("  baseline pass count %zu\n", baseline);
+    if (pass < baseline) {
+      std::printf("FAIL: pass count regressed from %zu to %zu\n", baseline, pass);
+      rc = 1;
+    }
+  }
+  if (mismatch > 0) {
+    std::printf("FAIL: %zu cases ran but disagree with the expected outputs:\n", mismatch);
+    std::fputs(unexpected.c_str(), stdout);
+    rc = 1;
+  }
+  return rc;
+}
