@@ -1,0 +1,25 @@
+import os
+import subprocess
+
+import pytest
+
+
+def _bin(name):
+    path = os.environ.get(name)
+    if not path:
+        pytest.fail(f"{name} is not set; run the suites through ctest (make test)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def onnxprobe():
+    return _bin("ONNXPROBE_BIN")
+
+
+@pytest.fixture(scope="session")
+def tensor_tool():
+    return _bin("TENSOR_TOOL")
+
+
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kw)
