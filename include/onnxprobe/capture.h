@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +82,25 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
                                 const std::vector<std::string>& tensors,
                                 const CaptureOptions& options, CaptureSink& sink,
                                 const ProgressFn& progress = nullptr);
+
+// Repeated in-memory capture of a fixed tensor set: one session with the tensors marked as
+// outputs, run through I/O binding into buffers that are allocated on the first run and reused
+// afterwards (no per-run allocation, so the cost is close to a plain inference).
+class CaptureSession {
+ public:
+  static Expected<std::unique_ptr<CaptureSession>> Create(const Model& model, Backend& backend,
+                                                          const std::vector<std::string>& tensors,
+                                                          const SessionOptions& options);
+  // Runs once; outputs() then holds the captured tensors (in `tensors` order) followed by the
+  // graph outputs that were not among them. Fails with kBackend on runtime errors.
+  Status Run(const std::vector<NamedTensor>& inputs);
+  const std::vector<RunOutput>& outputs() const { return outputs_; }
+
+ private:
+  std::unique_ptr<BackendSession> session_;
+  std::vector<std::string> fetch_;
+  std::vector<RunOutput> outputs_;
+};
 
 // Sizes in bytes of tensors, from ONNX shape inference with the given input shapes. Tensors it
 // cannot size are absent. Advisory: never fails, returns what it could infer.

@@ -30,6 +30,7 @@ class DumpWriter : public CaptureSink {
   Status Consume(CapturedTensor&& t) override;
   // Writes the manifest and moves the dump into place.
   Status Finish(const CaptureReport& report);
+  void set_model_sha256(const std::string& h) { meta_.model_sha256 = h; }
   uint64_t bytes_written() const { return bytes_written_; }
 
  private:

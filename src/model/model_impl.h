@@ -3,7 +3,6 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,13 +19,10 @@ struct Model::Impl {
   std::vector<std::string> checker_warnings;
   std::unordered_map<std::string, ValueInfo> value_infos;
 
-  // The model serialized once, on first use (guarded: sessions may be created from threads).
-  const std::string& SerializedProto() const {
-    std::call_once(serialized_once, [this] { serialized = proto.SerializeAsString(); });
-    return serialized;
-  }
-  mutable std::once_flag serialized_once;
-  mutable std::string serialized;
+  // The model's serialization: the file's own bytes, kept from loading, so sessions never pay
+  // for re-serializing the weights.
+  const std::string& SerializedProto() const { return serialized; }
+  std::string serialized;
 };
 
 // The one place allowed to fill a GraphIndex (its friend).

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/file_util.h"
 #include "model/model_impl.h"
 #include "tensor/tensor_proto_convert.h"
 
@@ -17,7 +18,8 @@ namespace fs = std::filesystem;
 namespace onnxprobe {
 namespace {
 
-Status ParseModelFile(const std::string& path, onnx::ModelProto* proto) {
+// Parses the file and keeps its bytes: they are the model's serialization, reused for sessions.
+Status ParseModelFile(const std::string& path, onnx::ModelProto* proto, std::string* file_bytes) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound(path + ": no such file");
   if (fs::is_directory(path, ec)) return InvalidArgument(path + ": is a directory, expected an .onnx file");
@@ -28,16 +30,16 @@ Status ParseModelFile(const std::string& path, onnx::ModelProto* proto) {
                        " bytes; protobuf cannot parse a message over 2 GB (store weights as "
                        "external data)");
   }
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return IoError(path + ": cannot open (" + std::strerror(errno) + ")");
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
   bool ok;
   {
-    google::protobuf::io::FileInputStream raw(fd);
+    google::protobuf::io::ArrayInputStream raw(bytes->data(), static_cast<int>(bytes->size()));
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT_MAX);
     ok = proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
-  ::close(fd);
+  *file_bytes = std::move(*bytes);
   if (!ok) return Corrupt(path + ": not a valid ONNX model (protobuf parse failed: truncated or corrupt)");
   if (!proto->has_graph() || proto->ir_version() <= 0) {
     return Corrupt(path + ": not an ONNX model (no graph or IR version)");
@@ -146,7 +148,7 @@ Expected<Model> Model::Load(const std::string& path) {
   impl->dir = fs::path(path).parent_path().string();
   if (impl->dir.empty()) impl->dir = ".";
   try {
-    OP_RETURN_IF_ERROR(ParseModelFile(path, &impl->proto));
+    OP_RETURN_IF_ERROR(ParseModelFile(path, &impl->proto, &impl->serialized));
     OP_RETURN_IF_ERROR(CheckExternalData(impl->proto.graph(), impl->dir).WithContext(path));
     OP_RETURN_IF_ERROR(BuildGraphIndex(impl->proto.graph(), &impl->index).WithContext(path));
   } catch (const std::exception& e) {

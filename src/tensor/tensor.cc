@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -136,16 +137,61 @@ TensorStats StatsLoop(uint64_t n, Get get) {
   return s;
 }
 
+// Blocked float32 pass: finite blocks (the common case) run a branch-free, vectorizable loop
+// with double accumulators per block; blocks holding NaN/Inf fall back to the checked loop.
+TensorStats Float32Stats(const float* p, uint64_t n) {
+  constexpr uint64_t kBlock = 4096;
+  TensorStats s;
+  double sum = 0, sum_sq = 0;
+  float mn = INFINITY, mx = -INFINITY;
+  for (uint64_t b = 0; b < n; b += kBlock) {
+    uint64_t e = std::min(n, b + kBlock);
+    float bmn = INFINITY, bmx = -INFINITY;
+    double bs = 0, bq = 0;
+    for (uint64_t i = b; i < e; ++i) {
+      float v = p[i];
+      bmn = v < bmn ? v : bmn;
+      bmx = v > bmx ? v : bmx;
+      bs += v;
+      bq += double(v) * v;
+    }
+    if (std::isfinite(bs) && std::isfinite(bq) && std::isfinite(bmn) && std::isfinite(bmx)) {
+      sum += bs;
+      sum_sq += bq;
+      mn = std::min(mn, bmn);
+      mx = std::max(mx, bmx);
+      s.count += e - b;
+      continue;
+    }
+    TensorStats part = StatsLoop(e - b, [p, b](uint64_t i) { return double(p[b + i]); });
+    s.nan_count += part.nan_count;
+    s.inf_count += part.inf_count;
+    if (part.count > 0) {
+      mn = std::min(mn, float(part.min));
+      mx = std::max(mx, float(part.max));
+      sum += part.mean * double(part.count);
+      sum_sq += (part.std * part.std + part.mean * part.mean) * double(part.count);
+      s.count += part.count;
+    }
+  }
+  if (s.count > 0) {
+    s.min = mn;
+    s.max = mx;
+    s.mean = sum / double(s.count);
+    double var = sum_sq / double(s.count) - s.mean * s.mean;
+    s.std = var > 0 ? std::sqrt(var) : 0.0;
+  }
+  return s;
+}
+
 }  // namespace
 
 TensorStats ComputeStats(const Tensor& t) {
   uint64_t n = t.num_elements();
   if (t.empty()) return {};
   switch (t.dtype()) {
-    case DType::kFloat32: {
-      const float* p = t.data_as<float>();
-      return StatsLoop(n, [p](uint64_t i) { return double(p[i]); });
-    }
+    case DType::kFloat32:
+      return Float32Stats(t.data_as<float>(), n);
     case DType::kFloat64: {
       const double* p = t.data_as<double>();
       return StatsLoop(n, [p](uint64_t i) { return p[i]; });

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 
 #include "cli.h"
 #include "onnxprobe/backend.h"
@@ -188,12 +189,11 @@ int RunRun(Args& args) {
   }
   auto backend = LoadOrtBackend(lib);
   if (!backend.ok()) return Fail(backend.status());
-  auto hashes = model->Hashes();
-  if (!hashes.ok()) return Fail(hashes.status());
+  // the model hash is for the manifest only: compute it on the other core while the model runs
+  auto hashes = std::async(std::launch::async, [&] { return model->Hashes(); });
 
   DumpMetadata meta;
   meta.model_path = o.model;
-  meta.model_sha256 = hashes->sha256;
   meta.runtime = "onnxruntime " + (*backend)->version();
   meta.provider = o.capture.session.provider;
   meta.optimization_level = o.capture.session.optimization_level;
@@ -209,6 +209,9 @@ int RunRun(Args& args) {
   auto report = Capture(*model, **backend, *inputs, *tensors, o.capture, **writer,
                         [&](size_t d, size_t t) { progress.Update(d, t); });
   if (!report.ok()) return Fail(report.status());
+  auto hash = hashes.get();
+  if (!hash.ok()) return Fail(hash.status());
+  (*writer)->set_model_sha256(hash->sha256);
   st = (*writer)->Finish(*report);
   if (!st.ok()) return Fail(st);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
