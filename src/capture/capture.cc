@@ -1,6 +1,7 @@
 // Batched capture: tensors are grouped, in topological order, into runs whose captured bytes fit
 // the memory budget; each run marks its group as graph outputs and streams results to the sink.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "onnxprobe/capture.h"
@@ -68,12 +69,22 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
     in_batch += bytes;
   }
 
+  // ONNX Runtime's CPU arena grows in power-of-two chunks and keeps them: under a memory budget
+  // plain allocations keep the peak near what is actually alive.
+  SessionOptions session_options = options.session;
+  std::string provider = session_options.provider;
+  for (char& c : provider) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (options.max_memory > 0 && (provider == "cpu" || provider == "cpuexecutionprovider") &&
+      !session_options.provider_options.count("use_arena")) {
+    session_options.provider_options["use_arena"] = "0";
+  }
+
   auto refs = InputRefs(inputs);
   std::vector<std::pair<std::string, Tensor>> observed_outputs;  // graph outputs seen while capturing
   size_t done = 0;
   for (const auto& batch : batches) {
     OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, batch));
-    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), options.session));
+    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), session_options));
     std::vector<std::string> fetch = batch;
     for (const auto& o : graph_outputs) {
       if (std::find(fetch.begin(), fetch.end(), o) == fetch.end()) fetch.push_back(o);
@@ -116,7 +127,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   if (options.check_observer) {
     // the same model with no extra outputs: its graph outputs must be bit-identical
     OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, {}));
-    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), options.session));
+    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), session_options));
     OP_ASSIGN_OR_RETURN(auto plain, session->Run(refs, graph_outputs));
     report.observer_checked = true;
     for (size_t i = 0; i < plain.size(); ++i) {
