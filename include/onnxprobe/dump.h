@@ -48,6 +48,38 @@ class DumpWriter : public CaptureSink {
   uint64_t bytes_written_ = 0;
 };
 
+struct DumpEntry {
+  std::string name;
+  std::string kind;  // "input" or "tensor"
+  std::string node, op_type, file;
+  int topo_index = -1;
+  DType dtype = DType::kFloat32;  // as captured (bfloat16 is stored as float32 on disk)
+  Shape shape;
+};
+
+// Reads a dump written by DumpWriter (folder or .npz). The manifest is validated up front: every
+// field typed, file names confined to the dump folder. Tensors are loaded one at a time.
+class DumpReader {
+ public:
+  static Expected<std::unique_ptr<DumpReader>> Open(const std::string& path);
+  ~DumpReader();
+  const std::string& path() const { return path_; }
+  const DumpMetadata& metadata() const { return meta_; }
+  // Inputs first, then tensors in topological order.
+  const std::vector<DumpEntry>& entries() const { return entries_; }
+  const DumpEntry* Find(const std::string& name, const std::string& kind = "tensor") const;
+  // Loads one tensor; fails when its file is missing or disagrees with the manifest.
+  Expected<Tensor> Load(const DumpEntry& e) const;
+
+ private:
+  DumpReader() = default;
+  std::string path_;
+  bool npz_ = false;
+  DumpMetadata meta_;
+  std::vector<DumpEntry> entries_;
+  std::unique_ptr<class NpzReader> npz_reader_;
+};
+
 // The file name a tensor gets inside a dump folder: "<index>_<sanitized name>.npy".
 std::string DumpFileName(size_t index, const std::string& tensor_name);
 

@@ -39,6 +39,24 @@ Expected<std::vector<std::pair<std::string, Tensor>>> ReadNpz(const std::string&
 // Names of the arrays in an .npz, without reading their data.
 Expected<std::vector<std::string>> ListNpz(const std::string& path);
 
+// Random access to the entries of an .npz (the file is memory-mapped, nothing read up front).
+class NpzReader {
+ public:
+  static Expected<std::unique_ptr<NpzReader>> Open(const std::string& path);
+  ~NpzReader();
+  // Array keys (entry names without ".npy"), in archive order.
+  const std::vector<std::string>& keys() const { return keys_; }
+  Expected<Tensor> Read(const std::string& key) const;
+  // The bytes of a non-array entry (e.g. "manifest.json"); kNotFound when absent.
+  Expected<std::string> ReadRaw(const std::string& entry_name) const;
+
+ private:
+  NpzReader() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::string> keys_;
+};
+
 // Streams arrays into an .npz (stored, zip64 where needed). The file appears only on Finish();
 // if the writer is destroyed before, the temporary file is removed.
 class NpzWriter {

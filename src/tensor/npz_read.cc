@@ -148,14 +148,17 @@ Expected<const uint8_t*> EntryData(const MappedFile& f, const Entry& e, const st
   return d + start;
 }
 
-Expected<Tensor> ReadEntry(const MappedFile& f, const Entry& e, const std::string& what) {
+// Calls `use` with the entry's uncompressed bytes (in place for stored entries).
+template <typename Use>
+auto WithEntryBytes(const MappedFile& f, const Entry& e, const std::string& what, Use use)
+    -> decltype(use(nullptr, 0, std::string())) {
   std::string where = what + ": entry '" + e.name + "'";
   OP_ASSIGN_OR_RETURN(const uint8_t* data, EntryData(f, e, what));
   if (e.method == 0) {
     if (e.usize != e.csize) return Corrupt(where + " is stored but its sizes differ");
     uLong crc = crc32_z(0L, data, e.csize);
     if (crc != e.crc) return Corrupt(where + " fails its CRC-32 check");
-    return ParseNpy(data, e.csize, where);
+    return use(data, e.csize, where);
   }
   if (e.method != 8) {
     return Unsupported(where + " uses zip compression method " + std::to_string(e.method) +
@@ -196,7 +199,13 @@ Expected<Tensor> ReadEntry(const MappedFile& f, const Entry& e, const std::strin
   if (crc32_z(0L, reinterpret_cast<const Bytef*>(out.data()), out.size()) != e.crc) {
     return Corrupt(where + " fails its CRC-32 check");
   }
-  return ParseNpy(out.data(), out.size(), where);
+  return use(reinterpret_cast<const uint8_t*>(out.data()), out.size(), where);
+}
+
+Expected<Tensor> ReadEntry(const MappedFile& f, const Entry& e, const std::string& what) {
+  return WithEntryBytes(f, e, what, [](const uint8_t* p, uint64_t n, const std::string& where) {
+    return ParseNpy(p, n, where);
+  });
 }
 
 bool IsArray(const std::string& name) {
@@ -212,6 +221,44 @@ std::string KeyOf(const std::string& name) {
 }
 
 }  // namespace
+
+struct NpzReader::Impl {
+  std::string path;
+  MappedFile file;
+  std::vector<Entry> entries;
+};
+
+NpzReader::~NpzReader() = default;
+
+Expected<std::unique_ptr<NpzReader>> NpzReader::Open(const std::string& path) {
+  std::unique_ptr<NpzReader> r(new NpzReader());
+  r->impl_ = std::make_unique<Impl>();
+  r->impl_->path = path;
+  OP_RETURN_IF_ERROR(r->impl_->file.Open(path));
+  OP_ASSIGN_OR_RETURN(r->impl_->entries, ReadDirectory(r->impl_->file, path));
+  for (const auto& e : r->impl_->entries) {
+    if (IsArray(e.name)) r->keys_.push_back(KeyOf(e.name));
+  }
+  return r;
+}
+
+Expected<Tensor> NpzReader::Read(const std::string& key) const {
+  for (const auto& e : impl_->entries) {
+    if (IsArray(e.name) && KeyOf(e.name) == key) return ReadEntry(impl_->file, e, impl_->path);
+  }
+  return NotFound(impl_->path + ": no array '" + key + "'");
+}
+
+Expected<std::string> NpzReader::ReadRaw(const std::string& entry_name) const {
+  for (const auto& e : impl_->entries) {
+    if (e.name != entry_name) continue;
+    return WithEntryBytes(impl_->file, e, impl_->path,
+                          [](const uint8_t* p, uint64_t n, const std::string&) -> Expected<std::string> {
+                            return std::string(reinterpret_cast<const char*>(p), n);
+                          });
+  }
+  return NotFound(impl_->path + ": no entry '" + entry_name + "'");
+}
 
 Expected<std::vector<std::pair<std::string, Tensor>>> ReadNpz(const std::string& path) {
   MappedFile f;
