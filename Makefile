@@ -6,7 +6,7 @@ PY ?= /usr/bin/python3
 BIN := $(BUILD)/onnxprobe
 
 .PHONY: all deps configure build demo test test-unit test-cli test-python test-conformance bench \
-        format tidy test-sanitize clean
+        format tidy test-sanitize fuzz clean
 
 all: build
 
@@ -32,6 +32,9 @@ bench: build
 
 test-sanitize: deps
 	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DONNXPROBE_SANITIZE=ON -DONNXPROBE_BUILD_BENCH=OFF" test
+
+fuzz: deps
+	@FUZZ_SECONDS=$${FUZZ_SECONDS:-60} bash scripts/fuzz.sh
 
 format:
 	find include src tools tests bench fuzz -name '*.h' -o -name '*.cc' | xargs clang-format -i

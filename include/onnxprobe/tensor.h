@@ -51,6 +51,11 @@ Expected<uint64_t> NumBytes(DType t, const Shape& shape);
 // "[1, 3, 224, 224]"; "[]" for a scalar.
 std::string ShapeToString(const Shape& shape);
 
+// Largest single tensor Tensor::Allocate accepts, in bytes. Defaults to the machine's physical
+// memory; lowered by a memory budget. Requests above it fail before any allocation is tried.
+void SetAllocationLimit(uint64_t bytes);
+uint64_t AllocationLimit();
+
 class Tensor {
  public:
   Tensor() = default;

@@ -84,12 +84,16 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   size_t done = 0;
   for (const auto& batch : batches) {
     OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, batch));
-    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), session_options));
+    auto created = backend.CreateSession(bytes, model.dir(), session_options);
+    if (!created.ok()) return created.status().WithContext(model.path());
+    auto session = std::move(*created);
     std::vector<std::string> fetch = batch;
     for (const auto& o : graph_outputs) {
       if (std::find(fetch.begin(), fetch.end(), o) == fetch.end()) fetch.push_back(o);
     }
-    OP_ASSIGN_OR_RETURN(auto results, session->Run(refs, fetch));
+    auto ran = session->Run(refs, fetch);
+    if (!ran.ok()) return ran.status().WithContext(model.path());
+    auto results = std::move(*ran);
     ++report.runs;
     session.reset();
     if (report.runs == 1) {

@@ -1,7 +1,9 @@
+#include <cmath>
 #include <filesystem>
 #include <random>
 
 #include "onnxprobe/capture.h"
+#include "onnxprobe/dump.h"
 #include "onnxprobe/npy.h"
 
 namespace fs = std::filesystem;
@@ -18,6 +20,21 @@ Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
     path = spec.substr(eq + 1);
   }
   std::string ext = fs::path(path).extension().string();
+  std::error_code ec;
+  bool is_dump = fs::is_directory(path, ec) ||
+                 (ext == ".npz" && [&] {
+                   auto z = NpzReader::Open(path);
+                   return z.ok() && (*z)->ReadRaw("manifest.json").ok();
+                 }());
+  if (is_dump) {  // the inputs an earlier `onnxprobe run` used
+    OP_ASSIGN_OR_RETURN(auto dump, DumpReader::Open(path));
+    for (const auto& e : dump->entries()) {
+      if (e.kind != "input") continue;
+      OP_ASSIGN_OR_RETURN(Tensor t, dump->Load(e));
+      (*out)[e.name] = std::move(t);
+    }
+    return Status::Ok();
+  }
   if (ext == ".npz") {
     OP_ASSIGN_OR_RETURN(auto arrays, ReadNpz(path));
     for (auto& [k, t] : arrays) (*out)[k] = std::move(t);
@@ -42,7 +59,8 @@ Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
     (*out)[name] = std::move(nt.tensor);
     return Status::Ok();
   }
-  return InvalidArgument(path + ": unknown input file type '" + ext + "' (expected .npy, .npz or .pb)");
+  return InvalidArgument(path + ": unknown input file type '" + ext +
+                         "' (expected .npy, .npz, .pb or an onnxprobe dump)");
 }
 
 Status FillRandom(Tensor* t, std::pair<double, double> range, uint64_t seed) {

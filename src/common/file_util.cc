@@ -15,7 +15,10 @@ namespace onnxprobe {
 Expected<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
   std::error_code ec;
   auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return NotFound(path + ": no such file");
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return IoError(path + ": cannot open (" + ec.message() + ")");
+  }
+  if (!fs::exists(st)) return NotFound(path + ": no such file");
   if (fs::is_directory(st)) return InvalidArgument(path + ": is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError(path + ": cannot open (" + std::strerror(errno) + ")");

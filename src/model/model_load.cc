@@ -21,7 +21,11 @@ namespace {
 // Parses the file and keeps its bytes: they are the model's serialization, reused for sessions.
 Status ParseModelFile(const std::string& path, onnx::ModelProto* proto, std::string* file_bytes) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return NotFound(path + ": no such file");
+  auto st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return IoError(path + ": cannot open (" + ec.message() + ")");
+  }
+  if (!fs::exists(st)) return NotFound(path + ": no such file");
   if (fs::is_directory(path, ec)) return InvalidArgument(path + ": is a directory, expected an .onnx file");
   uint64_t size = fs::file_size(path, ec);
   if (size == 0) return Corrupt(path + ": empty file, not an ONNX model");

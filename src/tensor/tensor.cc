@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <atomic>
+#include <unistd.h>
 
 #include "onnxprobe/tensor.h"
 
@@ -38,8 +40,30 @@ std::string ShapeToString(const Shape& shape) {
   return s + "]";
 }
 
+namespace {
+
+uint64_t PhysicalMemory() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : (uint64_t(1) << 40);
+}
+
+std::atomic<uint64_t>& LimitRef() {
+  static std::atomic<uint64_t> limit{PhysicalMemory()};
+  return limit;
+}
+
+}  // namespace
+
+void SetAllocationLimit(uint64_t bytes) { LimitRef() = bytes; }
+uint64_t AllocationLimit() { return LimitRef(); }
+
 Expected<Tensor> Tensor::Allocate(DType dtype, Shape shape) {
   OP_ASSIGN_OR_RETURN(uint64_t bytes, NumBytes(dtype, shape));
+  if (bytes > AllocationLimit()) {
+    return ResourceExhausted("a " + std::string(DTypeName(dtype)) + " tensor of shape " + ShapeToString(shape) +
+                             " needs " + std::to_string(bytes) + " bytes, more than the allocation limit of " +
+                             std::to_string(AllocationLimit()));
+  }
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);

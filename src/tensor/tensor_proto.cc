@@ -93,6 +93,22 @@ Expected<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::string& 
     return Corrupt(what + ": raw data is " + std::to_string(raw->size()) + " bytes, expected " +
                    std::to_string(*bytes) + " for " + DTypeName(*dt) + " " + ShapeToString(shape));
   }
+  if (raw == nullptr) {
+    // typed fields: check the value count before allocating what the dims claim
+    uint64_t have = 0;
+    switch (*dt) {
+      case DType::kFloat32: have = uint64_t(p.float_data_size()); break;
+      case DType::kFloat64: have = uint64_t(p.double_data_size()); break;
+      case DType::kInt64: have = uint64_t(p.int64_data_size()); break;
+      case DType::kUInt32:
+      case DType::kUInt64: have = uint64_t(p.uint64_data_size()); break;
+      default: have = uint64_t(p.int32_data_size()); break;
+    }
+    if (have != *bytes / DTypeSize(*dt)) {
+      return Corrupt(what + ": tensor has " + std::to_string(have) + " values, expected " +
+                     std::to_string(*bytes / DTypeSize(*dt)) + " for shape " + ShapeToString(shape));
+    }
+  }
   OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, shape));
   if (raw != nullptr) {
     if (*bytes > 0) std::memcpy(t.data(), raw->data(), *bytes);

@@ -325,3 +325,14 @@ def test_usage_errors(onnxprobe, args, needles):
     assert r.returncode == 2
     for n in needles:
         assert n in r.stderr
+
+
+@pytest.mark.parametrize("first", ["d1", "d1.npz"])
+def test_inputs_reused_from_an_earlier_dump(onnxprobe, chain, tmp_path, first):
+    a, b = tmp_path / first, tmp_path / "again"
+    assert run([onnxprobe, "run", chain, "--dim", "batch=5", "--seed", "3", "-o", a]).returncode == 0
+    r = run([onnxprobe, "run", chain, "--input", a, "-o", b])
+    assert r.returncode == 0, r.stderr
+    ya = np.load(a)["Y"] if first.endswith(".npz") else load_dump(a)[1]["Y"]
+    np.testing.assert_array_equal(load_dump(b)[1]["Y"], ya)
+    assert ya.shape == (5, 4)

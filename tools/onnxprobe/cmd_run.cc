@@ -27,7 +27,8 @@ constexpr const char* kHelp =
     "  --op-types Conv,Gemm     outputs of nodes of these op types\n"
     "  --regex RE               tensor names matching RE\n"
     "inputs (default: seeded random)\n"
-    "  --input FILE             .npy (name from stem, or NAME=FILE.npy), .npz, or TensorProto .pb\n"
+    "  --input FILE             .npy (name from stem, or NAME=FILE.npy), .npz, TensorProto .pb, or\n"
+    "                           a dump from an earlier run (reuses its inputs)\n"
     "  --shape NAME:1x3x224x224 concrete shape for an input with symbolic dims\n"
     "  --dim NAME=N             value of a symbolic dimension everywhere\n"
     "  --range [NAME:]LO,HI     value range for random inputs\n"
@@ -175,6 +176,7 @@ int RunRun(Args& args) {
     std::fputs(kHelp, stdout);
     return kExitOk;
   }
+  if (o.capture.max_memory > 0) SetAllocationLimit(o.capture.max_memory);
   auto model = Model::Load(o.model);
   if (!model.ok()) return Fail(model.status());
   auto tensors = SelectTensors(*model, o.selection);

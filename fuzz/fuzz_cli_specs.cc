@@ -1,0 +1,17 @@
+// Every option string the command line parses: shapes, ranges, sizes, key=value, integers.
+#include <string>
+
+#include "cli.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace onnxprobe::cli;  // NOLINT
+  std::string s(reinterpret_cast<const char*>(data), size);
+  (void)ParseShape(s);
+  (void)ParseNamedShape(s);
+  (void)ParseRange(s);
+  (void)ParseBytes(s);
+  (void)ParseKeyValue(s, "fuzz");
+  (void)ParseInt(s, "fuzz");
+  (void)SplitList(s);
+  return 0;
+}
