@@ -26,6 +26,11 @@ struct OrtLib {
 // Converts an OrtStatus into a Status (kBackend) and releases it. Null means success.
 Status FromOrt(const OrtApi* api, OrtStatus* st, const std::string& context);
 
+// For calls whose failure leaves nothing to do (frees, clears): release a status if one comes.
+inline void IgnoreOrt(const OrtApi* api, OrtStatus* st) {
+  if (st != nullptr) api->ReleaseStatus(st);
+}
+
 #define OP_ORT(lib, expr, context) OP_RETURN_IF_ERROR(::onnxprobe::FromOrt((lib)->api, (expr), context))
 
 // Builds a session for one loaded library.

@@ -44,7 +44,7 @@ class OrtBackend : public Backend {
     std::vector<std::string> out;
     if (lib_->api->GetAvailableProviders(&names, &n) == nullptr) {
       for (int i = 0; i < n; ++i) out.emplace_back(names[i]);
-      lib_->api->ReleaseAvailableProviders(names, n);
+      IgnoreOrt(lib_->api, lib_->api->ReleaseAvailableProviders(names, n));
     }
     return out;
   }

@@ -78,7 +78,7 @@ Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o
   int n = 0;
   OP_ORT(lib_, api->GetAvailableProviders(&names, &n), "listing providers");
   std::vector<std::string> avail(names, names + n);
-  api->ReleaseAvailableProviders(names, n);
+  IgnoreOrt(api, api->ReleaseAvailableProviders(names, n));
   if (std::find(avail.begin(), avail.end(), full) == avail.end()) {
     std::string list;
     for (const auto& a : avail) list += (list.empty() ? "" : ", ") + a;
@@ -146,7 +146,7 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
                           : api->SessionGetOutputName(session_, i - n_in, alloc, &name),
            "session names");
     (i < n_in ? inputs_ : outputs_).emplace_back(name);
-    api->AllocatorFree(alloc, name);
+    IgnoreOrt(api, api->AllocatorFree(alloc, name));
   }
   OP_ORT(lib_, api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &mem_), "memory info");
   return Status::Ok();
@@ -176,11 +176,15 @@ Expected<RunOutput> OrtSession::Adopt(OrtValue* v, const std::string& name) {
   OP_ORT(lib_, api->GetTensorTypeAndShape(v, &info), "output '" + name + "'");
   ONNXTensorElementDataType et;
   size_t rank = 0;
-  api->GetTensorElementType(info, &et);
-  api->GetDimensionsCount(info, &rank);
+  Status st = FromOrt(api, api->GetTensorElementType(info, &et), "output '" + name + "'");
+  if (st.ok()) st = FromOrt(api, api->GetDimensionsCount(info, &rank), "output '" + name + "'");
   Shape shape(rank);
-  api->GetDimensions(info, shape.data(), rank);
+  if (st.ok()) st = FromOrt(api, api->GetDimensions(info, shape.data(), rank), "output '" + name + "'");
   api->ReleaseTensorTypeAndShapeInfo(info);
+  if (!st.ok()) {
+    api->ReleaseValue(v);
+    return st;
+  }
   auto dt = DTypeFromOnnx(static_cast<int>(et));
   if (!dt.ok()) {
     api->ReleaseValue(v);
@@ -242,7 +246,7 @@ Status OrtSession::RunBound(const std::vector<std::pair<std::string, const Tenso
                             bool reuse) {
   const OrtApi* api = lib_->api;
   if (binding_ == nullptr) OP_ORT(lib_, api->CreateIoBinding(session_, &binding_), "I/O binding");
-  api->ClearBoundInputs(binding_);
+  api->ClearBoundInputs(binding_);  // void in the C API
   api->ClearBoundOutputs(binding_);
   std::vector<OrtValue*> wrappers;
   auto release = [&] {
@@ -286,7 +290,7 @@ Status OrtSession::RunBound(const std::vector<std::pair<std::string, const Tenso
     return st;
   }
   OrtAllocator* alloc = nullptr;
-  api->GetAllocatorWithDefaultOptions(&alloc);
+  OP_ORT(lib_, api->GetAllocatorWithDefaultOptions(&alloc), "allocator");
   OrtValue** vals = nullptr;
   size_t count = 0;
   st = FromOrt(api, api->GetBoundOutputValues(binding_, alloc, &vals, &count), "bound outputs");
@@ -304,7 +308,7 @@ Status OrtSession::RunBound(const std::vector<std::pair<std::string, const Tenso
     }
     fresh[i] = std::move(*r);
   }
-  if (vals != nullptr) api->AllocatorFree(alloc, vals);
+  if (vals != nullptr) IgnoreOrt(api, api->AllocatorFree(alloc, vals));
   release();
   if (!st.ok()) return st;
   results->resize(outputs.size());

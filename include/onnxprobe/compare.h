@@ -1,0 +1,93 @@
+// Comparing two tensors: the metrics engineers trust, a tolerance policy and a per-tensor verdict.
+// Definitions of every metric: docs/metrics.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/tensor.h"
+
+namespace onnxprobe {
+
+struct Tolerance {
+  double atol = 1e-5;
+  double rtol = 1e-3;
+};
+
+// How a tensor is judged once shapes, dtypes and NaN/Inf are in order.
+enum class JudgeBy { kElementwise, kMax, kMean, kP99 };
+const char* JudgeByName(JudgeBy j);
+
+struct ToleranceRule {
+  std::string pattern;  // ECMAScript regex over tensor names, or an op type when by_op_type
+  bool by_op_type = false;
+  Tolerance tolerance;
+};
+
+struct TolerancePolicy {
+  Tolerance global;
+  std::vector<ToleranceRule> rules;  // later rules override earlier ones
+  JudgeBy judge = JudgeBy::kElementwise;
+  double rel_eps = 1e-6;             // |b-a| / (|a| + rel_eps)
+  // The tolerance for one tensor. Fails only for malformed regex patterns.
+  Tolerance For(const std::string& tensor, const std::string& op_type) const;
+  Status Validate() const;
+};
+
+enum class Grade { kExcellent, kAcceptable, kHighRisk };  // max relative error <1e-4, <1e-3, >=1e-3
+const char* GradeName(Grade g);
+Grade GradeFor(double max_rel);
+
+struct ChannelError {
+  int64_t channel = 0;
+  double max_abs = 0, mean_abs = 0;
+  uint64_t mismatches = 0;
+};
+
+struct TensorMetrics {
+  DType dtype_a = DType::kFloat32, dtype_b = DType::kFloat32;
+  Shape shape_a, shape_b;
+  bool shape_match = false, dtype_match = false;
+  TensorStats stats_a, stats_b;
+  uint64_t count = 0;             // elements compared
+  uint64_t nonfinite_new = 0;     // NaN/Inf in B where A is finite
+  uint64_t nonfinite_differ = 0;  // positions where the NaN/Inf pattern differs at all
+  double max_abs = 0, mean_abs = 0, p99_abs = 0;
+  double max_rel = 0, mean_rel = 0, p99_rel = 0;
+  uint64_t mismatches = 0;  // |b-a| > atol + rtol*|a|, plus differing NaN/Inf positions
+  double mismatch_fraction = 0;
+  double cosine = 1;        // 1 when both are all zero
+  double snr_db = 0;        // +inf when identical (written as null in JSON)
+  std::vector<int64_t> max_abs_index;  // multi-index of the largest absolute error
+  double a_at_max = 0, b_at_max = 0;
+  // log2-spaced histogram of |b-a| over finite pairs: bin k counts errors in
+  // [2^(kHistMinExp + k/8), 2^(kHistMinExp + (k+1)/8)); bin 0 also counts exact zeros
+  std::vector<uint64_t> abs_histogram;
+  std::vector<ChannelError> channels;  // per index of axis 1, for failing tensors of rank >= 2
+  bool has_topk = false;
+  int topk = 0;
+  double argmax_agreement = 0;  // fraction of rows (last axis) whose argmax agrees
+  double topk_overlap = 0;      // mean |topk(A) & topk(B)| / k over rows
+};
+
+constexpr int kHistMinExp = -40;  // 2^-40 ~ 9e-13
+constexpr int kHistOctaves = 64;
+constexpr int kHistPerOctave = 8;
+
+struct CompareOptions {
+  int threads = 0;            // 0: hardware concurrency
+  bool channels = true;       // per-channel breakdown when the tensor fails
+  bool topk = false;          // force argmax/top-k metrics
+  int k = 5;
+};
+
+// Compares B (under test) against A (reference), accumulating in double. Shape or dtype
+// mismatches stop after layer 1 (stats of each side are still filled in).
+TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& tol, double rel_eps,
+                             const CompareOptions& options);
+
+// PASS/FAIL under the policy's judging mode; `reason` says why a tensor failed.
+bool Judge(const TensorMetrics& m, const Tolerance& tol, JudgeBy judge, std::string* reason);
+
+}  // namespace onnxprobe

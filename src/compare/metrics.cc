@@ -1,0 +1,323 @@
+// The comparison kernel: one pass over both tensors in chunks converted to double, vectorized
+// with OpenMP SIMD reductions and split across threads; NaN/Inf handled on a slow path only in
+// chunks that hold them.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "onnxprobe/compare.h"
+
+namespace onnxprobe {
+namespace {
+
+constexpr size_t kChunk = 1024;
+constexpr int kBins = kHistOctaves * kHistPerOctave;
+
+struct Acc {
+  double sum_abs = 0, sum_rel = 0, max_abs = -1, max_rel = 0;
+  double dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
+  uint64_t count = 0, mismatches = 0, nonfinite_new = 0, nonfinite_differ = 0;
+  uint64_t max_index = 0;
+  double a_at = 0, b_at = 0;
+  std::vector<uint64_t> hist_abs = std::vector<uint64_t>(kBins, 0);
+  std::vector<uint64_t> hist_rel = std::vector<uint64_t>(kBins, 0);
+
+  void Merge(const Acc& o) {
+    sum_abs += o.sum_abs;
+    sum_rel += o.sum_rel;
+    if (o.max_abs > max_abs) {
+      max_abs = o.max_abs;
+      max_index = o.max_index;
+      a_at = o.a_at;
+      b_at = o.b_at;
+    }
+    max_rel = std::max(max_rel, o.max_rel);
+    dot += o.dot;
+    na2 += o.na2;
+    nb2 += o.nb2;
+    nd2 += o.nd2;
+    count += o.count;
+    mismatches += o.mismatches;
+    nonfinite_new += o.nonfinite_new;
+    nonfinite_differ += o.nonfinite_differ;
+    for (int i = 0; i < kBins; ++i) {
+      hist_abs[i] += o.hist_abs[i];
+      hist_rel[i] += o.hist_rel[i];
+    }
+  }
+};
+
+inline int Bin(double v) {
+  if (!(v > 0)) return 0;
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  int exp = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  int sub = static_cast<int>((bits >> 49) & 7);
+  int idx = (exp - kHistMinExp) * kHistPerOctave + sub;
+  return idx < 0 ? 0 : (idx >= kBins ? kBins - 1 : idx);
+}
+
+// Converts elements [begin, begin+n) of `t` to double.
+void ToDouble(const Tensor& t, uint64_t begin, size_t n, double* out) {
+  switch (t.dtype()) {
+    case DType::kFloat32: {
+      const float* p = t.data_as<float>() + begin;
+#pragma omp simd
+      for (size_t i = 0; i < n; ++i) out[i] = p[i];
+      return;
+    }
+    case DType::kFloat64:
+      std::memcpy(out, t.data_as<double>() + begin, n * 8);
+      return;
+    default:
+      for (size_t i = 0; i < n; ++i) out[i] = ElementAsDouble(t, begin + i);
+  }
+}
+
+void Element(double a, double b, const Tolerance& tol, double eps, uint64_t index, Acc* acc) {
+  bool fa = std::isfinite(a), fb = std::isfinite(b);
+  if (!fa || !fb) {
+    bool same = (std::isnan(a) && std::isnan(b)) || (a == b);
+    if (!same) {
+      ++acc->nonfinite_differ;
+      ++acc->mismatches;
+      if (fa) ++acc->nonfinite_new;
+    }
+    return;
+  }
+  double d = b - a, ad = std::fabs(d), aa = std::fabs(a), rel = ad / (aa + eps);
+  acc->sum_abs += ad;
+  acc->sum_rel += rel;
+  acc->max_rel = std::max(acc->max_rel, rel);
+  acc->dot += a * b;
+  acc->na2 += a * a;
+  acc->nb2 += b * b;
+  acc->nd2 += d * d;
+  acc->mismatches += ad > tol.atol + tol.rtol * aa;
+  ++acc->count;
+  ++acc->hist_abs[Bin(ad)];
+  ++acc->hist_rel[Bin(rel)];
+  if (ad > acc->max_abs) {
+    acc->max_abs = ad;
+    acc->max_index = index;
+    acc->a_at = a;
+    acc->b_at = b;
+  }
+}
+
+void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const Tolerance& tol, double eps,
+           Acc* acc) {
+  double da[kChunk], db[kChunk];
+  for (uint64_t c = begin; c < end; c += kChunk) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, end - c));
+    ToDouble(a, c, n, da);
+    ToDouble(b, c, n, db);
+    double probe = 0;
+#pragma omp simd reduction(+ : probe)
+    for (size_t i = 0; i < n; ++i) probe += (da[i] - da[i]) + (db[i] - db[i]);
+    if (probe != 0 || std::isnan(probe)) {  // NaN or Inf somewhere in this chunk
+      for (size_t i = 0; i < n; ++i) Element(da[i], db[i], tol, eps, c + i, acc);
+      continue;
+    }
+    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
+    uint64_t mism = 0;
+    const double atol = tol.atol, rtol = tol.rtol;
+#pragma omp simd reduction(+ : sum_abs, sum_rel, dot, na2, nb2, nd2, mism) reduction(max : cmax_abs, cmax_rel)
+    for (size_t i = 0; i < n; ++i) {
+      double d = db[i] - da[i];
+      double ad = std::fabs(d), aa = std::fabs(da[i]);
+      double rel = ad / (aa + eps);
+      sum_abs += ad;
+      sum_rel += rel;
+      cmax_abs = ad > cmax_abs ? ad : cmax_abs;
+      cmax_rel = rel > cmax_rel ? rel : cmax_rel;
+      dot += da[i] * db[i];
+      na2 += da[i] * da[i];
+      nb2 += db[i] * db[i];
+      nd2 += d * d;
+      mism += ad > atol + rtol * aa ? 1 : 0;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      double ad = std::fabs(db[i] - da[i]);
+      ++acc->hist_abs[Bin(ad)];
+      ++acc->hist_rel[Bin(ad / (std::fabs(da[i]) + eps))];
+    }
+    acc->sum_abs += sum_abs;
+    acc->sum_rel += sum_rel;
+    acc->max_rel = std::max(acc->max_rel, cmax_rel);
+    acc->dot += dot;
+    acc->na2 += na2;
+    acc->nb2 += nb2;
+    acc->nd2 += nd2;
+    acc->mismatches += mism;
+    acc->count += n;
+    if (cmax_abs > acc->max_abs) {
+      for (size_t i = 0; i < n; ++i) {
+        if (std::fabs(db[i] - da[i]) == cmax_abs) {
+          acc->max_abs = cmax_abs;
+          acc->max_index = c + i;
+          acc->a_at = da[i];
+          acc->b_at = db[i];
+          break;
+        }
+      }
+    }
+  }
+}
+
+double Percentile(const std::vector<uint64_t>& hist, uint64_t total, double q) {
+  if (total == 0) return 0;
+  uint64_t target = static_cast<uint64_t>(std::ceil(q * double(total)));
+  uint64_t seen = 0;
+  for (int k = 0; k < kBins; ++k) {
+    seen += hist[k];
+    if (seen >= target) {
+      if (k == 0 && hist[0] == seen) return 0;  // zero errors dominate the bottom bin
+      return std::exp2(kHistMinExp + double(k + 1) / kHistPerOctave);  // upper bin edge
+    }
+  }
+  return std::exp2(kHistMinExp + double(kBins) / kHistPerOctave);
+}
+
+std::vector<int64_t> Unravel(uint64_t flat, const Shape& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] == 0) return idx;
+    idx[k] = static_cast<int64_t>(flat % uint64_t(shape[k]));
+    flat /= uint64_t(shape[k]);
+  }
+  return idx;
+}
+
+void Channels(const Tensor& a, const Tensor& b, const Tolerance& tol, TensorMetrics* m) {
+  const Shape& s = a.shape();
+  uint64_t outer = uint64_t(s[0]), channels = uint64_t(s[1]), inner = 1;
+  for (size_t k = 2; k < s.size(); ++k) inner *= uint64_t(s[k]);
+  if (channels == 0 || channels > (1u << 20)) return;
+  std::vector<ChannelError> out(channels);
+  std::vector<uint64_t> counts(channels, 0);
+  for (uint64_t c = 0; c < channels; ++c) out[c].channel = static_cast<int64_t>(c);
+  std::vector<double> da(inner), db(inner);
+  for (uint64_t o = 0; o < outer; ++o) {
+    for (uint64_t c = 0; c < channels; ++c) {
+      uint64_t base = (o * channels + c) * inner;
+      for (uint64_t j = 0; j < inner; j += kChunk) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, inner - j));
+        ToDouble(a, base + j, n, da.data());
+        ToDouble(b, base + j, n, db.data());
+        for (size_t i = 0; i < n; ++i) {
+          double ad = std::fabs(db[i] - da[i]);
+          bool bad = !(ad <= tol.atol + tol.rtol * std::fabs(da[i]));
+          if (std::isnan(da[i]) && std::isnan(db[i])) bad = false, ad = 0;
+          if (std::isfinite(ad)) {
+            out[c].max_abs = std::max(out[c].max_abs, ad);
+            out[c].mean_abs += ad;
+            ++counts[c];
+          }
+          out[c].mismatches += bad;
+        }
+      }
+    }
+  }
+  for (uint64_t c = 0; c < channels; ++c) {
+    if (counts[c] > 0) out[c].mean_abs /= double(counts[c]);
+  }
+  m->channels = std::move(out);
+}
+
+void TopK(const Tensor& a, const Tensor& b, int k, TensorMetrics* m) {
+  const Shape& s = a.shape();
+  if (s.empty() || s.back() < 2) return;
+  uint64_t cols = uint64_t(s.back()), rows = a.num_elements() / cols;
+  k = static_cast<int>(std::min<uint64_t>(uint64_t(k), cols));
+  std::vector<double> ra(cols), rb(cols);
+  std::vector<uint64_t> ia(cols), ib(cols);
+  double agree = 0, overlap = 0;
+  for (uint64_t r = 0; r < rows; ++r) {
+    ToDouble(a, r * cols, cols, ra.data());
+    ToDouble(b, r * cols, cols, rb.data());
+    for (uint64_t j = 0; j < cols; ++j) ia[j] = ib[j] = j;
+    auto by = [](const std::vector<double>& v) {
+      return [&v](uint64_t x, uint64_t y) { return v[x] > v[y] || (v[x] == v[y] && x < y); };
+    };
+    std::partial_sort(ia.begin(), ia.begin() + k, ia.end(), by(ra));
+    std::partial_sort(ib.begin(), ib.begin() + k, ib.end(), by(rb));
+    agree += ia[0] == ib[0];
+    int common = 0;
+    for (int x = 0; x < k; ++x) common += std::find(ib.begin(), ib.begin() + k, ia[x]) != ib.begin() + k;
+    overlap += double(common) / k;
+  }
+  m->has_topk = true;
+  m->topk = k;
+  m->argmax_agreement = rows ? agree / double(rows) : 1;
+  m->topk_overlap = rows ? overlap / double(rows) : 1;
+}
+
+}  // namespace
+
+TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& tol, double rel_eps,
+                             const CompareOptions& options) {
+  TensorMetrics m;
+  m.dtype_a = a.dtype();
+  m.dtype_b = b.dtype();
+  m.shape_a = a.shape();
+  m.shape_b = b.shape();
+  m.shape_match = a.shape() == b.shape();
+  m.dtype_match = a.dtype() == b.dtype();
+  m.stats_a = ComputeStats(a);
+  m.stats_b = ComputeStats(b);
+  if (!m.shape_match || !m.dtype_match || a.empty() || b.empty()) return m;
+
+  uint64_t n = a.num_elements();
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = options.threads > 0 ? unsigned(options.threads) : hw;
+  threads = static_cast<unsigned>(std::min<uint64_t>(threads, std::max<uint64_t>(1, n / (1 << 18))));
+  std::vector<Acc> parts(threads);
+  uint64_t per = (n + threads - 1) / threads;
+  per = (per + kChunk - 1) / kChunk * kChunk;
+  if (threads == 1) {
+    Range(a, b, 0, n, tol, rel_eps, &parts[0]);
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      uint64_t begin = std::min(n, t * per), end = std::min(n, begin + per);
+      pool.emplace_back([&, t, begin, end] { Range(a, b, begin, end, tol, rel_eps, &parts[t]); });
+    }
+    for (auto& th : pool) th.join();
+  }
+  Acc acc;
+  for (const auto& p : parts) acc.Merge(p);
+
+  m.count = acc.count;
+  m.nonfinite_new = acc.nonfinite_new;
+  m.nonfinite_differ = acc.nonfinite_differ;
+  m.mismatches = acc.mismatches;
+  m.mismatch_fraction = n ? double(acc.mismatches) / double(n) : 0;
+  if (acc.count > 0) {
+    m.max_abs = std::max(0.0, acc.max_abs);
+    m.mean_abs = acc.sum_abs / double(acc.count);
+    m.max_rel = acc.max_rel;
+    m.mean_rel = acc.sum_rel / double(acc.count);
+    m.p99_abs = std::min(m.max_abs, Percentile(acc.hist_abs, acc.count, 0.99));
+    m.p99_rel = std::min(m.max_rel, Percentile(acc.hist_rel, acc.count, 0.99));
+    m.max_abs_index = Unravel(acc.max_index, a.shape());
+    m.a_at_max = acc.a_at;
+    m.b_at_max = acc.b_at;
+  }
+  if (acc.na2 == 0 && acc.nb2 == 0) {
+    m.cosine = 1;
+  } else if (acc.na2 == 0 || acc.nb2 == 0) {
+    m.cosine = 0;
+  } else {
+    m.cosine = acc.dot / (std::sqrt(acc.na2) * std::sqrt(acc.nb2));
+  }
+  m.snr_db = acc.nd2 == 0 ? INFINITY : 10.0 * std::log10(acc.na2 / acc.nd2);
+  m.abs_histogram = std::move(acc.hist_abs);
+  bool failing = m.mismatches > 0 || m.nonfinite_differ > 0;
+  if (options.channels && failing && a.shape().size() >= 2) Channels(a, b, tol, &m);
+  if (options.topk) TopK(a, b, options.k, &m);
+  return m;
+}
+
+}  // namespace onnxprobe

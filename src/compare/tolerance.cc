@@ -1,0 +1,122 @@
+#include <cmath>
+#include <regex>
+
+#include "onnxprobe/compare.h"
+
+namespace onnxprobe {
+
+const char* JudgeByName(JudgeBy j) {
+  switch (j) {
+    case JudgeBy::kElementwise: return "elementwise";
+    case JudgeBy::kMax: return "max";
+    case JudgeBy::kMean: return "mean";
+    case JudgeBy::kP99: return "p99";
+  }
+  return "?";
+}
+
+const char* GradeName(Grade g) {
+  switch (g) {
+    case Grade::kExcellent: return "excellent";
+    case Grade::kAcceptable: return "acceptable";
+    case Grade::kHighRisk: return "high-risk";
+  }
+  return "?";
+}
+
+Grade GradeFor(double max_rel) {
+  if (max_rel < 1e-4) return Grade::kExcellent;
+  if (max_rel < 1e-3) return Grade::kAcceptable;
+  return Grade::kHighRisk;
+}
+
+Status TolerancePolicy::Validate() const {
+  if (!(global.atol >= 0) || !(global.rtol >= 0)) return InvalidArgument("tolerances must be >= 0");
+  for (const auto& r : rules) {
+    if (!(r.tolerance.atol >= 0) || !(r.tolerance.rtol >= 0)) {
+      return InvalidArgument("tolerance for '" + r.pattern + "' must be >= 0");
+    }
+    if (r.by_op_type) continue;
+    try {
+      std::regex re(r.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument("bad tolerance pattern '" + r.pattern + "': " + e.what());
+    }
+  }
+  return Status::Ok();
+}
+
+Tolerance TolerancePolicy::For(const std::string& tensor, const std::string& op_type) const {
+  Tolerance t = global;
+  for (const auto& r : rules) {
+    if (r.by_op_type) {
+      if (r.pattern == op_type) t = r.tolerance;
+      continue;
+    }
+    try {
+      if (std::regex_search(tensor, std::regex(r.pattern, std::regex::ECMAScript))) t = r.tolerance;
+    } catch (const std::regex_error&) {
+      // Validate() reports malformed patterns before any comparison
+    }
+  }
+  return t;
+}
+
+namespace {
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
+std::string Index(const std::vector<int64_t>& idx) {
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+bool Judge(const TensorMetrics& m, const Tolerance& tol, JudgeBy judge, std::string* reason) {
+  if (!m.dtype_match) {
+    *reason = std::string("dtype ") + DTypeName(m.dtype_b) + ", reference " + DTypeName(m.dtype_a);
+    return false;
+  }
+  if (!m.shape_match) {
+    *reason = "shape " + ShapeToString(m.shape_b) + ", reference " + ShapeToString(m.shape_a);
+    return false;
+  }
+  if (m.nonfinite_new > 0) {
+    *reason = std::to_string(m.nonfinite_new) + " NaN/Inf where the reference is finite";
+    return false;
+  }
+  if (m.nonfinite_differ > 0) {
+    *reason = std::to_string(m.nonfinite_differ) + " positions where NaN/Inf differ from the reference";
+    return false;
+  }
+  double abs_stat = m.max_abs, rel_stat = m.max_rel;
+  switch (judge) {
+    case JudgeBy::kElementwise:
+      if (m.mismatches == 0) return true;
+      *reason = std::to_string(m.mismatches) + " of " + std::to_string(m.count) + " elements (" +
+                Num(100 * m.mismatch_fraction) + "%) beyond atol+rtol*|a|; max abs error " + Num(m.max_abs) +
+                " at " + Index(m.max_abs_index);
+      return false;
+    case JudgeBy::kMax: break;
+    case JudgeBy::kMean:
+      abs_stat = m.mean_abs;
+      rel_stat = m.mean_rel;
+      break;
+    case JudgeBy::kP99:
+      abs_stat = m.p99_abs;
+      rel_stat = m.p99_rel;
+      break;
+  }
+  if (abs_stat <= tol.atol || rel_stat <= tol.rtol) return true;
+  *reason = std::string(JudgeByName(judge)) + " abs error " + Num(abs_stat) + " > atol " + Num(tol.atol) +
+            " and " + JudgeByName(judge) + " rel error " + Num(rel_stat) + " > rtol " + Num(tol.rtol);
+  return false;
+}
+
+}  // namespace onnxprobe
