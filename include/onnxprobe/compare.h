@@ -29,7 +29,10 @@ struct TolerancePolicy {
   Tolerance global;
   std::vector<ToleranceRule> rules;  // later rules override earlier ones
   JudgeBy judge = JudgeBy::kElementwise;
-  double rel_eps = 1e-6;             // |b-a| / (|a| + rel_eps)
+  // relative error is |b-a| / (|a| + eps). eps = rel_eps when >= 0; otherwise (default)
+  // eps = kRelEpsScale * max|a| of the reference tensor, so elements far below the tensor's own
+  // scale (cancellation near zero) do not dominate the relative error.
+  double rel_eps = -1;
   // The tolerance for one tensor. Fails only for malformed regex patterns.
   Tolerance For(const std::string& tensor, const std::string& op_type) const;
   Status Validate() const;
@@ -61,15 +64,19 @@ struct TensorMetrics {
   double snr_db = 0;        // +inf when identical (written as null in JSON)
   std::vector<int64_t> max_abs_index;  // multi-index of the largest absolute error
   double a_at_max = 0, b_at_max = 0;
-  // log2-spaced histogram of |b-a| over finite pairs: bin k counts errors in
-  // [2^(kHistMinExp + k/8), 2^(kHistMinExp + (k+1)/8)); bin 0 also counts exact zeros
+  uint64_t exact_matches = 0;  // finite pairs with b == a
+  // log2-spaced histogram of nonzero |b-a| over finite pairs: bin k counts errors in
+  // [2^(kHistMinExp + k/8), 2^(kHistMinExp + (k+1)/8)); bin 0 also holds anything smaller
   std::vector<uint64_t> abs_histogram;
+  double rel_eps = 0;  // the eps the relative errors used
   std::vector<ChannelError> channels;  // per index of axis 1, for failing tensors of rank >= 2
   bool has_topk = false;
   int topk = 0;
   double argmax_agreement = 0;  // fraction of rows (last axis) whose argmax agrees
   double topk_overlap = 0;      // mean |topk(A) & topk(B)| / k over rows
 };
+
+constexpr double kRelEpsScale = 1e-3;
 
 constexpr int kHistMinExp = -40;  // 2^-40 ~ 9e-13
 constexpr int kHistOctaves = 64;
@@ -83,7 +90,8 @@ struct CompareOptions {
 };
 
 // Compares B (under test) against A (reference), accumulating in double. Shape or dtype
-// mismatches stop after layer 1 (stats of each side are still filled in).
+// mismatches stop after layer 1 (stats of each side are still filled in). `rel_eps` < 0 selects
+// the scale-relative eps described in TolerancePolicy.
 TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& tol, double rel_eps,
                              const CompareOptions& options);
 

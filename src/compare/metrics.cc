@@ -17,7 +17,7 @@ constexpr int kBins = kHistOctaves * kHistPerOctave;
 struct Acc {
   double sum_abs = 0, sum_rel = 0, max_abs = -1, max_rel = 0;
   double dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
-  uint64_t count = 0, mismatches = 0, nonfinite_new = 0, nonfinite_differ = 0;
+  uint64_t count = 0, mismatches = 0, nonfinite_new = 0, nonfinite_differ = 0, exact = 0;
   uint64_t max_index = 0;
   double a_at = 0, b_at = 0;
   std::vector<uint64_t> hist_abs = std::vector<uint64_t>(kBins, 0);
@@ -41,6 +41,7 @@ struct Acc {
     mismatches += o.mismatches;
     nonfinite_new += o.nonfinite_new;
     nonfinite_differ += o.nonfinite_differ;
+    exact += o.exact;
     for (int i = 0; i < kBins; ++i) {
       hist_abs[i] += o.hist_abs[i];
       hist_rel[i] += o.hist_rel[i];
@@ -96,8 +97,12 @@ void Element(double a, double b, const Tolerance& tol, double eps, uint64_t inde
   acc->nd2 += d * d;
   acc->mismatches += ad > tol.atol + tol.rtol * aa;
   ++acc->count;
-  ++acc->hist_abs[Bin(ad)];
-  ++acc->hist_rel[Bin(rel)];
+  if (ad == 0) {
+    ++acc->exact;
+  } else {
+    ++acc->hist_abs[Bin(ad)];
+    ++acc->hist_rel[Bin(rel)];
+  }
   if (ad > acc->max_abs) {
     acc->max_abs = ad;
     acc->max_index = index;
@@ -140,6 +145,10 @@ void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const
     }
     for (size_t i = 0; i < n; ++i) {
       double ad = std::fabs(db[i] - da[i]);
+      if (ad == 0) {
+        ++acc->exact;
+        continue;
+      }
       ++acc->hist_abs[Bin(ad)];
       ++acc->hist_rel[Bin(ad / (std::fabs(da[i]) + eps))];
     }
@@ -166,16 +175,16 @@ void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const
   }
 }
 
-double Percentile(const std::vector<uint64_t>& hist, uint64_t total, double q) {
+// The q-quantile from `zeros` exact matches plus the histogram: the upper edge of the bin that
+// holds it (within one bin, 2^(1/8) ~ 9%).
+double Percentile(const std::vector<uint64_t>& hist, uint64_t zeros, uint64_t total, double q) {
   if (total == 0) return 0;
   uint64_t target = static_cast<uint64_t>(std::ceil(q * double(total)));
-  uint64_t seen = 0;
+  uint64_t seen = zeros;
+  if (seen >= target) return 0;
   for (int k = 0; k < kBins; ++k) {
     seen += hist[k];
-    if (seen >= target) {
-      if (k == 0 && hist[0] == seen) return 0;  // zero errors dominate the bottom bin
-      return std::exp2(kHistMinExp + double(k + 1) / kHistPerOctave);  // upper bin edge
-    }
+    if (seen >= target) return std::exp2(kHistMinExp + double(k + 1) / kHistPerOctave);
   }
   return std::exp2(kHistMinExp + double(kBins) / kHistPerOctave);
 }
@@ -268,6 +277,11 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   m.stats_a = ComputeStats(a);
   m.stats_b = ComputeStats(b);
   if (!m.shape_match || !m.dtype_match || a.empty() || b.empty()) return m;
+  if (rel_eps < 0) {
+    double scale = std::max(std::fabs(m.stats_a.min), std::fabs(m.stats_a.max));
+    rel_eps = std::max(1e-12, kRelEpsScale * scale);
+  }
+  m.rel_eps = rel_eps;
 
   uint64_t n = a.num_elements();
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
@@ -299,8 +313,8 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
     m.mean_abs = acc.sum_abs / double(acc.count);
     m.max_rel = acc.max_rel;
     m.mean_rel = acc.sum_rel / double(acc.count);
-    m.p99_abs = std::min(m.max_abs, Percentile(acc.hist_abs, acc.count, 0.99));
-    m.p99_rel = std::min(m.max_rel, Percentile(acc.hist_rel, acc.count, 0.99));
+    m.p99_abs = std::min(m.max_abs, Percentile(acc.hist_abs, acc.exact, acc.count, 0.99));
+    m.p99_rel = std::min(m.max_rel, Percentile(acc.hist_rel, acc.exact, acc.count, 0.99));
     m.max_abs_index = Unravel(acc.max_index, a.shape());
     m.a_at_max = acc.a_at;
     m.b_at_max = acc.b_at;
@@ -314,6 +328,7 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   }
   m.snr_db = acc.nd2 == 0 ? INFINITY : 10.0 * std::log10(acc.na2 / acc.nd2);
   m.abs_histogram = std::move(acc.hist_abs);
+  m.exact_matches = acc.exact;
   bool failing = m.mismatches > 0 || m.nonfinite_differ > 0;
   if (options.channels && failing && a.shape().size() >= 2) Channels(a, b, tol, &m);
   if (options.topk) TopK(a, b, options.k, &m);

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Generates the embedded default model: a small CNN with random, seeded weights.
+"""Generates the embedded default model: a small CNN with random, seeded weights, and a copy
+with a known numerical fault in one node (output channel 5 of the second convolution's weights
+scaled by 1.02), the pair `make demo` compares.
 
 Run with Debian's interpreter (torch 1.13): /usr/bin/python3 tests/data/make_demo_model.py
-Writes tests/data/demo/demo_cnn.onnx (committed; well under 1 MB).
+Writes tests/data/demo/demo_cnn.onnx and demo_cnn_faulty.onnx (committed; well under 1 MB).
 """
 import os
 import sys
@@ -45,6 +47,25 @@ def main(out_dir):
                       dynamic_axes={"input": {0: "batch"}, "probs": {0: "batch"}},
                       do_constant_folding=False, training=torch.onnx.TrainingMode.EVAL)
     print(path)
+    write_faulty(path, os.path.join(out_dir, "demo_cnn_faulty.onnx"))
+
+
+FAULTY_NODE = "/features/features.3/Conv"
+FAULTY_CHANNEL = 5
+
+
+def write_faulty(src, dst):
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(src)
+    node = next(n for n in m.graph.node if n.name == FAULTY_NODE)
+    init = next(i for i in m.graph.initializer if i.name == node.input[1])
+    w = numpy_helper.to_array(init).copy()
+    w[FAULTY_CHANNEL] *= np.float32(1.02)
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(m, dst)
+    print(dst)
 
 
 if __name__ == "__main__":

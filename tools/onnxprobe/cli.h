@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "onnxprobe/backend.h"
 #include "onnxprobe/capture.h"
 #include "onnxprobe/status.h"
 
@@ -53,7 +55,37 @@ std::vector<std::string> SplitList(const std::string& s);
 Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s, const std::string& what);
 std::string HumanBytes(uint64_t b);
 
+// Flags shared by commands. Each returns true when it consumed the current flag; a parse error
+// is reported through `st`.
+bool ParseInputFlag(Args& args, InputOptions* o, Status* st);
+// Session flags; `prefix` is "" for both sides, or "--a-" / "--b-" for one side.
+// `touched` records which fields the flag set so per-side values can override shared ones.
+struct SessionFlags {
+  SessionOptions session;
+  std::string ort_lib, ort_version;
+  std::set<std::string> touched;
+};
+bool ParseSessionFlag(Args& args, const std::string& prefix, SessionFlags* o, Status* st);
+// Applies `side` over `shared` for the fields `side` touched.
+SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side);
+// Resolves --ort-lib / --ort-version to a library path ("" = default).
+Expected<std::string> ResolveOrtLibrary(const SessionFlags& f);
+Expected<int> ParseOptLevel(const std::string& s);
+
+// "\r  <verb> 12/168 tensors" on a terminal, at most ten times a second; erased when done.
+class ProgressLine {
+ public:
+  ProgressLine(bool enabled, std::string verb) : enabled_(enabled), verb_(std::move(verb)) {}
+  void Update(size_t done, size_t total);
+
+ private:
+  bool enabled_;
+  std::string verb_;
+  int64_t last_ms_ = -1000;
+};
+
 int RunInspect(Args& args);
 int RunRun(Args& args);
+int RunCompare(Args& args);
 
 }  // namespace onnxprobe::cli

@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -143,6 +145,17 @@ Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s
   auto eq = s.find('=');
   if (eq == std::string::npos || eq == 0) return InvalidArgument("bad " + what + " '" + s + "' (expected KEY=VALUE)");
   return std::make_pair(s.substr(0, eq), s.substr(eq + 1));
+}
+
+void ProgressLine::Update(size_t done, size_t total) {
+  if (!enabled_) return;
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (done != total && now - last_ms_ < 100) return;
+  last_ms_ = now;
+  std::fprintf(stderr, "\r  %s %zu/%zu tensors", verb_.c_str(), done, total);
+  if (done == total) std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
 }
 
 std::string HumanBytes(uint64_t b) {

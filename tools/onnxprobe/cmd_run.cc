@@ -45,22 +45,16 @@ constexpr const char* kHelp =
     "  --check-observer         confirm graph outputs are identical with and without capture\n";
 
 struct RunOptions {
-  std::string model, output, ort_lib, ort_version;
+  std::string model, output;
+  SessionFlags session;
   bool json = false, quiet = false;
   TensorSelection selection;
   InputOptions inputs;
   CaptureOptions capture;
 };
 
-Expected<int> ParseOptLevel(const std::string& s) {
-  if (s == "0" || s == "disabled" || s == "off") return 0;
-  if (s == "1" || s == "basic") return 1;
-  if (s == "2" || s == "extended") return 2;
-  if (s == "99" || s == "all") return 99;
-  return InvalidArgument("bad --opt-level '" + s + "' (disabled, basic, extended or all)");
-}
-
 Status Parse(Args& args, RunOptions* o, bool* help) {
+  Status st;
   while (!args.Done()) {
     if (args.Flag("--help") || args.Flag("-h")) {
       *help = true;
@@ -80,50 +74,8 @@ Status Parse(Args& args, RunOptions* o, bool* help) {
       for (auto& n : SplitList(v)) o->selection.op_types.push_back(n);
     } else if (args.Flag("--regex")) {
       OP_ASSIGN_OR_RETURN(o->selection.regex, args.Value());
-    } else if (args.Flag("--input")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      o->inputs.files.push_back(v);
-    } else if (args.Flag("--shape")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(auto ns, ParseNamedShape(v));
-      o->inputs.shapes[ns.first] = ns.second;
-    } else if (args.Flag("--dim")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--dim"));
-      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(kv.second, "--dim " + kv.first));
-      if (n < 0) return InvalidArgument("--dim " + kv.first + " must not be negative");
-      o->inputs.dim_params[kv.first] = n;
-    } else if (args.Flag("--range")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(auto r, ParseRange(v));
-      o->inputs.ranges[r.first] = r.second;
-    } else if (args.Flag("--seed")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--seed"));
-      o->inputs.seed = static_cast<uint64_t>(n);
-    } else if (args.Flag("--provider")) {
-      OP_ASSIGN_OR_RETURN(o->capture.session.provider, args.Value());
-    } else if (args.Flag("--provider-option")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--provider-option"));
-      o->capture.session.provider_options[kv.first] = kv.second;
-    } else if (args.Flag("--opt-level")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(o->capture.session.optimization_level, ParseOptLevel(v));
-    } else if (args.Flag("--parallel")) {
-      o->capture.session.sequential = false;
-    } else if (args.Flag("--intra-threads")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--intra-threads"));
-      o->capture.session.intra_op_threads = static_cast<int>(n);
-    } else if (args.Flag("--inter-threads")) {
-      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--inter-threads"));
-      o->capture.session.inter_op_threads = static_cast<int>(n);
-    } else if (args.Flag("--ort-lib")) {
-      OP_ASSIGN_OR_RETURN(o->ort_lib, args.Value());
-    } else if (args.Flag("--ort-version")) {
-      OP_ASSIGN_OR_RETURN(o->ort_version, args.Value());
+    } else if (ParseInputFlag(args, &o->inputs, &st) || ParseSessionFlag(args, "", &o->session, &st)) {
+      OP_RETURN_IF_ERROR(st);
     } else if (args.Flag("--max-memory")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       OP_ASSIGN_OR_RETURN(o->capture.max_memory, ParseBytes(v));
@@ -138,32 +90,11 @@ Status Parse(Args& args, RunOptions* o, bool* help) {
     }
   }
   if (o->model.empty()) return InvalidArgument("run: no MODEL given");
-  if (!o->ort_lib.empty() && !o->ort_version.empty()) {
-    return InvalidArgument("run: give --ort-lib or --ort-version, not both");
-  }
   if (o->output.empty()) {
     o->output = std::filesystem::path(o->model).stem().string() + ".dump";
   }
   return Status::Ok();
 }
-
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
-  void Update(size_t done, size_t total) {
-    if (!enabled_) return;
-    auto now = std::chrono::steady_clock::now();
-    if (done != total && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    std::fprintf(stderr, "\r  capturing %zu/%zu tensors", done, total);
-    if (done == total) std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
-
- private:
-  bool enabled_;
-  std::chrono::steady_clock::time_point last_{};
-};
 
 }  // namespace
 
@@ -183,13 +114,10 @@ int RunRun(Args& args) {
   if (!tensors.ok()) return Fail(tensors.status());
   auto inputs = PrepareInputs(*model, o.inputs);
   if (!inputs.ok()) return Fail(inputs.status());
-  std::string lib = o.ort_lib;
-  if (!o.ort_version.empty()) {
-    auto p = OrtLibraryForVersion(o.ort_version);
-    if (!p.ok()) return Fail(p.status());
-    lib = *p;
-  }
-  auto backend = LoadOrtBackend(lib);
+  o.capture.session = o.session.session;
+  auto lib = ResolveOrtLibrary(o.session);
+  if (!lib.ok()) return Fail(lib.status());
+  auto backend = LoadOrtBackend(*lib);
   if (!backend.ok()) return Fail(backend.status());
   // the model hash is for the manifest only: compute it on the other core while the model runs
   auto hashes = std::async(std::launch::async, [&] { return model->Hashes(); });
@@ -206,7 +134,7 @@ int RunRun(Args& args) {
     st = (*writer)->AddInput(in);
     if (!st.ok()) return Fail(st);
   }
-  ProgressLine progress(!o.quiet && isatty(STDERR_FILENO));
+  ProgressLine progress(!o.quiet && isatty(STDERR_FILENO), "capturing");
   auto t0 = std::chrono::steady_clock::now();
   auto report = Capture(*model, **backend, *inputs, *tensors, o.capture, **writer,
                         [&](size_t d, size_t t) { progress.Update(d, t); });

@@ -17,6 +17,8 @@ constexpr const char* kUsage =
     "  inspect MODEL     model summary: inputs, outputs, opsets, ops, parameters, hashes\n"
     "                    (--tensors lists every tensor in topological order; --json)\n"
     "  run MODEL         run with ONNX Runtime and dump intermediate tensors (.npy folder or .npz)\n"
+    "  compare A [B]     compare two sides tensor by tensor (models run live, or dumps) and find\n"
+    "                    the node where error is introduced; terminal, JSON and HTML reports\n"
     "  --version         onnxprobe and ONNX Runtime versions\n"
     "\n"
     "onnxprobe <command> --help shows the options of a command.\n"
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "inspect") return onnxprobe::cli::RunInspect(args);
     if (cmd == "run") return onnxprobe::cli::RunRun(args);
+    if (cmd == "compare") return onnxprobe::cli::RunCompare(args);
     std::fprintf(stderr, "onnxprobe: error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return onnxprobe::cli::kExitBadInput;
   } catch (const std::exception& e) {

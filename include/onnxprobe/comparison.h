@@ -1,0 +1,71 @@
+// The main job: stream two sides tensor by tensor in topological order, pair them, measure,
+// judge, and find where error is born (the frontier) versus where it is only inherited.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/compare.h"
+#include "onnxprobe/side.h"
+
+namespace onnxprobe {
+
+struct CompareJob {
+  TolerancePolicy policy;
+  CompareOptions kernel;
+  uint64_t max_memory = 0;                    // bytes of both sides' tensors alive at once; 0 = no limit
+  std::map<std::string, std::string> rename;  // side A name -> side B name (renamed tensors)
+  TensorSelection selection;                  // restricts side A's tensors; empty = all
+  std::vector<std::string> topk_tensors;      // force argmax/top-k on these
+  const Model* graph = nullptr;               // graph for the frontier when both sides are dumps
+};
+
+enum class Role { kPass, kIntroduced, kInherited };
+const char* RoleName(Role r);
+
+struct TensorResult {
+  std::string name;    // side A's name
+  std::string name_b;  // side B's name (differs when renamed)
+  std::string node, op_type;
+  int topo_index = -1;
+  Tolerance tolerance;
+  TensorMetrics metrics;
+  bool pass = true;
+  std::string reason;
+  Grade grade = Grade::kExcellent;
+  Role role = Role::kPass;
+};
+
+struct ComparisonResult {
+  SideInfo side_a, side_b;
+  std::string describe_a, describe_b;
+  TolerancePolicy policy;
+  std::vector<std::pair<std::string, std::string>> inputs;  // name, "float32[1, 3, 224, 224]"
+  uint64_t input_seed = 0;
+  std::vector<TensorResult> rows;  // topological order of side A
+  std::vector<std::string> only_a, only_b;
+  int first_failure = -1;          // index into rows
+  std::vector<int> frontier;       // rows where error is introduced
+  size_t failures = 0;
+  bool frontier_from_graph = false;
+  size_t runs_a = 0, runs_b = 0, batches = 0;
+  bool aborted = false;            // a side failed mid-way; rows hold what was compared
+  Status abort_status;
+  double seconds = 0;
+};
+
+using RowCallback = std::function<void(const TensorResult& row, size_t done, size_t total)>;
+
+// Compares B against A. Pairs by exact name (plus `rename`); never by position or substring.
+// Fails (kInvalidArgument) when the sides have no tensor in common; a side failing mid-way ends
+// the comparison early with `aborted` set and the rows already compared kept.
+Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job,
+                                         const RowCallback& on_row = nullptr);
+
+// Reads a mapping of renamed tensors: a JSON object {"name in A": "name in B"} or a text file
+// with two columns per line (A name, whitespace, B name; '#' starts a comment).
+Expected<std::map<std::string, std::string>> ReadTensorMapping(const std::string& path);
+
+}  // namespace onnxprobe

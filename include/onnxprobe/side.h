@@ -1,0 +1,64 @@
+// A side is where tensors come from: a live run (model + runtime + options) or a saved dump.
+// Every side lists its tensors in topological order and produces a requested set on demand, so
+// comparisons stream batch by batch whatever the sides are.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/backend.h"
+#include "onnxprobe/capture.h"
+#include "onnxprobe/model.h"
+
+namespace onnxprobe {
+
+struct SideTensor {
+  std::string name, node, op_type;
+  int topo_index = -1;
+  uint64_t est_bytes = 0;  // 0 when unknown
+  bool is_graph_output = false;
+};
+
+struct SideInfo {
+  std::string kind;  // "live" or "dump"
+  std::string path;  // model or dump
+  std::string model_sha256;
+  std::string runtime;  // "onnxruntime 1.23.2"
+  std::string runtime_library;
+  std::string provider;
+  std::map<std::string, std::string> provider_options;
+  int optimization_level = 0;
+  bool sequential = true;
+  int intra_op_threads = 0, inter_op_threads = 0;
+};
+
+class Side {
+ public:
+  virtual ~Side() = default;
+  virtual const SideInfo& info() const = 0;
+  std::string Describe() const;
+  // Capturable tensors in topological order (valid after SetInputs for live sides).
+  virtual const std::vector<SideTensor>& tensors() const = 0;
+  // The graph behind the side; null for dumps.
+  virtual const Model* model() const = 0;
+  // Inputs stored with the side (dumps); empty for live sides.
+  virtual Expected<std::vector<NamedTensor>> RecordedInputs() const = 0;
+  // Live sides: checks the inputs against the model and estimates tensor sizes.
+  virtual Status SetInputs(const std::vector<NamedTensor>& inputs) = 0;
+  // The named tensors, in `names` order (one inference run for live sides). Fails with kBackend
+  // when the runtime fails, kCorrupt/kIoError when a dump cannot be read.
+  virtual Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) = 0;
+  virtual size_t runs() const { return 0; }
+};
+
+struct SideSpec {
+  std::string path;         // .onnx model, dump folder, or dump .npz
+  SessionOptions session;   // live sides only
+  std::string ort_library;  // "" = default
+};
+
+// A dump when `path` is a folder or an .npz holding manifest.json, else a live model.
+Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec);
+
+}  // namespace onnxprobe

@@ -1,0 +1,135 @@
+// Terminal table in topological order: rows around the first divergence, then a summary.
+#include <cmath>
+#include <cstdio>
+
+#include "onnxprobe/report.h"
+
+namespace onnxprobe {
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+std::string Clip(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  return "…" + s.substr(s.size() - (n - 1));
+}
+
+std::string Pad(const std::string& s, size_t n) {
+  // "…" is one column but three bytes
+  size_t cols = 0;
+  for (unsigned char c : s) cols += (c & 0xc0) != 0x80;
+  return cols >= n ? s : s + std::string(n - cols, ' ');
+}
+
+class ConsoleReporter : public Reporter {
+ public:
+  explicit ConsoleReporter(ConsoleOptions o) : o_(o) {}
+
+  std::string Render(const ComparisonResult& r) const override {
+    std::string out;
+    if (!o_.quiet) out += Table(r);
+    out += Summary(r);
+    return out;
+  }
+
+ private:
+  std::string Color(const char* code, const std::string& s) const {
+    return o_.color ? std::string("\033[") + code + "m" + s + "\033[0m" : s;
+  }
+
+  std::string Row(const TensorResult& t, size_t i) const {
+    const TensorMetrics& m = t.metrics;
+    std::string verdict = t.pass ? Color("32", "PASS") : Color(t.role == Role::kIntroduced ? "1;31" : "33", "FAIL");
+    std::string role = t.pass ? "" : (t.role == Role::kIntroduced ? "introduced" : "inherited");
+    char line[512];
+    std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n", i,
+                  Pad(Clip(t.name, 44), 44).c_str(), Pad(Clip(t.op_type, 14), 14).c_str(), verdict.c_str(),
+                  role.c_str(), t.reason.rfind("not compared", 0) == 0 ? "-" : GradeName(t.grade),
+                  Fmt("%.2e", m.max_abs).c_str(), Fmt("%.2e", m.max_rel).c_str(), Fmt("%.6f", m.cosine).c_str(),
+                  Fmt("%.1f", m.snr_db).c_str(), Fmt("%.2f%%", 100 * m.mismatch_fraction).c_str());
+    return line;
+  }
+
+  std::string Table(const ComparisonResult& r) const {
+    std::string out;
+    char head[256];
+    std::snprintf(head, sizeof(head), "%5s  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n", "#",
+                  Pad("tensor", 44).c_str(), Pad("op", 14).c_str(), "    ", "role", "grade", "max abs", "max rel",
+                  "cosine", "snr dB", "mismatch");
+    out += head;
+    size_t n = r.rows.size();
+    size_t begin = 0, end = n;
+    if (n > o_.max_rows) {
+      size_t center = r.first_failure >= 0 ? size_t(r.first_failure) : 0;
+      begin = center > o_.context ? center - o_.context : 0;
+      end = std::min(n, begin + o_.max_rows);
+    }
+    if (begin > 0) out += "  ... " + std::to_string(begin) + " rows before\n";
+    for (size_t i = begin; i < end; ++i) out += Row(r.rows[i], i);
+    if (end < n) out += "  ... " + std::to_string(n - end) + " more rows (see the JSON or HTML report)\n";
+    return out + "\n";
+  }
+
+  std::string Summary(const ComparisonResult& r) const {
+    std::string out;
+    out += "A (reference): " + r.describe_a + "\n";
+    out += "B (under test): " + r.describe_b + "\n";
+    char line[512];
+    std::snprintf(line, sizeof(line), "compared %zu tensors: %zu passed, %zu failed; %zu only in A, %zu only in B; "
+                  "atol %g rtol %g (%s)\n", r.rows.size(), r.rows.size() - r.failures, r.failures, r.only_a.size(),
+                  r.only_b.size(), r.policy.global.atol, r.policy.global.rtol, JudgeByName(r.policy.judge));
+    out += line;
+    if (r.aborted) out += Color("1;31", "ABORTED: ") + r.abort_status.message() + " (rows above were compared)\n";
+    if (r.first_failure < 0) {
+      if (!r.aborted) out += Color("32", "verdict: PASS") + ", no divergence\n";
+      return out;
+    }
+    const TensorResult& f = r.rows[r.first_failure];
+    out += Color("1;31", "verdict: FAIL") + "\n";
+    out += "first divergence: " + f.name + " (" + f.op_type + " node " + f.node + "): " + f.reason + "\n";
+    out += std::string("error introduced at") + (r.frontier_from_graph ? "" : " (no graph: first failure only)") + ":\n";
+    size_t shown = 0;
+    for (int i : r.frontier) {
+      if (shown++ == 10) {
+        out += "  ... " + std::to_string(r.frontier.size() - 10) + " more\n";
+        break;
+      }
+      const TensorResult& t = r.rows[i];
+      out += "  " + t.node + " (" + t.op_type + ") -> " + t.name + ": max rel " + Fmt("%.2e", t.metrics.max_rel) +
+             ", " + GradeName(t.grade) + ChannelNote(t) + "\n";
+    }
+    size_t inherited = r.failures - r.frontier.size();
+    if (inherited) out += std::to_string(inherited) + " failing tensors only inherit that error\n";
+    return out;
+  }
+
+  static std::string ChannelNote(const TensorResult& t) {
+    const auto& ch = t.metrics.channels;
+    if (ch.size() < 2) return "";
+    uint64_t total = 0;
+    const ChannelError* worst = &ch[0];
+    for (const auto& c : ch) {
+      total += c.mismatches;
+      if (c.mismatches > worst->mismatches) worst = &c;
+    }
+    if (total == 0 || worst->mismatches * 2 < total) return "";
+    return "; mostly channel " + std::to_string(worst->channel) + " (" +
+           std::to_string(100 * worst->mismatches / total) + "% of mismatches)";
+  }
+
+  ConsoleOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> MakeConsoleReporter(const ConsoleOptions& options) {
+  return std::make_unique<ConsoleReporter>(options);
+}
+
+}  // namespace onnxprobe

@@ -1,0 +1,21 @@
+#include "onnxprobe/json.h"
+#include "onnxprobe/report.h"
+#include "report/report_json.h"
+
+namespace onnxprobe {
+namespace {
+
+class JsonReporter : public Reporter {
+ public:
+  std::string Render(const ComparisonResult& r) const override {
+    JsonWriter j;
+    WriteComparisonJson(r, j);
+    return j.str() + "\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> MakeJsonReporter() { return std::make_unique<JsonReporter>(); }
+
+}  // namespace onnxprobe

@@ -1,0 +1,133 @@
+#include "report/report_json.h"
+
+#include <algorithm>
+
+#include "common/file_util.h"
+#include "onnxprobe/report.h"
+#include "onnxprobe/version.h"
+
+namespace onnxprobe {
+namespace {
+
+void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) {
+  j.BeginObject();
+  j.Key("kind").String(s.kind).Key("path").String(s.path).Key("description").String(description);
+  j.Key("model_sha256").String(s.model_sha256).Key("runtime").String(s.runtime);
+  j.Key("runtime_library").String(s.runtime_library).Key("provider").String(s.provider);
+  j.Key("provider_options").BeginObject();
+  for (const auto& [k, v] : s.provider_options) j.Key(k).String(v);
+  j.EndObject();
+  j.Key("optimization_level").Int(s.optimization_level).Key("sequential").Bool(s.sequential);
+  j.Key("intra_op_threads").Int(s.intra_op_threads).Key("inter_op_threads").Int(s.inter_op_threads);
+  j.EndObject();
+}
+
+void StatsJson(JsonWriter& j, const TensorStats& s) {
+  j.BeginObject().Key("min").Number(s.min).Key("max").Number(s.max).Key("mean").Number(s.mean);
+  j.Key("std").Number(s.std).Key("nan").UInt(s.nan_count).Key("inf").UInt(s.inf_count).EndObject();
+}
+
+void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
+  const TensorMetrics& m = t.metrics;
+  j.BeginObject();
+  j.Key("index").UInt(index).Key("name").String(t.name);
+  if (t.name_b != t.name) j.Key("name_b").String(t.name_b);
+  j.Key("node").String(t.node).Key("op_type").String(t.op_type).Key("topo_index").Int(t.topo_index);
+  j.Key("verdict").String(t.pass ? "PASS" : "FAIL").Key("role").String(RoleName(t.role));
+  j.Key("grade").String(GradeName(t.grade)).Key("reason").String(t.reason);
+  j.Key("atol").Number(t.tolerance.atol).Key("rtol").Number(t.tolerance.rtol);
+  j.Key("dtype_a").String(DTypeName(m.dtype_a)).Key("dtype_b").String(DTypeName(m.dtype_b));
+  j.Key("shape_a").IntArray(m.shape_a).Key("shape_b").IntArray(m.shape_b);
+  j.Key("stats_a");
+  StatsJson(j, m.stats_a);
+  j.Key("stats_b");
+  StatsJson(j, m.stats_b);
+  j.Key("count").UInt(m.count).Key("nonfinite_new").UInt(m.nonfinite_new).Key("nonfinite_differ").UInt(m.nonfinite_differ);
+  j.Key("max_abs").Number(m.max_abs).Key("mean_abs").Number(m.mean_abs).Key("p99_abs").Number(m.p99_abs);
+  j.Key("rel_eps").Number(m.rel_eps);
+  j.Key("max_rel").Number(m.max_rel).Key("mean_rel").Number(m.mean_rel).Key("p99_rel").Number(m.p99_rel);
+  j.Key("mismatches").UInt(m.mismatches).Key("mismatch_fraction").Number(m.mismatch_fraction);
+  j.Key("cosine").Number(m.cosine).Key("snr_db").Number(m.snr_db);
+  j.Key("max_abs_index").IntArray(m.max_abs_index);
+  j.Key("a_at_max").Number(m.a_at_max).Key("b_at_max").Number(m.b_at_max);
+  if (m.has_topk) {
+    j.Key("topk").Int(m.topk).Key("argmax_agreement").Number(m.argmax_agreement);
+    j.Key("topk_overlap").Number(m.topk_overlap);
+  }
+  j.Key("exact_matches").UInt(m.exact_matches);
+  // trimmed to the bins in use: abs_histogram_first is the index of the first one
+  size_t first = m.abs_histogram.size(), last = 0;
+  for (size_t i = 0; i < m.abs_histogram.size(); ++i) {
+    if (!m.abs_histogram[i]) continue;
+    first = std::min(first, i);
+    last = i + 1;
+  }
+  if (first > last) first = last;
+  j.Key("abs_histogram_first").UInt(first).Key("abs_histogram").BeginArray();
+  for (size_t i = first; i < last; ++i) j.UInt(m.abs_histogram[i]);
+  j.EndArray();
+  j.Key("channels").BeginArray();
+  for (const auto& c : m.channels) {
+    j.BeginArray().Int(c.channel).Number(c.max_abs).Number(c.mean_abs).UInt(c.mismatches).EndArray();
+  }
+  j.EndArray();
+  j.EndObject();
+}
+
+}  // namespace
+
+void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
+  j.BeginObject();
+  j.Key("schema").String("onnxprobe-compare").Key("schema_version").Int(kReportSchemaVersion);
+  j.Key("onnxprobe_version").String(Version());
+  j.Key("verdict").String(r.aborted ? "ERROR" : (r.failures ? "FAIL" : "PASS"));
+  j.Key("aborted").Bool(r.aborted);
+  if (r.aborted) j.Key("abort_reason").String(r.abort_status.message());
+  j.Key("side_a");
+  SideJson(j, r.side_a, r.describe_a);
+  j.Key("side_b");
+  SideJson(j, r.side_b, r.describe_b);
+  j.Key("inputs").BeginArray();
+  for (const auto& [n, t] : r.inputs) j.BeginObject().Key("name").String(n).Key("type").String(t).EndObject();
+  j.EndArray();
+  j.Key("input_seed").UInt(r.input_seed);
+  j.Key("tolerance").BeginObject();
+  j.Key("atol").Number(r.policy.global.atol).Key("rtol").Number(r.policy.global.rtol);
+  j.Key("judge").String(JudgeByName(r.policy.judge)).Key("rel_eps").Number(r.policy.rel_eps);
+  j.Key("rules").BeginArray();
+  for (const auto& rule : r.policy.rules) {
+    j.BeginObject().Key(rule.by_op_type ? "op_type" : "pattern").String(rule.pattern);
+    j.Key("atol").Number(rule.tolerance.atol).Key("rtol").Number(rule.tolerance.rtol).EndObject();
+  }
+  j.EndArray().EndObject();
+  j.Key("summary").BeginObject();
+  j.Key("compared").UInt(r.rows.size()).Key("failed").UInt(r.failures);
+  j.Key("passed").UInt(r.rows.size() - r.failures);
+  j.Key("only_in_a").UInt(r.only_a.size()).Key("only_in_b").UInt(r.only_b.size());
+  j.Key("first_divergence");
+  if (r.first_failure >= 0) j.String(r.rows[r.first_failure].name);
+  else j.Null();
+  j.Key("frontier").BeginArray();
+  for (int i : r.frontier) j.String(r.rows[i].name);
+  j.EndArray();
+  j.Key("frontier_from_graph").Bool(r.frontier_from_graph);
+  j.Key("runs_a").UInt(r.runs_a).Key("runs_b").UInt(r.runs_b).Key("batches").UInt(r.batches);
+  j.Key("seconds").Number(r.seconds);
+  j.EndObject();
+  j.Key("only_in_a").BeginArray();
+  for (const auto& n : r.only_a) j.String(n);
+  j.EndArray().Key("only_in_b").BeginArray();
+  for (const auto& n : r.only_b) j.String(n);
+  j.EndArray();
+  j.Key("histogram").BeginObject().Key("min_exp2").Int(kHistMinExp).Key("bins_per_octave").Int(kHistPerOctave).EndObject();
+  j.Key("tensors").BeginArray();
+  for (size_t i = 0; i < r.rows.size(); ++i) RowJson(j, r.rows[i], i);
+  j.EndArray();
+  j.EndObject();
+}
+
+Status WriteReport(const Reporter& reporter, const ComparisonResult& r, const std::string& path) {
+  return WriteFileAtomic(path, reporter.Render(r));
+}
+
+}  // namespace onnxprobe

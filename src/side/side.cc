@@ -1,0 +1,190 @@
+#include <algorithm>
+#include <filesystem>
+#include <future>
+
+#include "onnxprobe/dump.h"
+#include "onnxprobe/graph.h"
+#include "onnxprobe/npy.h"
+#include "onnxprobe/side.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+
+std::string Side::Describe() const {
+  const SideInfo& i = info();
+  if (i.kind == "dump") return "dump " + i.path + (i.runtime.empty() ? "" : " (" + i.runtime + ")");
+  static const char* kLevels[] = {"disabled", "basic", "extended"};
+  std::string level = i.optimization_level == 99 ? "all" : kLevels[std::clamp(i.optimization_level, 0, 2)];
+  return i.path + " on " + i.runtime + " " + i.provider + ", optimizations " + level;
+}
+
+namespace {
+
+class LiveSide : public Side {
+ public:
+  LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options)
+      : model_(std::move(model)), backend_(std::move(backend)), options_(std::move(options)) {
+    info_.kind = "live";
+    info_.path = model_.path();
+    info_.runtime = "onnxruntime " + backend_->version();
+    info_.runtime_library = backend_->library_path();
+    info_.provider = options_.provider;
+    info_.provider_options = options_.provider_options;
+    info_.optimization_level = options_.optimization_level;
+    info_.sequential = options_.sequential;
+    info_.intra_op_threads = options_.intra_op_threads;
+    info_.inter_op_threads = options_.inter_op_threads;
+    // the hash is for reports only: compute it on another core while the runs go on
+    hash_ = std::async(std::launch::async, [m = model_] {
+      auto h = m.Hashes();
+      return h.ok() ? h->sha256 : std::string();
+    }).share();
+    const GraphIndex& idx = model_.index();
+    for (const auto& t : idx.tensors()) {
+      if (t.kind != TensorKind::kIntermediate && t.kind != TensorKind::kGraphOutput) continue;
+      const NodeInfo& n = idx.nodes()[t.producer];
+      tensors_.push_back({t.name, n.name, n.op_type, n.topo_index, 0, t.kind == TensorKind::kGraphOutput});
+    }
+  }
+
+  const SideInfo& info() const override {
+    if (info_.model_sha256.empty() && hash_.valid()) info_.model_sha256 = hash_.get();
+    return info_;
+  }
+  const std::vector<SideTensor>& tensors() const override { return tensors_; }
+  const Model* model() const override { return &model_; }
+  Expected<std::vector<NamedTensor>> RecordedInputs() const override { return std::vector<NamedTensor>(); }
+  size_t runs() const override { return runs_; }
+
+  Status SetInputs(const std::vector<NamedTensor>& inputs) override {
+    const auto& declared = model_.summary().inputs;
+    for (const auto& d : declared) {
+      auto it = std::find_if(inputs.begin(), inputs.end(), [&](const NamedTensor& n) { return n.name == d.name; });
+      if (it == inputs.end()) {
+        return InvalidArgument(model_.path() + " needs input '" + d.name + "' " + ValueInfoTypeString(d) +
+                               " that the other side does not provide");
+      }
+      auto dt = DTypeFromOnnx(d.elem_type);
+      if (dt.ok() && *dt != it->tensor.dtype()) {
+        return InvalidArgument(model_.path() + ": input '" + d.name + "' is " + DTypeName(*dt) +
+                               " but the shared input is " + DTypeName(it->tensor.dtype()));
+      }
+    }
+    for (const auto& in : inputs) {
+      bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueInfo& d) { return d.name == in.name; });
+      if (!known) return InvalidArgument(model_.path() + " has no input '" + in.name + "' (the sides' inputs differ)");
+    }
+    inputs_ = &inputs;
+    auto sizes = EstimateTensorBytes(model_, inputs);
+    for (auto& t : tensors_) {
+      auto it = sizes.find(t.name);
+      t.est_bytes = it == sizes.end() ? 0 : it->second;
+    }
+    return Status::Ok();
+  }
+
+  Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) override {
+    if (inputs_ == nullptr) return InvalidArgument("live side " + model_.path() + " has no inputs set");
+    if (session_ == nullptr || names != session_names_) {
+      session_.reset();
+      OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model_, names));
+      auto s = backend_->CreateSession(bytes, model_.dir(), options_);
+      if (!s.ok()) return s.status().WithContext(model_.path());
+      session_ = std::move(*s);
+      session_names_ = names;
+    }
+    std::vector<std::pair<std::string, const Tensor*>> refs;
+    for (const auto& nt : *inputs_) refs.emplace_back(nt.name, &nt.tensor);
+    auto r = session_->Run(refs, names);
+    ++runs_;
+    if (!r.ok()) return r.status().WithContext(model_.path());
+    return r;
+  }
+
+ private:
+  Model model_;
+  std::shared_ptr<Backend> backend_;
+  SessionOptions options_;
+  mutable SideInfo info_;
+  std::shared_future<std::string> hash_;
+  std::vector<SideTensor> tensors_;
+  const std::vector<NamedTensor>* inputs_ = nullptr;
+  std::unique_ptr<BackendSession> session_;
+  std::vector<std::string> session_names_;
+  size_t runs_ = 0;
+};
+
+class DumpSide : public Side {
+ public:
+  explicit DumpSide(std::unique_ptr<DumpReader> r) : reader_(std::move(r)) {
+    info_.kind = "dump";
+    info_.path = reader_->path();
+    const DumpMetadata& m = reader_->metadata();
+    info_.model_sha256 = m.model_sha256;
+    info_.runtime = m.runtime;
+    info_.provider = m.provider;
+    info_.optimization_level = m.optimization_level;
+    for (const auto& e : reader_->entries()) {
+      if (e.kind != "tensor") continue;
+      uint64_t bytes = 0;
+      auto b = NumBytes(e.dtype, e.shape);
+      if (b.ok()) bytes = *b;
+      tensors_.push_back({e.name, e.node, e.op_type, e.topo_index, bytes, false});
+    }
+    std::stable_sort(tensors_.begin(), tensors_.end(),
+                     [](const SideTensor& x, const SideTensor& y) { return x.topo_index < y.topo_index; });
+  }
+  const SideInfo& info() const override { return info_; }
+  const std::vector<SideTensor>& tensors() const override { return tensors_; }
+  const Model* model() const override { return nullptr; }
+  Status SetInputs(const std::vector<NamedTensor>&) override { return Status::Ok(); }
+
+  Expected<std::vector<NamedTensor>> RecordedInputs() const override {
+    std::vector<NamedTensor> out;
+    for (const auto& e : reader_->entries()) {
+      if (e.kind != "input") continue;
+      OP_ASSIGN_OR_RETURN(Tensor t, reader_->Load(e));
+      out.push_back({e.name, std::move(t)});
+    }
+    return out;
+  }
+
+  Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) override {
+    std::vector<RunOutput> out;
+    for (const auto& n : names) {
+      const DumpEntry* e = reader_->Find(n);
+      if (e == nullptr) return NotFound(reader_->path() + ": no tensor '" + n + "'");
+      OP_ASSIGN_OR_RETURN(Tensor t, reader_->Load(*e));
+      out.push_back({n, std::move(t), ""});
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<DumpReader> reader_;
+  SideInfo info_;
+  std::vector<SideTensor> tensors_;
+};
+
+bool IsDump(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return true;
+  if (fs::path(path).extension() != ".npz") return false;
+  auto z = NpzReader::Open(path);
+  return z.ok() && (*z)->ReadRaw("manifest.json").ok();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec) {
+  if (IsDump(spec.path)) {
+    OP_ASSIGN_OR_RETURN(auto reader, DumpReader::Open(spec.path));
+    return std::unique_ptr<Side>(std::make_unique<DumpSide>(std::move(reader)));
+  }
+  OP_ASSIGN_OR_RETURN(Model model, Model::Load(spec.path));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
+  return std::unique_ptr<Side>(std::make_unique<LiveSide>(std::move(model), std::move(backend), spec.session));
+}
+
+}  // namespace onnxprobe
