@@ -5,12 +5,14 @@
 #    apt state and extracted into .deps/ (the system's apt sources are never touched)
 #  - the ONNX Runtime shared library from the pinned PyPI `onnxruntime` wheel, unzipped into .deps/
 # A second run downloads nothing. ONNXRUNTIME_ROOT (with include/ and lib/) skips the ORT steps.
+# ONNXPROBE_ORT_EXTRA_VERSIONS (default 1.20.1) installs more versions side by side for
+# `compare --b-ort-version`; set it empty to skip them.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="${ONNXPROBE_DEPS_DIR:-$ROOT/.deps}"
 ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.23.2}"
-ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS:-}"
+ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS-1.20.1}"
 TRIXIE_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
 
 say() { echo "bootstrap: $*" >&2; }

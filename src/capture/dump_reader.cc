@@ -22,7 +22,8 @@ Status ReadString(const JsonValue& obj, const char* key, std::string* out, const
   return Status::Ok();
 }
 
-Status ParseEntry(const JsonValue& t, const std::string& where, DumpEntry* e) {
+// `paths`: the file field names a file in a dump folder (not an .npz entry) and must stay inside.
+Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, DumpEntry* e) {
   if (!t.is_object()) return Corrupt(where + " is not an object");
   OP_RETURN_IF_ERROR(ReadString(t, "name", &e->name, where));
   OP_RETURN_IF_ERROR(ReadString(t, "kind", &e->kind, where));
@@ -47,6 +48,7 @@ Status ParseEntry(const JsonValue& t, const std::string& where, DumpEntry* e) {
   }
   Status st = NumElements(e->shape).status();
   if (!st.ok()) return Corrupt(where + ": " + st.message());
+  if (!paths) return Status::Ok();
   fs::path f(e->file);
   if (f.is_absolute()) return Corrupt(where + ": file '" + e->file + "' is an absolute path");
   for (const auto& part : f) {
@@ -103,7 +105,8 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
   if (tensors == nullptr || !tensors->is_array()) return Corrupt(manifest_name + ": \"tensors\" is not an array");
   for (size_t i = 0; i < tensors->items().size(); ++i) {
     DumpEntry e;
-    OP_RETURN_IF_ERROR(ParseEntry(tensors->items()[i], manifest_name + ": tensors[" + std::to_string(i) + "]", &e));
+    OP_RETURN_IF_ERROR(
+        ParseEntry(tensors->items()[i], manifest_name + ": tensors[" + std::to_string(i) + "]", !r->npz_, &e));
     r->entries_.push_back(std::move(e));
   }
   return r;

@@ -1,5 +1,6 @@
 #include "onnxprobe/json.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -89,8 +90,8 @@ JsonWriter& JsonWriter::Number(double v) {
     return *this;
   }
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  out_ += buf;
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);  // shortest text that reads back exactly
+  out_.append(buf, r.ptr);
   return *this;
 }
 JsonWriter& JsonWriter::Int(int64_t v) {

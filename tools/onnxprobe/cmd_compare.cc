@@ -181,6 +181,10 @@ Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const InputOpt
   if (!ra.empty()) return ra;
   if (!rb.empty()) return rb;
   const Model* m = a.model() != nullptr ? a.model() : b.model();
+  if (m == nullptr) {  // two dumps without recorded inputs: nothing to run
+    if (given) return InvalidArgument("both sides are dumps: there is nothing to feed --input/--shape/--dim/--range to");
+    return std::vector<NamedTensor>();
+  }
   *seed = io.seed;
   return PrepareInputs(*m, io);
 }

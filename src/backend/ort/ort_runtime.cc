@@ -1,6 +1,7 @@
 // Loading ONNX Runtime libraries with dlopen and choosing the API table each one supports.
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -83,9 +84,13 @@ Expected<std::shared_ptr<OrtLib>> OpenLibrary(const std::string& path) {
   lib->handle = h;
   const OrtApiBase* base = get_base();
   lib->version = base->GetVersionString();
-  // The API table is append-only: take the newest version both sides know. Every function
-  // onnxprobe calls exists since API 14 (ONNX Runtime 1.14).
-  for (uint32_t v = ORT_API_VERSION; v >= 14 && lib->api == nullptr; --v) {
+  // The API table is append-only: take the newest version both sides know (ONNX Runtime 1.N
+  // serves API N; asking an older library for a newer table makes it print a complaint).
+  // Every function onnxprobe calls exists since API 14 (ONNX Runtime 1.14).
+  uint32_t newest = ORT_API_VERSION;
+  unsigned major = 0, minor = 0;
+  if (std::sscanf(lib->version.c_str(), "%u.%u", &major, &minor) == 2 && major == 1 && minor < newest) newest = minor;
+  for (uint32_t v = newest; v >= 14 && lib->api == nullptr; --v) {
     lib->api = base->GetApi(v);
     lib->api_version = v;
   }

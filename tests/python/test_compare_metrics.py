@@ -1,0 +1,167 @@
+"""Metric definitions checked against numpy on known data (docs/metrics.md)."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import run
+from dumps import write_dump
+
+
+def compare(onnxprobe, tmp_path, a, b, *flags, name="t"):
+    write_dump(tmp_path / "A", [(name, a)])
+    write_dump(tmp_path / "B", [(name, b)])
+    r = run([onnxprobe, "compare", tmp_path / "A", tmp_path / "B", "--json", tmp_path / "r.json", "-q"] + list(flags))
+    assert r.returncode in (0, 1), r.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    return r, report["tensors"][0], report
+
+
+def pair(seed=0, shape=(2, 8, 5, 5), noise=1e-3, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape).astype(dtype)
+    b = (a + noise * rng.standard_normal(shape)).astype(dtype)
+    return a, b
+
+
+def test_error_metrics_match_numpy(onnxprobe, tmp_path):
+    a, b = pair()
+    r, t, _ = compare(onnxprobe, tmp_path, a, b, "--rel-eps", "1e-6", "--atol", "1e-4", "--rtol", "1e-3")
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    d = np.abs(b64 - a64)
+    rel = d / (np.abs(a64) + 1e-6)
+    assert t["max_abs"] == pytest.approx(d.max(), rel=1e-9)
+    assert t["mean_abs"] == pytest.approx(d.mean(), rel=1e-9)
+    assert t["max_rel"] == pytest.approx(rel.max(), rel=1e-9)
+    assert t["mean_rel"] == pytest.approx(rel.mean(), rel=1e-9)
+    mism = int((d > 1e-4 + 1e-3 * np.abs(a64)).sum())
+    assert t["mismatches"] == mism
+    assert t["mismatch_fraction"] == pytest.approx(mism / a.size)
+    cos = (a64 * b64).sum() / np.sqrt((a64 ** 2).sum() * (b64 ** 2).sum())
+    assert t["cosine"] == pytest.approx(cos, abs=1e-12)
+    snr = 20 * np.log10(np.linalg.norm(a64) / np.linalg.norm(b64 - a64))
+    assert t["snr_db"] == pytest.approx(snr, rel=1e-9)
+    assert tuple(t["max_abs_index"]) == np.unravel_index(np.argmax(d), a.shape)
+    p99 = np.percentile(d, 99)
+    assert p99 <= t["p99_abs"] <= p99 * 2 ** 0.25  # histogram bins: within one or two 9% bins
+    for side, arr in (("stats_a", a64), ("stats_b", b64)):
+        assert t[side]["min"] == pytest.approx(arr.min())
+        assert t[side]["max"] == pytest.approx(arr.max())
+        assert t[side]["mean"] == pytest.approx(arr.mean(), abs=1e-9)
+        assert t[side]["std"] == pytest.approx(arr.std(), rel=1e-6)
+    assert (t["verdict"] == "FAIL") == (mism > 0)
+    assert r.returncode == (1 if mism else 0)
+
+
+def test_default_rel_eps_is_scale_relative(onnxprobe, tmp_path):
+    a, b = pair(1)
+    _, t, _ = compare(onnxprobe, tmp_path, a, b)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    eps = 1e-3 * np.abs(a64).max()
+    assert t["rel_eps"] == pytest.approx(eps)
+    assert t["max_rel"] == pytest.approx((np.abs(b64 - a64) / (np.abs(a64) + eps)).max(), rel=1e-9)
+
+
+def test_identical_tensors_pass_with_infinite_snr(onnxprobe, tmp_path):
+    a, _ = pair(2)
+    r, t, rep = compare(onnxprobe, tmp_path, a, a.copy())
+    assert r.returncode == 0 and t["verdict"] == "PASS" and t["max_abs"] == 0
+    assert t["snr_db"] is None  # +inf is written as null
+    assert t["exact_matches"] == a.size and t["grade"] == "excellent"
+    assert rep["verdict"] == "PASS" and rep["summary"]["first_divergence"] is None
+
+
+def test_per_channel_breakdown_names_the_faulty_channel(onnxprobe, tmp_path):
+    a, _ = pair(3, noise=0)
+    b = a.copy()
+    b[:, 6] *= 1.05
+    _, t, _ = compare(onnxprobe, tmp_path, a, b)
+    ch = {c[0]: c for c in t["channels"]}
+    assert len(ch) == 8
+    d = np.abs(b.astype(np.float64) - a)
+    assert ch[6][3] == int((d[:, 6] > 1e-5 + 1e-3 * np.abs(a[:, 6])).sum()) and ch[6][3] > 0
+    assert all(ch[c][3] == 0 for c in ch if c != 6)
+    assert ch[6][1] == pytest.approx(d[:, 6].max())
+    assert ch[6][2] == pytest.approx(d[:, 6].mean())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int32, np.int8, np.uint8, np.float64, np.bool_])
+def test_other_dtypes(onnxprobe, tmp_path, dtype):
+    rng = np.random.default_rng(4)
+    if dtype == np.bool_:
+        a = rng.integers(0, 2, (4, 16)).astype(bool)
+        b = a.copy()
+        b[1, 3] = ~b[1, 3]
+    elif np.issubdtype(dtype, np.integer):
+        a = rng.integers(0, 50, (4, 16)).astype(dtype)
+        b = a.copy()
+        b[1, 3] += 3
+    else:
+        a = rng.standard_normal((4, 16)).astype(dtype)
+        b = a.copy()
+        b[1, 3] += dtype(0.5)
+    _, t, _ = compare(onnxprobe, tmp_path, a, b)
+    d = np.abs(b.astype(np.float64) - a.astype(np.float64))
+    assert t["max_abs"] == pytest.approx(d.max())
+    assert t["max_abs_index"] == [1, 3]
+    assert t["mismatches"] == 1 and t["verdict"] == "FAIL"
+    assert t["dtype_a"] == np.dtype(dtype).name
+
+
+def test_shape_and_dtype_mismatch_fail_at_layer_one(onnxprobe, tmp_path):
+    a = np.zeros((2, 3), np.float32)
+    _, t, _ = compare(onnxprobe, tmp_path, a, np.zeros((3, 2), np.float32))
+    assert t["verdict"] == "FAIL" and "shape" in t["reason"]
+    _, t, _ = compare(onnxprobe, tmp_path, a, np.zeros((2, 3), np.float16))
+    assert t["verdict"] == "FAIL" and "dtype" in t["reason"]
+
+
+def test_nan_in_b_fails_but_shared_nan_passes(onnxprobe, tmp_path):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = a.copy()
+    b[1, 1] = np.nan
+    _, t, _ = compare(onnxprobe, tmp_path, a, b)
+    assert t["verdict"] == "FAIL" and t["nonfinite_new"] == 1 and "NaN" in t["reason"]
+    a2 = a.copy()
+    a2[1, 1] = np.nan
+    _, t, _ = compare(onnxprobe, tmp_path, a2, b)
+    assert t["verdict"] == "PASS" and t["stats_a"]["nan"] == 1 and t["stats_b"]["nan"] == 1
+
+
+def test_topk_agreement(onnxprobe, tmp_path):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((20, 10)).astype(np.float32)
+    b = a.copy()
+    b[:5] = a[:5][:, ::-1]  # rows 0-4: order reversed, argmax changes
+    _, t, _ = compare(onnxprobe, tmp_path, a, b, "--topk", "t")
+    agree = (a.argmax(1) == b.argmax(1)).mean()
+    overlap = np.mean([len(set(np.argsort(-x)[:5]) & set(np.argsort(-y)[:5])) / 5 for x, y in zip(a, b)])
+    assert t["topk"] == 5
+    assert t["argmax_agreement"] == pytest.approx(agree)
+    assert t["topk_overlap"] == pytest.approx(overlap)
+
+
+@pytest.mark.parametrize("judge,flags,verdict", [
+    ("max", ["--atol", "0.01"], "PASS"),
+    ("max", ["--atol", "1e-9", "--rtol", "1e-9"], "FAIL"),
+    ("mean", ["--atol", "1e-3", "--rtol", "0"], "PASS"),
+    ("p99", ["--atol", "1e-9", "--rtol", "1e-9"], "FAIL"),
+])
+def test_judging_by_statistic(onnxprobe, tmp_path, judge, flags, verdict):
+    a, b = pair(6, noise=1e-3)
+    _, t, rep = compare(onnxprobe, tmp_path, a, b, "--judge", judge, *flags)
+    assert rep["tolerance"]["judge"] == judge
+    assert t["verdict"] == verdict
+
+
+def test_tolerance_overrides_by_pattern_and_op_type(onnxprobe, tmp_path):
+    a, b = pair(7, noise=1e-2)
+    write_dump(tmp_path / "A", [("conv_out", a, "Conv"), ("gemm_out", a, "Gemm"), ("relu_out", a, "Relu")])
+    write_dump(tmp_path / "B", [("conv_out", b, "Conv"), ("gemm_out", b, "Gemm"), ("relu_out", b, "Relu")])
+    r = run([onnxprobe, "compare", tmp_path / "A", tmp_path / "B", "--json", tmp_path / "r.json", "-q",
+             "--op-tol", "Conv=1,0", "--tol", "^gemm=1,0"])
+    rows = {t["name"]: t for t in json.loads((tmp_path / "r.json").read_text())["tensors"]}
+    assert rows["conv_out"]["verdict"] == "PASS" and rows["conv_out"]["atol"] == 1
+    assert rows["gemm_out"]["verdict"] == "PASS"
+    assert rows["relu_out"]["verdict"] == "FAIL"
+    assert r.returncode == 1
