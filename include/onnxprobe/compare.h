@@ -13,6 +13,10 @@ namespace onnxprobe {
 struct Tolerance {
   double atol = 1e-5;
   double rtol = 1e-3;
+  // When set (the default), atol is for unit scale: the tolerance applied is
+  // atol * max(1, max|a|), since float32 rounding in a sum grows with the size of its terms,
+  // not of the result (an element near 0 in a tensor of magnitude 50 carries ~50x the noise).
+  bool scale_atol = true;
 };
 
 // How a tensor is judged once shapes, dtypes and NaN/Inf are in order.
@@ -68,7 +72,11 @@ struct TensorMetrics {
   // log2-spaced histogram of nonzero |b-a| over finite pairs: bin k counts errors in
   // [2^(kHistMinExp + k/8), 2^(kHistMinExp + (k+1)/8)); bin 0 also holds anything smaller
   std::vector<uint64_t> abs_histogram;
-  double rel_eps = 0;  // the eps the relative errors used
+  // The histograms (and so p99) see every histogram_stride-th element: all of them up to 2^20
+  // elements, a systematic sample of about 2^20 beyond; histogram_exact counts its exact matches.
+  uint64_t histogram_stride = 1, histogram_exact = 0;
+  double rel_eps = 0;     // the eps the relative errors used
+  double atol_used = 0;   // the absolute tolerance applied (atol, scaled when scale_atol)
   std::vector<ChannelError> channels;  // per index of axis 1, for failing tensors of rank >= 2
   bool has_topk = false;
   int topk = 0;

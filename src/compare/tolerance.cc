@@ -78,7 +78,9 @@ std::string Index(const std::vector<int64_t>& idx) {
 
 }  // namespace
 
-bool Judge(const TensorMetrics& m, const Tolerance& tol, JudgeBy judge, std::string* reason) {
+bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::string* reason) {
+  Tolerance tol = tol_in;
+  if (m.shape_match && m.dtype_match) tol.atol = m.atol_used;
   if (!m.dtype_match) {
     *reason = std::string("dtype ") + DTypeName(m.dtype_b) + ", reference " + DTypeName(m.dtype_a);
     return false;

@@ -82,8 +82,9 @@ class ConsoleReporter : public Reporter {
     out += "B (under test): " + r.describe_b + "\n";
     char line[512];
     std::snprintf(line, sizeof(line), "compared %zu tensors: %zu passed, %zu failed; %zu only in A, %zu only in B; "
-                  "atol %g rtol %g (%s)\n", r.rows.size(), r.rows.size() - r.failures, r.failures, r.only_a.size(),
-                  r.only_b.size(), r.policy.global.atol, r.policy.global.rtol, JudgeByName(r.policy.judge));
+                  "atol %g%s rtol %g (%s)\n", r.rows.size(), r.rows.size() - r.failures, r.failures, r.only_a.size(),
+                  r.only_b.size(), r.policy.global.atol, r.policy.global.scale_atol ? " x scale" : "",
+                  r.policy.global.rtol, JudgeByName(r.policy.judge));
     out += line;
     if (r.aborted) out += Color("1;31", "ABORTED: ") + r.abort_status.message() + " (rows above were compared)\n";
     if (r.first_failure < 0) {

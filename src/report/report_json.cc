@@ -36,6 +36,7 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   j.Key("verdict").String(t.pass ? "PASS" : "FAIL").Key("role").String(RoleName(t.role));
   j.Key("grade").String(GradeName(t.grade)).Key("reason").String(t.reason);
   j.Key("atol").Number(t.tolerance.atol).Key("rtol").Number(t.tolerance.rtol);
+  j.Key("atol_used").Number(m.atol_used);
   j.Key("dtype_a").String(DTypeName(m.dtype_a)).Key("dtype_b").String(DTypeName(m.dtype_b));
   j.Key("shape_a").IntArray(m.shape_a).Key("shape_b").IntArray(m.shape_b);
   j.Key("stats_a");
@@ -55,6 +56,7 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
     j.Key("topk_overlap").Number(m.topk_overlap);
   }
   j.Key("exact_matches").UInt(m.exact_matches);
+  j.Key("histogram_stride").UInt(m.histogram_stride).Key("histogram_exact").UInt(m.histogram_exact);
   // trimmed to the bins in use: abs_histogram_first is the index of the first one
   size_t first = m.abs_histogram.size(), last = 0;
   for (size_t i = 0; i < m.abs_histogram.size(); ++i) {
@@ -93,6 +95,7 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("input_seed").UInt(r.input_seed);
   j.Key("tolerance").BeginObject();
   j.Key("atol").Number(r.policy.global.atol).Key("rtol").Number(r.policy.global.rtol);
+  j.Key("scale_atol").Bool(r.policy.global.scale_atol);
   j.Key("judge").String(JudgeByName(r.policy.judge)).Key("rel_eps").Number(r.policy.rel_eps);
   j.Key("rules").BeginArray();
   for (const auto& rule : r.policy.rules) {

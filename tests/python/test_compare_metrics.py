@@ -26,7 +26,8 @@ def pair(seed=0, shape=(2, 8, 5, 5), noise=1e-3, dtype=np.float32):
 
 def test_error_metrics_match_numpy(onnxprobe, tmp_path):
     a, b = pair()
-    r, t, _ = compare(onnxprobe, tmp_path, a, b, "--rel-eps", "1e-6", "--atol", "1e-4", "--rtol", "1e-3")
+    r, t, _ = compare(onnxprobe, tmp_path, a, b, "--rel-eps", "1e-6", "--atol", "1e-4", "--rtol", "1e-3",
+                      "--absolute-atol")
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     d = np.abs(b64 - a64)
     rel = d / (np.abs(a64) + 1e-6)
@@ -62,6 +63,19 @@ def test_default_rel_eps_is_scale_relative(onnxprobe, tmp_path):
     assert t["max_rel"] == pytest.approx((np.abs(b64 - a64) / (np.abs(a64) + eps)).max(), rel=1e-9)
 
 
+def test_default_atol_scales_with_the_tensor(onnxprobe, tmp_path):
+    a, b = pair(8, noise=1e-3)
+    a, b = a * 50, b * 50
+    _, t, _ = compare(onnxprobe, tmp_path, a, b, "--atol", "1e-4")
+    scale = max(1.0, float(np.abs(a.astype(np.float64)).max()))
+    assert t["atol_used"] == pytest.approx(1e-4 * scale)
+    d = np.abs(b.astype(np.float64) - a)
+    assert t["mismatches"] == int((d > 1e-4 * scale + 1e-3 * np.abs(a.astype(np.float64))).sum())
+    _, t2, _ = compare(onnxprobe, tmp_path, a, b, "--atol", "1e-4", "--absolute-atol")
+    assert t2["atol_used"] == 1e-4
+    assert t2["mismatches"] == int((d > 1e-4 + 1e-3 * np.abs(a.astype(np.float64))).sum()) > t["mismatches"]
+
+
 def test_identical_tensors_pass_with_infinite_snr(onnxprobe, tmp_path):
     a, _ = pair(2)
     r, t, rep = compare(onnxprobe, tmp_path, a, a.copy())
@@ -79,7 +93,8 @@ def test_per_channel_breakdown_names_the_faulty_channel(onnxprobe, tmp_path):
     ch = {c[0]: c for c in t["channels"]}
     assert len(ch) == 8
     d = np.abs(b.astype(np.float64) - a)
-    assert ch[6][3] == int((d[:, 6] > 1e-5 + 1e-3 * np.abs(a[:, 6])).sum()) and ch[6][3] > 0
+    atol = 1e-5 * max(1.0, float(np.abs(a.astype(np.float64)).max()))
+    assert ch[6][3] == int((d[:, 6] > atol + 1e-3 * np.abs(a[:, 6])).sum()) and ch[6][3] > 0
     assert all(ch[c][3] == 0 for c in ch if c != 6)
     assert ch[6][1] == pytest.approx(d[:, 6].max())
     assert ch[6][2] == pytest.approx(d[:, 6].mean())

@@ -28,7 +28,8 @@ constexpr const char* kHelp =
     "inputs (shared by both sides; a dump side brings its own)\n"
     "  --input FILE, --shape NAME:DIMS, --dim NAME=N, --range [NAME:]LO,HI, --seed N\n"
     "tolerances (docs/metrics.md)\n"
-    "  --atol X (default 1e-5), --rtol X (default 1e-3)\n"
+    "  --atol X (default 1e-5, per unit of the tensor's scale: atol * max(1, max|a|)), --rtol X\n"
+    "  (default 1e-3); --absolute-atol applies atol as given\n"
     "  --tol REGEX=ATOL,RTOL     override for tensors whose name matches (repeatable)\n"
     "  --op-tol OP=ATOL,RTOL     override for outputs of an op type (repeatable)\n"
     "  --judge MODE              elementwise (default), max, mean or p99\n"
@@ -49,6 +50,7 @@ struct CompareCli {
   CompareJob job;
   ConsoleOptions console;
   bool color_forced = false;
+  bool absolute_atol = false;
 };
 
 Expected<Tolerance> ParseTol(const std::string& s, const std::string& what) {
@@ -57,7 +59,7 @@ Expected<Tolerance> ParseTol(const std::string& s, const std::string& what) {
   char* e1 = nullptr;
   char* e2 = nullptr;
   std::string x = s.substr(0, comma), y = s.substr(comma + 1);
-  Tolerance t{std::strtod(x.c_str(), &e1), std::strtod(y.c_str(), &e2)};
+  Tolerance t{std::strtod(x.c_str(), &e1), std::strtod(y.c_str(), &e2), true};
   if (x.empty() || y.empty() || *e1 || *e2 || !(t.atol >= 0) || !(t.rtol >= 0)) {
     return InvalidArgument("bad " + what + " '" + s + "' (expected ATOL,RTOL, both >= 0)");
   }
@@ -88,6 +90,8 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     } else if (args.Flag("--rtol")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       OP_ASSIGN_OR_RETURN(o->job.policy.global.rtol, ParseNonNegative(v, "--rtol"));
+    } else if (args.Flag("--absolute-atol")) {
+      o->absolute_atol = true;
     } else if (args.Flag("--rel-eps")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       OP_ASSIGN_OR_RETURN(o->job.policy.rel_eps, ParseNonNegative(v, "--rel-eps"));
@@ -144,6 +148,10 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     } else {
       positional.push_back(args.Next());
     }
+  }
+  if (o->absolute_atol) {
+    o->job.policy.global.scale_atol = false;
+    for (auto& r : o->job.policy.rules) r.tolerance.scale_atol = false;
   }
   if (positional.empty()) return InvalidArgument("compare: no side given (usage: onnxprobe compare A [B])");
   if (positional.size() > 2) return InvalidArgument("compare: more than two sides given");
