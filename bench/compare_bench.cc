@@ -92,7 +92,7 @@ void EndToEnd(const std::string& path, int runs) {
   for (int i = 0; i < 3; ++i) Check((*plain)->Run(refs, outs).status());
   double t_plain = MedianMs(runs * 2, [&] { Check((*plain)->Run(refs, outs).status()); });
 
-  SideSpec sa{path, plain_opts, ""}, sb{path, plain_opts, ""};
+  SideSpec sa{path, plain_opts, "", true}, sb{path, plain_opts, "", true};
   sb.session.optimization_level = 99;
   auto a = OpenSide(sa);
   auto b = OpenSide(sb);

@@ -3,7 +3,15 @@
 set -euo pipefail
 BUILD="${1:-build}"
 MODELS="${ONNXPROBE_BENCH_MODELS:-bench/models}"
+RUNS="${ONNXPROBE_BENCH_RUNS:-10}"
 /usr/bin/python3 bench/make_models.py "$MODELS" resnet50 mobilenet_v2 >/dev/null
+echo "== capture overhead"
 for m in resnet50 mobilenet_v2; do
-  "$BUILD/bench/capture_bench" "$MODELS/$m.onnx" --runs "${ONNXPROBE_BENCH_RUNS:-10}"
+  "$BUILD/bench/capture_bench" "$MODELS/$m.onnx" --runs "$RUNS"
 done
+echo
+echo "== comparison"
+"$BUILD/bench/compare_bench" "$MODELS/resnet50.onnx" --runs 5
+echo
+echo "== peers"
+bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx"

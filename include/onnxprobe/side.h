@@ -56,9 +56,17 @@ struct SideSpec {
   std::string path;         // .onnx model, dump folder, or dump .npz
   SessionOptions session;   // live sides only
   std::string ort_library;  // "" = default
+  // Keep a live side's session between fetches of the same tensor set (repeated comparisons).
+  // Off by default: a one-shot comparison frees each side's session, weights and arena before
+  // the other side runs, which keeps peak memory down.
+  bool keep_session = false;
 };
 
 // A dump when `path` is a folder or an .npz holding manifest.json, else a live model.
 Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec);
+// A live side over an already loaded model (two sides of one model share its memory).
+Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec);
+// True when `path` names a dump rather than a model.
+bool IsDumpPath(const std::string& path);
 
 }  // namespace onnxprobe

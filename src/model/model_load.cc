@@ -172,6 +172,11 @@ Expected<Model> Model::Load(const std::string& path) {
   } catch (const std::exception& e) {
     impl->checker_warnings.push_back(std::string("ONNX 1.12 checker (advisory): ") + e.what());
   }
+  // The parsed graph keeps no large weight bytes: the file's own bytes (kept for sessions) hold
+  // them already. Small initializers stay, as shape inference folds shape constants.
+  for (auto& t : *impl->proto.mutable_graph()->mutable_initializer()) {
+    if (t.raw_data().size() > 4096) t.clear_raw_data();
+  }
   Model m;
   m.impl_ = std::move(impl);
   return m;
@@ -192,7 +197,14 @@ Expected<FileHashes> Model::Hashes() const { return HashFile(impl_->path); }
 
 Expected<std::vector<std::pair<std::string, std::string>>> Model::InitializerHashes() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& t : impl_->proto.graph().initializer()) {
+  onnx::ModelProto full;  // the weights, from the file's bytes (the parsed graph dropped them)
+  {
+    google::protobuf::io::ArrayInputStream raw(impl_->serialized.data(), static_cast<int>(impl_->serialized.size()));
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    if (!full.ParseFromCodedStream(&coded)) return Corrupt(impl_->path + ": cannot re-read initializers");
+  }
+  for (const auto& t : full.graph().initializer()) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       OP_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(t, impl_->dir));
       out.emplace_back(t.name(), Sha256Hex(bytes.data(), bytes.size()));

@@ -23,8 +23,9 @@ namespace {
 
 class LiveSide : public Side {
  public:
-  LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options)
-      : model_(std::move(model)), backend_(std::move(backend)), options_(std::move(options)) {
+  LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options, bool keep_session)
+      : model_(std::move(model)), backend_(std::move(backend)), options_(std::move(options)),
+        keep_session_(keep_session) {
     info_.kind = "live";
     info_.path = model_.path();
     info_.runtime = "onnxruntime " + backend_->version();
@@ -98,6 +99,7 @@ class LiveSide : public Side {
     for (const auto& nt : *inputs_) refs.emplace_back(nt.name, &nt.tensor);
     auto r = session_->Run(refs, names);
     ++runs_;
+    if (!keep_session_) session_.reset();  // outputs keep their own buffers alive
     if (!r.ok()) return r.status().WithContext(model_.path());
     return r;
   }
@@ -106,6 +108,7 @@ class LiveSide : public Side {
   Model model_;
   std::shared_ptr<Backend> backend_;
   SessionOptions options_;
+  bool keep_session_ = false;
   mutable SideInfo info_;
   std::shared_future<std::string> hash_;
   std::vector<SideTensor> tensors_;
@@ -167,7 +170,9 @@ class DumpSide : public Side {
   std::vector<SideTensor> tensors_;
 };
 
-bool IsDump(const std::string& path) {
+}  // namespace
+
+bool IsDumpPath(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return true;
   if (fs::path(path).extension() != ".npz") return false;
@@ -175,16 +180,18 @@ bool IsDump(const std::string& path) {
   return z.ok() && (*z)->ReadRaw("manifest.json").ok();
 }
 
-}  // namespace
+Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec) {
+  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
+  return std::unique_ptr<Side>(std::make_unique<LiveSide>(model, std::move(backend), spec.session, spec.keep_session));
+}
 
 Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec) {
-  if (IsDump(spec.path)) {
+  if (IsDumpPath(spec.path)) {
     OP_ASSIGN_OR_RETURN(auto reader, DumpReader::Open(spec.path));
     return std::unique_ptr<Side>(std::make_unique<DumpSide>(std::move(reader)));
   }
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(spec.path));
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
-  return std::unique_ptr<Side>(std::make_unique<LiveSide>(std::move(model), std::move(backend), spec.session));
+  return OpenLiveSide(model, spec);
 }
 
 }  // namespace onnxprobe

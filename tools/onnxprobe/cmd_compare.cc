@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "cli.h"
 #include "onnxprobe/comparison.h"
@@ -164,10 +165,18 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
   return Status::Ok();
 }
 
-Expected<std::unique_ptr<Side>> Open(const std::string& path, const SessionFlags& shared, const SessionFlags& own) {
+// `cache` holds a model loaded for side A, reused when side B names the same file.
+Expected<std::unique_ptr<Side>> Open(const std::string& path, const SessionFlags& shared, const SessionFlags& own,
+                                     std::optional<Model>* cache) {
   SessionFlags f = MergeSessionFlags(shared, own);
   OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f));
-  return OpenSide({path, f.session, lib});
+  SideSpec spec{path, f.session, lib};
+  if (IsDumpPath(path)) return OpenSide(spec);
+  if (!cache->has_value() || (*cache)->path() != path) {
+    OP_ASSIGN_OR_RETURN(Model m, Model::Load(path));
+    *cache = std::move(m);
+  }
+  return OpenLiveSide(**cache, spec);
 }
 
 // Inputs shared by both sides: a dump's recorded inputs, else given or generated from a model.
@@ -215,9 +224,10 @@ int RunCompare(Args& args) {
     if (!m.ok()) return Fail(m.status());
     o.job.rename = std::move(*m);
   }
-  auto a = Open(o.a, o.shared, o.side_a);
+  std::optional<Model> cache;
+  auto a = Open(o.a, o.shared, o.side_a, &cache);
   if (!a.ok()) return Fail(a.status().WithContext("side A"));
-  auto b = Open(o.b, o.shared, o.side_b);
+  auto b = Open(o.b, o.shared, o.side_b, &cache);
   if (!b.ok()) return Fail(b.status().WithContext("side B"));
   Expected<Model> graph = Status();
   if (!o.graph.empty()) {
