@@ -38,6 +38,21 @@ struct TensorResult {
   Role role = Role::kPass;
 };
 
+// A node (or the smallest subgraph around it) run alone on side B's runtime, fed with side A's
+// exact input tensors, and compared with side A's output: the test of "introduced here".
+struct Culprit {
+  int row = -1;  // into ComparisonResult::rows
+  std::string tensor, node, op_type;
+  std::vector<std::string> nodes;            // nodes run in isolation (the culprit's node last)
+  std::vector<std::string> nodes_only_in_b;  // of those, nodes whose outputs side A lacks
+  bool isolated = false;                     // isolation ran
+  bool introduced = false;                   // isolated error beyond tolerance
+  std::string error;                         // why isolation could not run
+  TensorMetrics metrics;                     // isolated output vs side A's output
+  std::string reason;
+  double accumulated_max_rel = 0;            // the comparison's max relative error for the tensor
+};
+
 struct ComparisonResult {
   SideInfo side_a, side_b;
   std::string describe_a, describe_b;
@@ -51,6 +66,13 @@ struct ComparisonResult {
   size_t failures = 0;
   bool frontier_from_graph = false;
   size_t runs_a = 0, runs_b = 0, batches = 0;
+  // filled by Localize(): culprits ranked (introduced first, by isolated error), repro bundle
+  bool localized = false;
+  std::string localize_note;
+  std::vector<Culprit> culprits;
+  std::string repro_dir;
+  size_t isolation_runs = 0;
+  double localize_seconds = 0;
   bool aborted = false;            // a side failed mid-way; rows hold what was compared
   Status abort_status;
   double seconds = 0;

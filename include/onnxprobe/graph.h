@@ -12,4 +12,18 @@ namespace onnxprobe {
 // already outputs are skipped). Fails naming a tensor that is not a main-graph node output.
 Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::string>& extra);
 
+struct SubgraphSpec {
+  std::vector<int> nodes;  // topological indices into model.index().nodes()
+  std::vector<std::string> inputs;
+  std::vector<std::pair<DType, Shape>> input_types;  // one per input
+  std::vector<std::string> outputs;
+  std::vector<std::pair<DType, Shape>> output_types;  // one per output; empty: untyped
+};
+
+// A standalone model running `nodes` with `inputs` as graph inputs and `outputs` as graph
+// outputs: the initializers the nodes read are embedded (external data read in), opsets and
+// model-local functions kept. Fails naming a node input that is neither an input nor an
+// initializer nor produced inside the set.
+Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& spec);
+
 }  // namespace onnxprobe

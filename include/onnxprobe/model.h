@@ -36,7 +36,9 @@ struct NodeInfo {
   std::vector<std::string> inputs;  // "" for omitted optional inputs
   std::vector<std::string> outputs;
   int topo_index = 0;
+  int file_index = 0;         // position in the file's node list
   bool has_subgraph = false;  // If/Loop/Scan bodies: their inner tensors are not capturable
+  std::vector<std::string> implicit_inputs;  // outer-scope tensors its bodies read
 };
 
 enum class TensorKind { kGraphInput, kInitializer, kIntermediate, kGraphOutput, kSubgraph };

@@ -50,6 +50,13 @@ class Side {
   // when the runtime fails, kCorrupt/kIoError when a dump cannot be read.
   virtual Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) = 0;
   virtual size_t runs() const { return 0; }
+  // Runs another model (an isolated node, a repro) on this side's runtime with its options.
+  // Dumps cannot run anything: kUnsupported.
+  virtual Expected<std::vector<RunOutput>> RunOther(const std::string& model_bytes, const std::string& model_dir,
+                                                    const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+                                                    const std::vector<std::string>& outputs) = 0;
+  // The session options a live side runs with (dumps: the defaults).
+  virtual SessionOptions session_options() const { return SessionOptions(); }
 };
 
 struct SideSpec {

@@ -1,4 +1,5 @@
 // Graph index: stable topological order, producers and consumers, subgraph tensors.
+#include <algorithm>
 #include <deque>
 #include <unordered_set>
 
@@ -92,6 +93,7 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
   // Kahn's algorithm; dependencies include tensors read implicitly by subgraph bodies.
   std::vector<std::vector<int>> users(n);
   std::vector<int> pending(n, 0);
+  std::vector<std::vector<std::string>> implicit_of(n);
   for (int i = 0; i < n; ++i) {
     std::unordered_set<std::string> needs, implicit;
     for (const auto& in : g.node(i).input()) {
@@ -101,6 +103,8 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
       if (a.has_g()) CollectOuterReads(a.g(), {}, &implicit);
       for (const auto& sg : a.graphs()) CollectOuterReads(sg, {}, &implicit);
     }
+    implicit_of[i].assign(implicit.begin(), implicit.end());
+    std::sort(implicit_of[i].begin(), implicit_of[i].end());
     for (const auto& in : implicit) {
       // a body may read names the runtime resolves itself; only order after known producers
       auto it = producer_of.find(in);
@@ -153,6 +157,8 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
     ni.inputs.assign(p.input().begin(), p.input().end());
     ni.outputs.assign(p.output().begin(), p.output().end());
     ni.topo_index = k;
+    ni.file_index = order[k];
+    ni.implicit_inputs = implicit_of[order[k]];
     for (const auto& a : p.attribute()) {
       if (a.has_g() || a.graphs_size() > 0) ni.has_subgraph = true;
     }

@@ -3,6 +3,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +25,12 @@ struct Model::Impl {
   // for re-serializing the weights.
   const std::string& SerializedProto() const { return serialized; }
   std::string serialized;
+
+  // The model with its weights, parsed again from `serialized` on first use (the indexed
+  // `proto` drops large initializer bytes). Fails only if the bytes stopped parsing.
+  const onnx::ModelProto* FullProto() const;
+  mutable std::once_flag full_once;
+  mutable std::unique_ptr<onnx::ModelProto> full;
 };
 
 // The one place allowed to fill a GraphIndex (its friend).

@@ -195,16 +195,22 @@ const ValueInfo* Model::FindValueInfo(const std::string& name) const {
 
 Expected<FileHashes> Model::Hashes() const { return HashFile(impl_->path); }
 
-Expected<std::vector<std::pair<std::string, std::string>>> Model::InitializerHashes() const {
-  std::vector<std::pair<std::string, std::string>> out;
-  onnx::ModelProto full;  // the weights, from the file's bytes (the parsed graph dropped them)
-  {
-    google::protobuf::io::ArrayInputStream raw(impl_->serialized.data(), static_cast<int>(impl_->serialized.size()));
+const onnx::ModelProto* Model::Impl::FullProto() const {
+  std::call_once(full_once, [this] {
+    auto p = std::make_unique<onnx::ModelProto>();
+    google::protobuf::io::ArrayInputStream raw(serialized.data(), static_cast<int>(serialized.size()));
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT_MAX);
-    if (!full.ParseFromCodedStream(&coded)) return Corrupt(impl_->path + ": cannot re-read initializers");
-  }
-  for (const auto& t : full.graph().initializer()) {
+    if (p->ParseFromCodedStream(&coded)) full = std::move(p);
+  });
+  return full.get();
+}
+
+Expected<std::vector<std::pair<std::string, std::string>>> Model::InitializerHashes() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  const onnx::ModelProto* full = impl_->FullProto();  // the weights (the indexed graph dropped them)
+  if (full == nullptr) return Corrupt(impl_->path + ": cannot re-read initializers");
+  for (const auto& t : full->graph().initializer()) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       OP_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(t, impl_->dir));
       out.emplace_back(t.name(), Sha256Hex(bytes.data(), bytes.size()));

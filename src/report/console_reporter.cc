@@ -107,6 +107,38 @@ class ConsoleReporter : public Reporter {
     }
     size_t inherited = r.failures - r.frontier.size();
     if (inherited) out += std::to_string(inherited) + " failing tensors only inherit that error\n";
+    out += Culprits(r);
+    return out;
+  }
+
+  std::string Culprits(const ComparisonResult& r) const {
+    if (!r.localized) return "";
+    std::string out;
+    if (!r.localize_note.empty()) out += "isolation: " + r.localize_note + "\n";
+    if (r.culprits.empty()) return out;
+    out += "isolation (each node run alone on B's runtime with A's inputs; " + std::to_string(r.isolation_runs) +
+           " runs):\n";
+    size_t rank = 0;
+    for (const auto& c : r.culprits) {
+      if (++rank > 10) {
+        out += "  ... " + std::to_string(r.culprits.size() - 10) + " more\n";
+        break;
+      }
+      std::string what = c.node + " (" + c.op_type + ")";
+      if (!c.nodes_only_in_b.empty()) {
+        std::string extra;
+        for (const auto& n : c.nodes_only_in_b) extra += (extra.empty() ? "" : ", ") + n;
+        what += " with nodes only in B: " + extra;
+      }
+      if (!c.isolated) {
+        out += "  " + std::to_string(rank) + ". " + what + ": not isolated: " + c.error + "\n";
+        continue;
+      }
+      out += "  " + std::to_string(rank) + ". " + what + ": " +
+             (c.introduced ? Color("1;31", "INTRODUCED") : Color("33", "inherited")) + ", isolated max rel " +
+             Fmt("%.2e", c.metrics.max_rel) + " vs accumulated " + Fmt("%.2e", c.accumulated_max_rel) + "\n";
+    }
+    if (!r.repro_dir.empty()) out += "repro bundle: " + r.repro_dir + " (replay: onnxprobe replay " + r.repro_dir + ")\n";
     return out;
   }
 

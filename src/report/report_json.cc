@@ -117,6 +117,28 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("runs_a").UInt(r.runs_a).Key("runs_b").UInt(r.runs_b).Key("batches").UInt(r.batches);
   j.Key("seconds").Number(r.seconds);
   j.EndObject();
+  j.Key("localization").BeginObject();
+  j.Key("ran").Bool(r.localized).Key("note").String(r.localize_note);
+  j.Key("isolation_runs").UInt(r.isolation_runs).Key("seconds").Number(r.localize_seconds);
+  j.Key("repro_dir");
+  if (r.repro_dir.empty()) j.Null();
+  else j.String(r.repro_dir);
+  j.Key("culprits").BeginArray();
+  for (const auto& c : r.culprits) {
+    j.BeginObject().Key("tensor").String(c.tensor).Key("node").String(c.node).Key("op_type").String(c.op_type);
+    j.Key("row").Int(c.row).Key("isolated").Bool(c.isolated).Key("introduced").Bool(c.introduced);
+    j.Key("error").String(c.error).Key("reason").String(c.reason);
+    j.Key("nodes").BeginArray();
+    for (const auto& n : c.nodes) j.String(n);
+    j.EndArray().Key("nodes_only_in_b").BeginArray();
+    for (const auto& n : c.nodes_only_in_b) j.String(n);
+    j.EndArray();
+    j.Key("isolated_max_abs").Number(c.metrics.max_abs).Key("isolated_max_rel").Number(c.metrics.max_rel);
+    j.Key("isolated_mismatches").UInt(c.metrics.mismatches);
+    j.Key("accumulated_max_rel").Number(c.accumulated_max_rel);
+    j.EndObject();
+  }
+  j.EndArray().EndObject();
   j.Key("only_in_a").BeginArray();
   for (const auto& n : r.only_a) j.String(n);
   j.EndArray().Key("only_in_b").BeginArray();

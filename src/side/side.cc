@@ -85,6 +85,15 @@ class LiveSide : public Side {
     return Status::Ok();
   }
 
+  SessionOptions session_options() const override { return options_; }
+
+  Expected<std::vector<RunOutput>> RunOther(const std::string& bytes, const std::string& dir,
+                                            const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+                                            const std::vector<std::string>& outputs) override {
+    OP_ASSIGN_OR_RETURN(auto session, backend_->CreateSession(bytes, dir, options_));
+    return session->Run(inputs, outputs);
+  }
+
   Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) override {
     if (inputs_ == nullptr) return InvalidArgument("live side " + model_.path() + " has no inputs set");
     if (session_ == nullptr || names != session_names_) {
@@ -142,6 +151,11 @@ class DumpSide : public Side {
   const std::vector<SideTensor>& tensors() const override { return tensors_; }
   const Model* model() const override { return nullptr; }
   Status SetInputs(const std::vector<NamedTensor>&) override { return Status::Ok(); }
+  Expected<std::vector<RunOutput>> RunOther(const std::string&, const std::string&,
+                                            const std::vector<std::pair<std::string, const Tensor*>>&,
+                                            const std::vector<std::string>&) override {
+    return Unsupported("side " + reader_->path() + " is a dump: it cannot run an isolated node");
+  }
 
   Expected<std::vector<NamedTensor>> RecordedInputs() const override {
     std::vector<NamedTensor> out;

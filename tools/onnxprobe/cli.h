@@ -87,5 +87,6 @@ class ProgressLine {
 int RunInspect(Args& args);
 int RunRun(Args& args);
 int RunCompare(Args& args);
+int RunReplay(Args& args);
 
 }  // namespace onnxprobe::cli

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "onnxprobe/comparison.h"
+#include "onnxprobe/localize.h"
 #include "onnxprobe/report.h"
 
 namespace onnxprobe::cli {
@@ -41,11 +42,17 @@ constexpr const char* kHelp =
     "  --topk NAMES              argmax/top-k agreement for these tensors (graph outputs get it)\n"
     "  --model MODEL             graph used to localize errors when both sides are dumps\n"
     "  --max-memory SIZE         both sides' tensors alive at once (e.g. 1G)\n"
+    "localization (side B live)\n"
+    "  --isolate WHICH           run candidates alone on side B's runtime with side A's inputs:\n"
+    "                            frontier (default), failing, all, or none\n"
+    "  --repro DIR               write a standalone repro bundle for the top culprit\n"
     "reports\n"
     "  --json FILE  --html FILE  -q/--quiet  --rows N  --color/--no-color\n";
 
 struct CompareCli {
   std::string a, b, json, html, mapping, graph;
+  LocalizeOptions localize;
+  bool isolate = true;
   SessionFlags shared, side_a, side_b;
   InputOptions inputs;
   CompareJob job;
@@ -127,6 +134,15 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     } else if (args.Flag("--max-memory")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       OP_ASSIGN_OR_RETURN(o->job.max_memory, ParseBytes(v));
+    } else if (args.Flag("--isolate")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      o->isolate = v != "none";
+      if (v == "frontier") o->localize.candidates = Candidates::kFrontier;
+      else if (v == "failing") o->localize.candidates = Candidates::kFailing;
+      else if (v == "all") o->localize.candidates = Candidates::kAll;
+      else if (v != "none") return InvalidArgument("bad --isolate '" + v + "' (frontier, failing, all or none)");
+    } else if (args.Flag("--repro")) {
+      OP_ASSIGN_OR_RETURN(o->localize.repro_dir, args.Value());
     } else if (args.Flag("--json")) {
       OP_ASSIGN_OR_RETURN(o->json, args.Value());
     } else if (args.Flag("--html")) {
@@ -247,6 +263,11 @@ int RunCompare(Args& args) {
   if (!result.ok()) return Fail(result.status());
   progress.Update(1, 1);
   result->input_seed = seed;
+  bool any_failure = result->failures > 0;
+  if (o.isolate && !result->aborted && (any_failure || o.localize.candidates == Candidates::kAll)) {
+    st = Localize(**a, **b, *inputs, o.job, o.localize, &*result);
+    if (!st.ok()) return Fail(st);
+  }
   for (const auto& in : *inputs) {
     result->inputs.emplace_back(in.name, std::string(DTypeName(in.tensor.dtype())) + ShapeToString(in.tensor.shape()));
   }

@@ -19,6 +19,7 @@ constexpr const char* kUsage =
     "  run MODEL         run with ONNX Runtime and dump intermediate tensors (.npy folder or .npz)\n"
     "  compare A [B]     compare two sides tensor by tensor (models run live, or dumps) and find\n"
     "                    the node where error is introduced; terminal, JSON and HTML reports\n"
+    "  replay DIR        rerun a repro bundle written by compare --repro\n"
     "  --version         onnxprobe and ONNX Runtime versions\n"
     "\n"
     "onnxprobe <command> --help shows the options of a command.\n"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     if (cmd == "inspect") return onnxprobe::cli::RunInspect(args);
     if (cmd == "run") return onnxprobe::cli::RunRun(args);
     if (cmd == "compare") return onnxprobe::cli::RunCompare(args);
+    if (cmd == "replay") return onnxprobe::cli::RunReplay(args);
     std::fprintf(stderr, "onnxprobe: error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return onnxprobe::cli::kExitBadInput;
   } catch (const std::exception& e) {

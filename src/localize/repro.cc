@@ -1,0 +1,146 @@
+#include "localize/repro.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/file_util.h"
+#include "onnxprobe/graph.h"
+#include "onnxprobe/json.h"
+#include "onnxprobe/json_value.h"
+#include "onnxprobe/localize.h"
+#include "onnxprobe/tensor_proto.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+
+Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit, const Side& b,
+                        const ComparisonResult& r) {
+  std::error_code ec;
+  fs::path parent = fs::path(dir).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) return NotFound(dir + ": parent folder does not exist");
+  if (fs::exists(dir, ec) && !fs::exists(fs::path(dir) / "onnxprobe.json", ec) && !fs::is_empty(dir, ec)) {
+    return InvalidArgument(dir + ": exists and is not an onnxprobe repro bundle; refusing to replace it");
+  }
+  std::string tmp = TempSiblingPath(dir);
+  fs::create_directories(fs::path(tmp) / "test_data_set_0", ec);
+  fs::create_directories(fs::path(tmp) / "observed", ec);
+  if (ec) return IoError(dir + ": cannot create (" + ec.message() + ")");
+  auto fail = [&](const Status& st) {
+    RemoveAll(tmp);
+    return st;
+  };
+  Status st = WriteFileAtomic(tmp + "/model.onnx", bundle.model_bytes);
+  for (size_t k = 0; st.ok() && k < bundle.inputs.size(); ++k) {
+    st = WriteTensorProto(tmp + "/test_data_set_0/input_" + std::to_string(k) + ".pb", *bundle.inputs[k].second,
+                          bundle.inputs[k].first);
+  }
+  for (size_t k = 0; st.ok() && k < bundle.expected.size(); ++k) {
+    st = WriteTensorProto(tmp + "/test_data_set_0/output_" + std::to_string(k) + ".pb", *bundle.expected[k].second,
+                          bundle.expected[k].first);
+  }
+  for (size_t k = 0; st.ok() && k < bundle.observed.size(); ++k) {
+    st = WriteTensorProto(tmp + "/observed/output_" + std::to_string(k) + ".pb", *bundle.observed[k].second,
+                          bundle.observed[k].first);
+  }
+  if (!st.ok()) return fail(st);
+
+  const SideInfo& si = b.info();
+  SessionOptions so = b.session_options();
+  const TensorResult& row = r.rows[culprit.row];
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("format").String("onnxprobe-repro").Key("format_version").Int(1);
+  j.Key("culprit").BeginObject().Key("node").String(culprit.node).Key("op_type").String(culprit.op_type);
+  j.Key("tensor").String(culprit.tensor).Key("nodes").BeginArray();
+  for (const auto& n : culprit.nodes) j.String(n);
+  j.EndArray().Key("nodes_only_in_b").BeginArray();
+  for (const auto& n : culprit.nodes_only_in_b) j.String(n);
+  j.EndArray().EndObject();
+  j.Key("reference").String(r.describe_a).Key("under_test").String(r.describe_b);
+  j.Key("runtime").String(si.runtime).Key("runtime_library").String(si.runtime_library);
+  j.Key("provider").String(so.provider).Key("provider_options").BeginObject();
+  for (const auto& [k, v] : so.provider_options) j.Key(k).String(v);
+  j.EndObject();
+  j.Key("optimization_level").Int(so.optimization_level).Key("sequential").Bool(so.sequential);
+  j.Key("atol").Number(row.tolerance.atol).Key("rtol").Number(row.tolerance.rtol);
+  j.Key("scale_atol").Bool(row.tolerance.scale_atol).Key("rel_eps").Number(r.policy.rel_eps);
+  j.Key("judge").String(JudgeByName(r.policy.judge));
+  j.Key("isolated_max_abs").Number(culprit.metrics.max_abs).Key("isolated_max_rel").Number(culprit.metrics.max_rel);
+  j.EndObject();
+  st = WriteFileAtomic(tmp + "/onnxprobe.json", j.str() + "\n");
+  static const char* kLevels[] = {"disabled", "basic", "extended"};
+  std::string level = so.optimization_level == 99 ? "all" : kLevels[std::clamp(so.optimization_level, 0, 2)];
+  std::string readme =
+      "onnxprobe repro bundle\n\n"
+      "Node " + culprit.node + " (" + culprit.op_type + "), output " + culprit.tensor +
+      ", run alone on the runtime under test with the reference's exact inputs.\n"
+      "reference (A):  " + r.describe_a + "\n"
+      "under test (B): " + r.describe_b + "\n"
+      "nodes in model.onnx: " + std::to_string(culprit.nodes.size()) +
+      (culprit.nodes_only_in_b.empty() ? "" : " (" + std::to_string(culprit.nodes_only_in_b.size()) +
+                                                     " have no counterpart in the reference)") + "\n\n"
+      "Layout (ONNX backend test): model.onnx; test_data_set_0/input_K.pb are the inputs;\n"
+      "test_data_set_0/output_K.pb the reference's outputs (expected); observed/output_K.pb what the\n"
+      "runtime under test produced. Any ONNX test runner can replay it.\n\n"
+      "Replay with onnxprobe (exit code 1 when the mismatch reproduces):\n"
+      "  onnxprobe replay " + dir + "\n"
+      "which runs on " + si.runtime + ", provider " + so.provider + ", optimizations " + level +
+      " (from onnxprobe.json); override with --provider, --opt-level, --ort-version.\n";
+  if (st.ok()) st = WriteFileAtomic(tmp + "/README.txt", readme);
+  if (!st.ok()) return fail(st);
+  if (fs::exists(dir, ec)) fs::remove_all(dir, ec);
+  fs::rename(tmp, dir, ec);
+  if (ec) return fail(IoError(dir + ": cannot move the bundle into place (" + ec.message() + ")"));
+  return Status::Ok();
+}
+
+Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& ort_library,
+                                    const SessionOptions& options, const TolerancePolicy& policy) {
+  OP_ASSIGN_OR_RETURN(Model model, Model::Load((fs::path(dir) / "model.onnx").string()));
+  std::vector<NamedTensor> inputs, expected;
+  for (size_t k = 0;; ++k) {
+    fs::path p = fs::path(dir) / "test_data_set_0" / ("input_" + std::to_string(k) + ".pb");
+    std::error_code ec;
+    if (!fs::exists(p, ec)) break;
+    OP_ASSIGN_OR_RETURN(NamedTensor t, ReadTensorProto(p.string()));
+    if (k < model.summary().inputs.size()) t.name = model.summary().inputs[k].name;
+    inputs.push_back(std::move(t));
+  }
+  for (size_t k = 0;; ++k) {
+    fs::path p = fs::path(dir) / "test_data_set_0" / ("output_" + std::to_string(k) + ".pb");
+    std::error_code ec;
+    if (!fs::exists(p, ec)) break;
+    OP_ASSIGN_OR_RETURN(NamedTensor t, ReadTensorProto(p.string()));
+    if (k < model.summary().outputs.size()) t.name = model.summary().outputs[k].name;
+    expected.push_back(std::move(t));
+  }
+  if (expected.empty()) return InvalidArgument(dir + ": no test_data_set_0/output_0.pb to compare with");
+  if (inputs.size() != model.summary().inputs.size()) {
+    return InvalidArgument(dir + ": model.onnx has " + std::to_string(model.summary().inputs.size()) +
+                           " inputs but test_data_set_0 holds " + std::to_string(inputs.size()));
+  }
+  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(ort_library));
+  OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, {}));
+  OP_ASSIGN_OR_RETURN(auto session, backend->CreateSession(bytes, model.dir(), options));
+  std::vector<std::pair<std::string, const Tensor*>> refs;
+  for (const auto& nt : inputs) refs.emplace_back(nt.name, &nt.tensor);
+  std::vector<std::string> names;
+  for (const auto& e : expected) names.push_back(e.name);
+  OP_ASSIGN_OR_RETURN(auto outs, session->Run(refs, names));
+  ReplayResult rr;
+  rr.runtime = "onnxruntime " + backend->version();
+  for (size_t k = 0; k < expected.size(); ++k) {
+    TensorResult row;
+    row.name = row.name_b = expected[k].name;
+    row.tolerance = policy.For(row.name, "");
+    row.metrics = CompareTensors(expected[k].tensor, outs[k].tensor, row.tolerance, policy.rel_eps, CompareOptions());
+    row.pass = Judge(row.metrics, row.tolerance, policy.judge, &row.reason);
+    row.grade = GradeFor(row.metrics.max_rel);
+    rr.failures += !row.pass;
+    rr.rows.push_back(std::move(row));
+  }
+  return rr;
+}
+
+}  // namespace onnxprobe
