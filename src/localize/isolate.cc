@@ -72,6 +72,30 @@ Plan MakePlan(const Model& g, const TensorResult& row, int row_index,
   return p;
 }
 
+// For a consumer reading `x` through a chain of nodes only in B (e.g. an inserted Cast pair),
+// the side A tensor at the start of that chain: single-input steps back until a boundary tensor.
+std::string ChainStart(const Model& g, const std::string& x, const std::set<std::string>& boundary,
+                       const std::set<int>& b_only) {
+  const GraphIndex& idx = g.index();
+  std::string cur = x;
+  for (int steps = 0; steps < 16; ++steps) {
+    if (boundary.count(cur)) return cur;
+    const TensorEntry* e = idx.Find(cur);
+    if (e == nullptr || e->producer < 0 || !b_only.count(e->producer)) return "";
+    std::string next;
+    int activations = 0;
+    for (const auto& in : idx.nodes()[e->producer].inputs) {
+      const TensorEntry* ie = idx.Find(in);
+      if (in.empty() || ie == nullptr || ie->kind == TensorKind::kInitializer) continue;
+      next = in;
+      ++activations;
+    }
+    if (activations != 1) return "";
+    cur = next;
+  }
+  return "";
+}
+
 }  // namespace
 
 Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const CompareJob& job,
@@ -191,6 +215,68 @@ Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const 
           c.metrics = CompareTensors(expected, (*out)[0].tensor, row.tolerance, job.policy.rel_eps, k);
           c.isolated = true;
           c.introduced = !Judge(c.metrics, row.tolerance, job.policy.judge, &c.reason);
+          if (c.introduced && !c.nodes_only_in_b.empty()) {
+            // Does the candidate's own node still fail once the nodes only in B are bypassed
+            // (fed side A's tensor where B reads their output)? If not, they are the culprit.
+            const TensorEntry* te = g->index().Find(row.name_b);
+            const NodeInfo& node = g->index().nodes()[te->producer];
+            std::set<std::string> boundary(p.boundary.begin(), p.boundary.end());
+            std::set<int> b_only;
+            for (int k : p.nodes) {
+              if (k != te->producer) b_only.insert(k);
+            }
+            SubgraphSpec alone;
+            alone.nodes = {te->producer};
+            std::vector<std::pair<std::string, const Tensor*>> feed2;
+            bool ok = true;
+            for (const auto& x : node.inputs) {
+              if (x.empty() || std::find(alone.inputs.begin(), alone.inputs.end(), x) != alone.inputs.end()) continue;
+              const TensorEntry* xe = g->index().Find(x);
+              if (xe == nullptr || xe->kind == TensorKind::kInitializer) continue;
+              std::string src = xe->kind == TensorKind::kGraphInput ? x : ChainStart(*g, x, boundary, b_only);
+              const Tensor* t = nullptr;
+              if (xe->kind == TensorKind::kGraphInput) {
+                auto it = shared.find(x);
+                t = it == shared.end() ? nullptr : it->second;
+              } else if (!src.empty()) {
+                auto m = b_to_a.find(src);
+                auto it = from_a.find(m == b_to_a.end() ? src : m->second);
+                t = it == from_a.end() ? nullptr : &it->second;
+              }
+              if (t == nullptr) {
+                ok = false;
+                break;
+              }
+              alone.inputs.push_back(x);
+              alone.input_types.emplace_back(t->dtype(), t->shape());
+              feed2.emplace_back(x, t);
+            }
+            alone.outputs = spec.outputs;
+            alone.output_types = spec.output_types;
+            auto bytes2 = ok ? ExtractSubgraph(*g, alone) : Expected<std::string>(Status(ErrorCode::kUnsupported, ""));
+            auto out2 = bytes2.ok() ? b.RunOther(*bytes2, g->dir(), feed2, alone.outputs)
+                                    : Expected<std::vector<RunOutput>>(bytes2.status());
+            if (bytes2.ok()) ++r->isolation_runs;
+            std::string why;
+            if (out2.ok() &&
+                Judge(CompareTensors(expected, (*out2)[0].tensor, row.tolerance, job.policy.rel_eps, job.kernel),
+                      row.tolerance, job.policy.judge, &why)) {
+              // the node is fine on its own: the error comes from the nodes only in B
+              const NodeInfo* first = nullptr;
+              for (int k : p.nodes) {
+                if (b_only.count(k)) {
+                  first = &g->index().nodes()[k];
+                  break;
+                }
+              }
+              if (first != nullptr) {
+                c.reason = "nodes only in B (" + first->name + ", ...) introduce it; " + node.name +
+                           " alone matches the reference: " + c.reason;
+                c.node = first->name;
+                c.op_type = first->op_type;
+              }
+            }
+          }
           if (!options.repro_dir.empty() && r->repro_dir.empty() && c.introduced) {
             ReproBundle bundle{*bytes, feed, {{row.name_b, &expected}}, {{row.name_b, &(*out)[0].tensor}}};
             Status st = WriteReproBundle(options.repro_dir, bundle, c, b, *r);
