@@ -66,6 +66,8 @@ struct ComparisonResult {
   size_t failures = 0;
   bool frontier_from_graph = false;
   size_t runs_a = 0, runs_b = 0, batches = 0;
+  bool bisected = false;  // rows are the probes of RunBisection
+  size_t bisect_rounds = 0;
   // filled by Localize(): culprits ranked (introduced first, by isolated error), repro bundle
   bool localized = false;
   std::string localize_note;
@@ -85,6 +87,12 @@ using RowCallback = std::function<void(const TensorResult& row, size_t done, siz
 // the comparison early with `aborted` set and the rows already compared kept.
 Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job,
                                          const RowCallback& on_row = nullptr);
+
+// When capturing everything does not fit: a k-ary search over side A's topological order for the
+// first failing tensor, capturing at most `per_run` tensors per side per run (fewer if the
+// memory budget says so). Assumes error, once introduced, persists downstream; the rows are the
+// probed tensors only. `bisect_runs` in the result counts the probe rounds.
+Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job, size_t per_run);
 
 // Reads a mapping of renamed tensors: a JSON object {"name in A": "name in B"} or a text file
 // with two columns per line (A name, whitespace, B name; '#' starts a comment).

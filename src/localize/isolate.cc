@@ -1,4 +1,11 @@
 // Per-node isolation around the comparison's frontier.
+//
+// Stage 1 runs each candidate (a failing tensor's producer, plus any nodes only side B has
+// between it and tensors side A provides) alone on side B's runtime, fed with side A's exact
+// tensors: a failure there means the error is introduced there. Stage 2, when no candidate
+// fails on its own, isolates the failure's ancestors and names the one with the largest local
+// error: an error below tolerance where it is made and amplified downstream (e.g. a float16
+// round trip before a convolution).
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -13,27 +20,41 @@ namespace onnxprobe {
 namespace {
 
 struct Plan {
-  int row;
+  std::string name_b;
   std::vector<int> nodes;                 // topo indices in the graph of B
   std::vector<std::string> boundary;      // tensors fed from side A (B names)
   std::vector<std::string> graph_inputs;  // tensors fed from the shared inputs
   std::string error;
 };
 
-// The candidate's node plus the nodes only side B has between it and tensors side A provides.
-Plan MakePlan(const Model& g, const TensorResult& row, int row_index,
-              const std::unordered_map<std::string, std::string>& b_to_a, const std::set<std::string>& a_names,
-              size_t max_nodes) {
+struct Ctx {
+  Side& a;
+  Side& b;
+  const Model& g;
+  const CompareJob& job;
+  ComparisonResult* r;
+  std::unordered_map<std::string, std::string> b_to_a;
+  std::set<std::string> a_names;
+  std::unordered_map<std::string, const Tensor*> shared;
+  std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
+
+  std::string AName(const std::string& b_name) const {
+    auto m = b_to_a.find(b_name);
+    return m == b_to_a.end() ? b_name : m->second;
+  }
+};
+
+// The node producing `name_b` plus the nodes it needs that side A cannot provide (nodes only in
+// B), and any node in `expand` (the path from a culprit to the failure, for repros).
+Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes, const std::set<int>& expand = {}) {
   Plan p;
-  p.row = row_index;
-  const GraphIndex& idx = g.index();
-  const TensorEntry* t = idx.Find(row.name_b);
+  p.name_b = name_b;
+  const GraphIndex& idx = cx.g.index();
+  const TensorEntry* t = idx.Find(name_b);
   if (t == nullptr || t->producer < 0) {
-    p.error = "the model of side B has no node producing '" + row.name_b + "'";
+    p.error = "the model of side B has no node producing '" + name_b + "'";
     return p;
   }
-  std::set<std::string> inputs;
-  for (const auto& v : g.summary().inputs) inputs.insert(v.name);
   std::set<int> nodes{t->producer};
   std::deque<int> queue{t->producer};
   std::set<std::string> boundary, graph_inputs;
@@ -45,19 +66,16 @@ Plan MakePlan(const Model& g, const TensorResult& row, int row_index,
     for (const auto& x : reads) {
       if (x.empty()) continue;
       const TensorEntry* e = idx.Find(x);
-      if (e == nullptr) continue;  // resolved by the runtime (e.g. inside a body)
-      if (e->kind == TensorKind::kInitializer) continue;  // embedded from side B's model
+      if (e == nullptr || e->kind == TensorKind::kInitializer) continue;
       if (e->kind == TensorKind::kGraphInput) {
         graph_inputs.insert(x);
         continue;
       }
-      auto m = b_to_a.find(x);
-      const std::string& in_a = m == b_to_a.end() ? x : m->second;
-      if (a_names.count(in_a)) {
+      if (cx.a_names.count(cx.AName(x)) && !expand.count(e->producer)) {
         boundary.insert(x);
       } else if (e->producer >= 0 && !nodes.count(e->producer)) {
         if (nodes.size() >= max_nodes) {
-          p.error = "more than " + std::to_string(max_nodes) + " nodes between '" + row.name_b +
+          p.error = "more than " + std::to_string(max_nodes) + " nodes between '" + name_b +
                     "' and tensors side A provides";
           return p;
         }
@@ -72,8 +90,108 @@ Plan MakePlan(const Model& g, const TensorResult& row, int row_index,
   return p;
 }
 
+// Fetches from side A, in one run, every tensor the plans need that is not fetched yet.
+Status FetchFor(Ctx& cx, const std::vector<Plan>& plans) {
+  std::set<std::string> want;
+  for (const Plan& p : plans) {
+    if (!p.error.empty()) continue;
+    want.insert(cx.AName(p.name_b));
+    for (const auto& x : p.boundary) want.insert(cx.AName(x));
+  }
+  std::vector<std::string> names;
+  for (const auto& n : want) {
+    if (!cx.from_a.count(n)) names.push_back(n);
+  }
+  if (names.empty()) return Status::Ok();
+  OP_ASSIGN_OR_RETURN(auto got, cx.a.Fetch(names));
+  for (auto& o : got) cx.from_a[o.name] = std::move(o.tensor);
+  return Status::Ok();
+}
+
+struct Run {
+  std::string bytes;
+  std::vector<std::pair<std::string, const Tensor*>> feed;
+  const Tensor* expected = nullptr;
+  Tensor observed;
+  std::string error;
+};
+
+// Builds the plan's model and runs it on side B's runtime with side A's tensors.
+Run Execute(Ctx& cx, const Plan& p) {
+  Run run;
+  SubgraphSpec spec;
+  spec.nodes = p.nodes;
+  auto feed = [&](const std::string& x, const Tensor* t) {
+    spec.inputs.push_back(x);
+    spec.input_types.emplace_back(t->dtype(), t->shape());
+    run.feed.emplace_back(x, t);
+  };
+  for (const auto& x : p.boundary) {
+    auto it = cx.from_a.find(cx.AName(x));
+    if (it == cx.from_a.end() || it->second.empty()) {
+      run.error = "side A did not provide '" + x + "'";
+      return run;
+    }
+    feed(x, &it->second);
+  }
+  for (const auto& x : p.graph_inputs) {
+    auto it = cx.shared.find(x);
+    if (it == cx.shared.end()) {
+      run.error = "graph input '" + x + "' is not among the shared inputs";
+      return run;
+    }
+    feed(x, it->second);
+  }
+  auto e = cx.from_a.find(cx.AName(p.name_b));
+  if (e == cx.from_a.end() || e->second.empty()) {
+    run.error = "side A did not provide '" + p.name_b + "'";
+    return run;
+  }
+  run.expected = &e->second;
+  spec.outputs = {p.name_b};
+  spec.output_types = {{e->second.dtype(), e->second.shape()}};
+  auto bytes = ExtractSubgraph(cx.g, spec);
+  if (!bytes.ok()) {
+    run.error = bytes.status().message();
+    return run;
+  }
+  run.bytes = std::move(*bytes);
+  auto out = cx.b.RunOther(run.bytes, cx.g.dir(), run.feed, spec.outputs);
+  ++cx.r->isolation_runs;
+  if (!out.ok()) {
+    run.error = out.status().message();
+    return run;
+  }
+  run.observed = std::move((*out)[0].tensor);
+  return run;
+}
+
+std::string NodeName(const NodeInfo& n, int k) { return n.name.empty() ? n.op_type + "#" + std::to_string(k) : n.name; }
+
+// A culprit record for a plan, with the nodes only in B named.
+Culprit Describe(const Ctx& cx, const Plan& p, int row) {
+  Culprit c;
+  c.row = row;
+  c.tensor = cx.AName(p.name_b);
+  const GraphIndex& idx = cx.g.index();
+  const TensorEntry* t = idx.Find(p.name_b);
+  if (t != nullptr && t->producer >= 0) {
+    c.node = NodeName(idx.nodes()[t->producer], t->producer);
+    c.op_type = idx.nodes()[t->producer].op_type;
+  }
+  c.error = p.error;
+  for (int k : p.nodes) {
+    const NodeInfo& n = idx.nodes()[k];
+    c.nodes.push_back(NodeName(n, k));
+    bool in_a = false;
+    for (const auto& o : n.outputs) in_a = in_a || (!o.empty() && cx.a_names.count(cx.AName(o)));
+    if (!in_a) c.nodes_only_in_b.push_back(c.nodes.back());
+  }
+  return c;
+}
+
 // For a consumer reading `x` through a chain of nodes only in B (e.g. an inserted Cast pair),
-// the side A tensor at the start of that chain: single-input steps back until a boundary tensor.
+// the side A tensor at the start of that chain: single-input steps back to a boundary tensor.
 std::string ChainStart(const Model& g, const std::string& x, const std::set<std::string>& boundary,
                        const std::set<int>& b_only) {
   const GraphIndex& idx = g.index();
@@ -96,6 +214,152 @@ std::string ChainStart(const Model& g, const std::string& x, const std::set<std:
   return "";
 }
 
+// When a plan holds nodes only in B, checks whether the candidate's node alone (fed side A's
+// tensor where B reads their output) matches; if so the nodes only in B are named as culprit.
+void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
+  if (c->nodes_only_in_b.empty()) return;
+  const GraphIndex& idx = cx.g.index();
+  const TensorEntry* te = idx.Find(p.name_b);
+  const NodeInfo& node = idx.nodes()[te->producer];
+  std::set<std::string> boundary(p.boundary.begin(), p.boundary.end());
+  std::set<int> b_only(p.nodes.begin(), p.nodes.end());
+  b_only.erase(te->producer);
+  SubgraphSpec alone;
+  alone.nodes = {te->producer};
+  std::vector<std::pair<std::string, const Tensor*>> feed;
+  for (const auto& x : node.inputs) {
+    if (x.empty() || std::find(alone.inputs.begin(), alone.inputs.end(), x) != alone.inputs.end()) continue;
+    const TensorEntry* xe = idx.Find(x);
+    if (xe == nullptr || xe->kind == TensorKind::kInitializer) continue;
+    const Tensor* t = nullptr;
+    if (xe->kind == TensorKind::kGraphInput) {
+      auto it = cx.shared.find(x);
+      t = it == cx.shared.end() ? nullptr : it->second;
+    } else {
+      std::string src = ChainStart(cx.g, x, boundary, b_only);
+      auto it = src.empty() ? cx.from_a.end() : cx.from_a.find(cx.AName(src));
+      t = it == cx.from_a.end() ? nullptr : &it->second;
+    }
+    if (t == nullptr) return;
+    alone.inputs.push_back(x);
+    alone.input_types.emplace_back(t->dtype(), t->shape());
+    feed.emplace_back(x, t);
+  }
+  const Tensor& expected = cx.from_a.at(cx.AName(p.name_b));
+  alone.outputs = {p.name_b};
+  alone.output_types = {{expected.dtype(), expected.shape()}};
+  auto bytes = ExtractSubgraph(cx.g, alone);
+  if (!bytes.ok()) return;
+  auto out = cx.b.RunOther(*bytes, cx.g.dir(), feed, alone.outputs);
+  ++cx.r->isolation_runs;
+  if (!out.ok()) return;
+  TensorMetrics m = CompareTensors(expected, (*out)[0].tensor, tol, cx.job.policy.rel_eps, cx.job.kernel);
+  std::string why;
+  bool same = m.max_abs == 0 || (c->introduced && Judge(m, tol, cx.job.policy.judge, &why));
+  if (!same || m.max_abs >= c->metrics.max_abs) return;
+  for (int k : p.nodes) {
+    if (!b_only.count(k)) continue;
+    c->reason = "nodes only in B (" + NodeName(idx.nodes()[k], k) + ", ...) make the difference: " +
+                NodeName(node, te->producer) + " alone matches the reference; " + c->reason;
+    c->node = NodeName(idx.nodes()[k], k);
+    c->op_type = idx.nodes()[k].op_type;
+    return;
+  }
+}
+
+void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run, const Culprit& c) {
+  if (o.repro_dir.empty() || !cx.r->repro_dir.empty()) return;
+  ReproBundle bundle{run.bytes, run.feed, {{p.name_b, run.expected}}, {{p.name_b, &run.observed}}};
+  Status st = WriteReproBundle(o.repro_dir, bundle, c, cx.b, *cx.r);
+  if (st.ok()) cx.r->repro_dir = o.repro_dir;
+  else cx.r->localize_note = "repro bundle not written: " + st.message();
+}
+
+// Stage 2: the ancestors of the first failure that side A also has, isolated one by one.
+void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
+  const TensorResult& fail = cx.r->rows[fail_row];
+  const GraphIndex& idx = cx.g.index();
+  const TensorEntry* t = idx.Find(fail.name_b);
+  if (t == nullptr || t->producer < 0) return;
+  // nearest ancestors first, up to 48 nodes
+  std::vector<int> order;
+  std::set<int> seen{t->producer};
+  std::deque<int> queue{t->producer};
+  while (!queue.empty() && order.size() < 48) {
+    int k = queue.front();
+    queue.pop_front();
+    if (k != t->producer) order.push_back(k);
+    for (const auto& x : idx.nodes()[k].inputs) {
+      const TensorEntry* e = idx.Find(x);
+      if (e != nullptr && e->producer >= 0 && seen.insert(e->producer).second) queue.push_back(e->producer);
+    }
+  }
+  std::vector<Plan> plans;
+  for (int k : order) {
+    for (const auto& out : idx.nodes()[k].outputs) {
+      if (!out.empty() && cx.a_names.count(cx.AName(out))) plans.push_back(MakePlan(cx, out, o.max_subgraph_nodes));
+    }
+  }
+  if (plans.empty() || !FetchFor(cx, plans).ok()) return;
+  double best = 0;
+  int best_i = -1;
+  std::vector<Culprit> found;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!plans[i].error.empty()) continue;
+    Run run = Execute(cx, plans[i]);
+    if (!run.error.empty()) continue;
+    Culprit c = Describe(cx, plans[i], -1);
+    Tolerance tol = cx.job.policy.For(c.tensor, c.op_type);
+    c.metrics = CompareTensors(*run.expected, run.observed, tol, cx.job.policy.rel_eps, cx.job.kernel);
+    c.isolated = true;
+    if (c.metrics.max_rel > best) {
+      best = c.metrics.max_rel;
+      best_i = static_cast<int>(found.size());
+    }
+    found.push_back(std::move(c));
+  }
+  if (best_i < 0) return;  // every ancestor reproduces side A exactly on its own
+  Culprit c = found[best_i];
+  const Plan* plan = nullptr;
+  for (const auto& p : plans) {
+    if (cx.AName(p.name_b) == c.tensor) plan = &p;
+  }
+  c.introduced = true;
+  c.accumulated_max_rel = fail.metrics.max_rel;
+  c.reason = "largest error any ancestor of " + fail.name + " makes on its own (max rel " +
+             std::to_string(c.metrics.max_rel) + "), below tolerance here and amplified downstream";
+  Tolerance tol = cx.job.policy.For(c.tensor, c.op_type);
+  Bypass(cx, *plan, tol, &c);
+  if (!o.repro_dir.empty()) {
+    // the repro must fail on its own: run from the culprit's inputs down to the failure
+    std::set<int> from(plan->nodes.begin(), plan->nodes.end()), path;
+    std::set<int> anc{t->producer};
+    std::deque<int> q{t->producer};
+    while (!q.empty()) {
+      int k = q.front();
+      q.pop_front();
+      for (const auto& x : idx.nodes()[k].inputs) {
+        const TensorEntry* e = idx.Find(x);
+        if (e != nullptr && e->producer >= 0 && anc.insert(e->producer).second) q.push_back(e->producer);
+      }
+    }
+    for (int k : anc) {
+      if (k >= *from.begin()) path.insert(k);  // topological order: only nodes after the culprit's
+    }
+    Plan rp = MakePlan(cx, fail.name_b, 256, path);
+    if (rp.error.empty() && FetchFor(cx, {rp}).ok()) {
+      Run run = Execute(cx, rp);
+      std::string why;
+      if (run.error.empty() &&
+          !Judge(CompareTensors(*run.expected, run.observed, fail.tolerance, cx.job.policy.rel_eps, cx.job.kernel),
+                 fail.tolerance, cx.job.policy.judge, &why)) {
+        MaybeWriteRepro(cx, o, rp, run, c);
+      }
+    }
+  }
+  cx.r->culprits.insert(cx.r->culprits.begin(), std::move(c));
+}
+
 }  // namespace
 
 Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const CompareJob& job,
@@ -107,6 +371,11 @@ Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const 
     r->localize_note = "side B is a dump: isolation needs side B's model and runtime";
     return Status::Ok();
   }
+  Ctx cx{a, b, *g, job, r, {}, {}, {}, {}};
+  for (const auto& [x, y] : job.rename) cx.b_to_a[y] = x;
+  for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
+  for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
+
   std::vector<int> rows;
   for (size_t i = 0; i < r->rows.size(); ++i) {
     const TensorResult& t = r->rows[i];
@@ -119,174 +388,33 @@ Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const 
     r->localize_note = "no candidate to isolate";
     return Status::Ok();
   }
-  std::unordered_map<std::string, std::string> b_to_a;
-  for (const auto& [x, y] : job.rename) b_to_a[y] = x;
-  std::set<std::string> a_names;
-  for (const auto& t : a.tensors()) a_names.insert(t.name);
-
   std::vector<Plan> plans;
-  std::set<std::string> fetch;  // side A names
-  for (int i : rows) {
-    plans.push_back(MakePlan(*g, r->rows[i], i, b_to_a, a_names, options.max_subgraph_nodes));
-    if (!plans.back().error.empty()) continue;
-    fetch.insert(r->rows[i].name);
-    for (const auto& x : plans.back().boundary) {
-      auto m = b_to_a.find(x);
-      fetch.insert(m == b_to_a.end() ? x : m->second);
-    }
+  for (int i : rows) plans.push_back(MakePlan(cx, r->rows[i].name_b, options.max_subgraph_nodes));
+  Status fetched = FetchFor(cx, plans);
+  if (!fetched.ok()) {
+    r->localize_note = "side A could not provide the candidates' inputs: " + fetched.message();
+    return Status::Ok();
   }
-  std::unordered_map<std::string, Tensor> from_a;
-  if (!fetch.empty()) {
-    std::vector<std::string> names(fetch.begin(), fetch.end());
-    auto got = a.Fetch(names);
-    if (!got.ok()) {
-      r->localize_note = "side A could not provide the candidates' inputs: " + got.status().message();
-      return Status::Ok();
-    }
-    for (auto& o : *got) from_a[o.name] = std::move(o.tensor);
-  }
-  std::unordered_map<std::string, const Tensor*> shared;
-  for (const auto& nt : inputs) shared[nt.name] = &nt.tensor;
-
-  for (const Plan& p : plans) {
-    TensorResult& row = r->rows[p.row];
-    Culprit c;
-    c.row = p.row;
-    c.tensor = row.name;
-    c.node = row.node;
-    c.op_type = row.op_type;
+  bool any_introduced = false;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    TensorResult& row = r->rows[rows[i]];
+    Culprit c = Describe(cx, plans[i], rows[i]);
     c.accumulated_max_rel = row.metrics.max_rel;
-    c.error = p.error;
-    const GraphIndex& idx = g->index();
-    for (int k : p.nodes) {
-      const NodeInfo& n = idx.nodes()[k];
-      c.nodes.push_back(n.name.empty() ? n.op_type + "#" + std::to_string(k) : n.name);
-      bool in_a = false;
-      for (const auto& o : n.outputs) {
-        auto m = b_to_a.find(o);
-        in_a = in_a || a_names.count(m == b_to_a.end() ? o : m->second);
-      }
-      if (!in_a) c.nodes_only_in_b.push_back(c.nodes.back());
-    }
     if (c.error.empty()) {
-      SubgraphSpec spec;
-      spec.nodes = p.nodes;
-      std::vector<std::pair<std::string, const Tensor*>> feed;
-      for (const auto& x : p.boundary) {
-        auto m = b_to_a.find(x);
-        auto it = from_a.find(m == b_to_a.end() ? x : m->second);
-        if (it == from_a.end() || it->second.empty()) {
-          c.error = "side A did not provide '" + x + "'";
-          break;
-        }
-        const Tensor& t = it->second;
-        spec.inputs.push_back(x);
-        spec.input_types.emplace_back(t.dtype(), t.shape());
-        feed.emplace_back(x, &t);
-      }
-      for (const auto& x : p.graph_inputs) {
-        if (!c.error.empty()) break;
-        auto it = shared.find(x);
-        if (it == shared.end()) {
-          c.error = "graph input '" + x + "' is not among the shared inputs";
-          break;
-        }
-        spec.inputs.push_back(x);
-        spec.input_types.emplace_back(it->second->dtype(), it->second->shape());
-        feed.emplace_back(x, it->second);
-      }
-      static const Tensor kNone;
-      auto e = from_a.find(row.name);
-      const Tensor& expected = e == from_a.end() ? kNone : e->second;
-      if (c.error.empty() && expected.empty()) c.error = "side A did not provide '" + row.name + "'";
-      spec.outputs = {row.name_b};
-      spec.output_types = {{expected.dtype(), expected.shape()}};
-      Expected<std::string> bytes = c.error.empty() ? ExtractSubgraph(*g, spec) : Expected<std::string>(Status());
-      if (!c.error.empty()) {
-      } else if (!bytes.ok()) {
-        c.error = bytes.status().message();
-      } else {
-        auto out = b.RunOther(*bytes, g->dir(), feed, spec.outputs);
-        ++r->isolation_runs;
-        if (!out.ok()) {
-          c.error = out.status().message();
-        } else {
-          CompareOptions k = job.kernel;
-          c.metrics = CompareTensors(expected, (*out)[0].tensor, row.tolerance, job.policy.rel_eps, k);
-          c.isolated = true;
-          c.introduced = !Judge(c.metrics, row.tolerance, job.policy.judge, &c.reason);
-          if (c.introduced && !c.nodes_only_in_b.empty()) {
-            // Does the candidate's own node still fail once the nodes only in B are bypassed
-            // (fed side A's tensor where B reads their output)? If not, they are the culprit.
-            const TensorEntry* te = g->index().Find(row.name_b);
-            const NodeInfo& node = g->index().nodes()[te->producer];
-            std::set<std::string> boundary(p.boundary.begin(), p.boundary.end());
-            std::set<int> b_only;
-            for (int k : p.nodes) {
-              if (k != te->producer) b_only.insert(k);
-            }
-            SubgraphSpec alone;
-            alone.nodes = {te->producer};
-            std::vector<std::pair<std::string, const Tensor*>> feed2;
-            bool ok = true;
-            for (const auto& x : node.inputs) {
-              if (x.empty() || std::find(alone.inputs.begin(), alone.inputs.end(), x) != alone.inputs.end()) continue;
-              const TensorEntry* xe = g->index().Find(x);
-              if (xe == nullptr || xe->kind == TensorKind::kInitializer) continue;
-              std::string src = xe->kind == TensorKind::kGraphInput ? x : ChainStart(*g, x, boundary, b_only);
-              const Tensor* t = nullptr;
-              if (xe->kind == TensorKind::kGraphInput) {
-                auto it = shared.find(x);
-                t = it == shared.end() ? nullptr : it->second;
-              } else if (!src.empty()) {
-                auto m = b_to_a.find(src);
-                auto it = from_a.find(m == b_to_a.end() ? src : m->second);
-                t = it == from_a.end() ? nullptr : &it->second;
-              }
-              if (t == nullptr) {
-                ok = false;
-                break;
-              }
-              alone.inputs.push_back(x);
-              alone.input_types.emplace_back(t->dtype(), t->shape());
-              feed2.emplace_back(x, t);
-            }
-            alone.outputs = spec.outputs;
-            alone.output_types = spec.output_types;
-            auto bytes2 = ok ? ExtractSubgraph(*g, alone) : Expected<std::string>(Status(ErrorCode::kUnsupported, ""));
-            auto out2 = bytes2.ok() ? b.RunOther(*bytes2, g->dir(), feed2, alone.outputs)
-                                    : Expected<std::vector<RunOutput>>(bytes2.status());
-            if (bytes2.ok()) ++r->isolation_runs;
-            std::string why;
-            if (out2.ok() &&
-                Judge(CompareTensors(expected, (*out2)[0].tensor, row.tolerance, job.policy.rel_eps, job.kernel),
-                      row.tolerance, job.policy.judge, &why)) {
-              // the node is fine on its own: the error comes from the nodes only in B
-              const NodeInfo* first = nullptr;
-              for (int k : p.nodes) {
-                if (b_only.count(k)) {
-                  first = &g->index().nodes()[k];
-                  break;
-                }
-              }
-              if (first != nullptr) {
-                c.reason = "nodes only in B (" + first->name + ", ...) introduce it; " + node.name +
-                           " alone matches the reference: " + c.reason;
-                c.node = first->name;
-                c.op_type = first->op_type;
-              }
-            }
-          }
-          if (!options.repro_dir.empty() && r->repro_dir.empty() && c.introduced) {
-            ReproBundle bundle{*bytes, feed, {{row.name_b, &expected}}, {{row.name_b, &(*out)[0].tensor}}};
-            Status st = WriteReproBundle(options.repro_dir, bundle, c, b, *r);
-            if (st.ok()) r->repro_dir = options.repro_dir;
-            else r->localize_note = "repro bundle not written: " + st.message();
-          }
+      Run run = Execute(cx, plans[i]);
+      c.error = run.error;
+      if (run.error.empty()) {
+        c.metrics = CompareTensors(*run.expected, run.observed, row.tolerance, job.policy.rel_eps, job.kernel);
+        c.isolated = true;
+        c.introduced = !Judge(c.metrics, row.tolerance, job.policy.judge, &c.reason);
+        if (c.introduced) {
+          Bypass(cx, plans[i], row.tolerance, &c);
+          MaybeWriteRepro(cx, options, plans[i], run, c);
         }
       }
     }
     if (c.isolated && !row.pass) row.role = c.introduced ? Role::kIntroduced : Role::kInherited;
+    any_introduced = any_introduced || c.introduced;
     r->culprits.push_back(std::move(c));
   }
   // introduced first, then by isolated error; failures to isolate last
@@ -295,6 +423,7 @@ Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const 
     if (x.isolated != y.isolated) return x.isolated;
     return x.metrics.max_rel > y.metrics.max_rel;
   });
+  if (!any_introduced && r->first_failure >= 0) Upstream(cx, options, r->first_failure);
   if (!options.repro_dir.empty() && r->repro_dir.empty() && r->localize_note.empty()) {
     r->localize_note = "no isolated node reproduces the error: no repro bundle written";
   }

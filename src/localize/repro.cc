@@ -47,7 +47,8 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
 
   const SideInfo& si = b.info();
   SessionOptions so = b.session_options();
-  const TensorResult& row = r.rows[culprit.row];
+  Tolerance tol = r.policy.For(culprit.tensor, culprit.op_type);
+  if (culprit.row >= 0 && culprit.row < static_cast<int>(r.rows.size())) tol = r.rows[culprit.row].tolerance;
   JsonWriter j;
   j.BeginObject();
   j.Key("format").String("onnxprobe-repro").Key("format_version").Int(1);
@@ -63,8 +64,8 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   for (const auto& [k, v] : so.provider_options) j.Key(k).String(v);
   j.EndObject();
   j.Key("optimization_level").Int(so.optimization_level).Key("sequential").Bool(so.sequential);
-  j.Key("atol").Number(row.tolerance.atol).Key("rtol").Number(row.tolerance.rtol);
-  j.Key("scale_atol").Bool(row.tolerance.scale_atol).Key("rel_eps").Number(r.policy.rel_eps);
+  j.Key("atol").Number(tol.atol).Key("rtol").Number(tol.rtol);
+  j.Key("scale_atol").Bool(tol.scale_atol).Key("rel_eps").Number(r.policy.rel_eps);
   j.Key("judge").String(JudgeByName(r.policy.judge));
   j.Key("isolated_max_abs").Number(culprit.metrics.max_abs).Key("isolated_max_rel").Number(culprit.metrics.max_rel);
   j.EndObject();
@@ -73,11 +74,13 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   std::string level = so.optimization_level == 99 ? "all" : kLevels[std::clamp(so.optimization_level, 0, 2)];
   std::string readme =
       "onnxprobe repro bundle\n\n"
-      "Node " + culprit.node + " (" + culprit.op_type + "), output " + culprit.tensor +
-      ", run alone on the runtime under test with the reference's exact inputs.\n"
+      "Node " + culprit.node + " (" + culprit.op_type + "), run on the runtime under test with the\n"
+      "reference's exact inputs; output checked: " + (bundle.expected.empty() ? culprit.tensor : bundle.expected[0].first) +
+      ".\n"
       "reference (A):  " + r.describe_a + "\n"
       "under test (B): " + r.describe_b + "\n"
-      "nodes in model.onnx: " + std::to_string(culprit.nodes.size()) +
+      "culprit: " + culprit.reason + "\n"
+      "nodes in the culprit's isolation: " + std::to_string(culprit.nodes.size()) +
       (culprit.nodes_only_in_b.empty() ? "" : " (" + std::to_string(culprit.nodes_only_in_b.size()) +
                                                      " have no counterpart in the reference)") + "\n\n"
       "Layout (ONNX backend test): model.onnx; test_data_set_0/input_K.pb are the inputs;\n"

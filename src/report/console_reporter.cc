@@ -86,6 +86,11 @@ class ConsoleReporter : public Reporter {
                   r.only_b.size(), r.policy.global.atol, r.policy.global.scale_atol ? " x scale" : "",
                   r.policy.global.rtol, JudgeByName(r.policy.judge));
     out += line;
+    if (r.bisected) {
+      out += "bisection: " + std::to_string(r.bisect_rounds) + " rounds (" + std::to_string(r.runs_a) +
+             " runs on A, " + std::to_string(r.runs_b) + " on B), " + std::to_string(r.rows.size()) +
+             " tensors probed\n";
+    }
     if (r.aborted) out += Color("1;31", "ABORTED: ") + r.abort_status.message() + " (rows above were compared)\n";
     if (r.first_failure < 0) {
       if (!r.aborted) out += Color("32", "verdict: PASS") + ", no divergence\n";

@@ -115,6 +115,7 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.EndArray();
   j.Key("frontier_from_graph").Bool(r.frontier_from_graph);
   j.Key("runs_a").UInt(r.runs_a).Key("runs_b").UInt(r.runs_b).Key("batches").UInt(r.batches);
+  j.Key("bisected").Bool(r.bisected).Key("bisect_rounds").UInt(r.bisect_rounds);
   j.Key("seconds").Number(r.seconds);
   j.EndObject();
   j.Key("localization").BeginObject();

@@ -71,6 +71,15 @@ class LiveSide : public Side {
         return InvalidArgument(model_.path() + ": input '" + d.name + "' is " + DTypeName(*dt) +
                                " but the shared input is " + DTypeName(it->tensor.dtype()));
       }
+      bool shape_ok = !d.has_shape || d.dims.size() == it->tensor.shape().size();
+      for (size_t k = 0; shape_ok && d.has_shape && k < d.dims.size(); ++k) {
+        shape_ok = d.dims[k].value < 0 || d.dims[k].value == it->tensor.shape()[k];
+      }
+      if (!shape_ok) {
+        return InvalidArgument(model_.path() + ": input '" + d.name + "' is " + ValueInfoTypeString(d) +
+                               " but the shared input is " + ShapeToString(it->tensor.shape()) +
+                               " (the sides' inputs differ)");
+      }
     }
     for (const auto& in : inputs) {
       bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueInfo& d) { return d.name == in.name; });

@@ -46,6 +46,8 @@ constexpr const char* kHelp =
     "  --isolate WHICH           run candidates alone on side B's runtime with side A's inputs:\n"
     "                            frontier (default), failing, all, or none\n"
     "  --repro DIR               write a standalone repro bundle for the top culprit\n"
+    "  --bisect                  search for the first failing tensor capturing a few tensors per\n"
+    "                            run (--bisect-per-run N, default 4), then isolate around it\n"
     "reports\n"
     "  --json FILE  --html FILE  -q/--quiet  --rows N  --color/--no-color\n";
 
@@ -53,6 +55,7 @@ struct CompareCli {
   std::string a, b, json, html, mapping, graph;
   LocalizeOptions localize;
   bool isolate = true;
+  size_t bisect = 0;  // tensors per run when bisecting; 0 = full comparison
   SessionFlags shared, side_a, side_b;
   InputOptions inputs;
   CompareJob job;
@@ -141,6 +144,13 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
       else if (v == "failing") o->localize.candidates = Candidates::kFailing;
       else if (v == "all") o->localize.candidates = Candidates::kAll;
       else if (v != "none") return InvalidArgument("bad --isolate '" + v + "' (frontier, failing, all or none)");
+    } else if (args.Flag("--bisect")) {
+      o->bisect = 4;
+    } else if (args.Flag("--bisect-per-run")) {
+      OP_ASSIGN_OR_RETURN(std::string v, args.Value());
+      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--bisect-per-run"));
+      if (n < 1 || n > 1000) return InvalidArgument("--bisect-per-run must be between 1 and 1000");
+      o->bisect = static_cast<size_t>(n);
     } else if (args.Flag("--repro")) {
       OP_ASSIGN_OR_RETURN(o->localize.repro_dir, args.Value());
     } else if (args.Flag("--json")) {
@@ -259,7 +269,9 @@ int RunCompare(Args& args) {
   if (!st.ok()) return Fail(st);
 
   ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
-  auto result = RunComparison(**a, **b, o.job, [&](const TensorResult&, size_t d, size_t t) { progress.Update(d, t); });
+  auto result = o.bisect > 0 ? RunBisection(**a, **b, o.job, o.bisect)
+                             : RunComparison(**a, **b, o.job,
+                                             [&](const TensorResult&, size_t d, size_t t) { progress.Update(d, t); });
   if (!result.ok()) return Fail(result.status());
   progress.Update(1, 1);
   result->input_seed = seed;

@@ -1,0 +1,28 @@
+// Internal: pairing, per-pair comparison and verdict bookkeeping shared by the full
+// comparison and the bisection.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnxprobe/comparison.h"
+
+namespace onnxprobe {
+
+struct Pair {
+  const SideTensor* a;
+  const SideTensor* b;
+};
+
+// Pairs side A's selected tensors with side B's by exact name (or the mapping), in A's
+// topological order. Fails when nothing pairs.
+Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job, std::vector<std::string>* only_a,
+                                        std::vector<std::string>* only_b);
+
+// Compares one fetched pair into a row (tolerance, metrics, verdict, grade).
+TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob, const CompareJob& job);
+
+// First failure, failure count, introduced/inherited roles, frontier, sides' metadata.
+void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* r);
+
+}  // namespace onnxprobe
