@@ -15,3 +15,6 @@ echo "== comparison"
 echo
 echo "== peers"
 bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx"
+echo
+echo "== localization"
+bash bench/localize_bench.sh "$BUILD" "$MODELS/faults"
