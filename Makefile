@@ -6,7 +6,7 @@ PY ?= /usr/bin/python3
 BIN := $(BUILD)/onnxprobe
 
 .PHONY: all deps configure build demo test test-unit test-cli test-python test-conformance bench \
-        format tidy test-sanitize fuzz clean
+        format format-check tidy test-sanitize fuzz clean
 
 all: build
 
@@ -36,8 +36,13 @@ test-sanitize: deps
 fuzz: deps
 	@FUZZ_SECONDS=$${FUZZ_SECONDS:-60} bash scripts/fuzz.sh
 
+SOURCES = git ls-files '*.h' '*.cc'
+
 format:
-	find include src tools tests bench fuzz -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	$(SOURCES) | xargs clang-format -i
+
+format-check:
+	$(SOURCES) | xargs clang-format --dry-run -Werror
 
 tidy: build
 	find src tools -name '*.cc' | xargs clang-tidy -p $(BUILD) --quiet

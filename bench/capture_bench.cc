@@ -163,17 +163,26 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dump_dir);
   std::filesystem::remove(npz);
 
-  std::printf("%s: %zu tensors captured (%.1f MiB), onnxruntime %s, %d intra-op threads, median of %d runs\n",
-              std::filesystem::path(path).filename().c_str(), all->size(), captured_bytes / 1048576.0,
-              (*backend)->version().c_str(), threads, runs);
+  std::printf(
+      "%s: %zu tensors captured (%.1f MiB), onnxruntime %s, %d intra-op threads, median of %d "
+      "runs\n",
+      std::filesystem::path(path).filename().c_str(), all->size(), captured_bytes / 1048576.0,
+      (*backend)->version().c_str(), threads, runs);
   std::printf("  plain inference            %8.2f ms   1.00x\n", t_plain);
   std::printf("  naive mark-all outputs     %8.2f ms   %.2fx\n", t_naive, t_naive / t_plain);
-  std::printf("  in-memory capture (reuse)  %8.2f ms   %.2fx   target <= 1.25x\n", t_mem, t_mem / t_plain);
-  std::printf("  one-shot capture, no disk  %8.2f ms   (model rewrite + new session + first run)\n", t_null);
-  std::printf("  dump write, folder         %8.2f ms   %.2fx plain writes of the same bytes into %zu files (%.2f ms); "
-              "stats pass %.2f ms\n", t_write_dir, t_write_dir / t_raw_many, all->size(), t_raw_many, t_stats);
-  std::printf("  dump write, .npz           %8.2f ms   %.2fx a plain write of the same bytes into 1 file (%.2f ms)\n",
-              t_write_npz, t_write_npz / t_raw_one, t_raw_one);
+  std::printf("  in-memory capture (reuse)  %8.2f ms   %.2fx   target <= 1.25x\n", t_mem,
+              t_mem / t_plain);
+  std::printf("  one-shot capture, no disk  %8.2f ms   (model rewrite + new session + first run)\n",
+              t_null);
+  std::printf(
+      "  dump write, folder         %8.2f ms   %.2fx plain writes of the same bytes into %zu files "
+      "(%.2f ms); "
+      "stats pass %.2f ms\n",
+      t_write_dir, t_write_dir / t_raw_many, all->size(), t_raw_many, t_stats);
+  std::printf(
+      "  dump write, .npz           %8.2f ms   %.2fx a plain write of the same bytes into 1 file "
+      "(%.2f ms)\n",
+      t_write_npz, t_write_npz / t_raw_one, t_raw_one);
   std::printf("  full job: folder %.1f ms, .npz %.1f ms\n", t_job_dir, t_job_npz);
   return 0;
 }

@@ -58,7 +58,8 @@ void Kernel(uint64_t n, int runs) {
   double gb = 2.0 * n * 4 / 1e9;
   std::printf("compare kernel, float32, %llu elements per side (%.0f MB read), median of %d:\n",
               static_cast<unsigned long long>(n), gb * 1e3, runs);
-  std::printf("  memcpy of the same bytes, 1 thread   %7.2f ms  %6.2f GB/s\n", t_copy, gb / (t_copy / 1e3));
+  std::printf("  memcpy of the same bytes, 1 thread   %7.2f ms  %6.2f GB/s\n", t_copy,
+              gb / (t_copy / 1e3));
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   double t1 = 0;
   for (unsigned th = 1; th <= hw; th *= 2) {
@@ -67,8 +68,10 @@ void Kernel(uint64_t n, int runs) {
     o.channels = false;
     double t = MedianMs(runs, [&] { (void)CompareTensors(a, b, Tolerance(), -1, o); });
     if (th == 1) t1 = t;
-    std::printf("  CompareTensors, %u thread%s          %7.2f ms  %6.2f GB/s  %.2fx memcpy per thread, %.2fx speed-up\n",
-                th, th == 1 ? " " : "s", t, gb / (t / 1e3), (t_copy / t) / th, t1 / t);
+    std::printf(
+        "  CompareTensors, %u thread%s          %7.2f ms  %6.2f GB/s  %.2fx memcpy per thread, "
+        "%.2fx speed-up\n",
+        th, th == 1 ? " " : "s", t, gb / (t / 1e3), (t_copy / t) / th, t1 / t);
   }
 }
 
@@ -109,12 +112,15 @@ void EndToEnd(const std::string& path, int runs) {
     failed = r->failures;
   });
   double t_steady = MedianMs(runs, [&] { Check(RunComparison(**a, **b, job).status()); });
-  std::printf("end to end, %s, optimizations off vs all, %zu tensors compared (%zu failed), median of %d:\n",
-              path.c_str(), rows, failed, runs);
+  std::printf(
+      "end to end, %s, optimizations off vs all, %zu tensors compared (%zu failed), median of "
+      "%d:\n",
+      path.c_str(), rows, failed, runs);
   std::printf("  plain inference                         %8.2f ms   1.00x\n", t_plain);
-  std::printf("  comparison, first (sessions created)    %8.2f ms   %.2fx\n", t_first, t_first / t_plain);
-  std::printf("  comparison, sessions reused             %8.2f ms   %.2fx   target <= 3x\n", t_steady,
-              t_steady / t_plain);
+  std::printf("  comparison, first (sessions created)    %8.2f ms   %.2fx\n", t_first,
+              t_first / t_plain);
+  std::printf("  comparison, sessions reused             %8.2f ms   %.2fx   target <= 3x\n",
+              t_steady, t_steady / t_plain);
 }
 
 }  // namespace
@@ -125,9 +131,12 @@ int main(int argc, char** argv) {
   int runs = 5;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--elements" && i + 1 < argc) n = std::stoull(argv[++i]);
-    else if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else model = a;
+    if (a == "--elements" && i + 1 < argc)
+      n = std::stoull(argv[++i]);
+    else if (a == "--runs" && i + 1 < argc)
+      runs = std::atoi(argv[++i]);
+    else
+      model = a;
   }
   Kernel(n, runs);
   if (!model.empty()) EndToEnd(model, runs);

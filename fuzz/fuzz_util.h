@@ -12,7 +12,8 @@ namespace onnxprobe::fuzz {
 
 inline std::string ScratchDir() {
   static const std::string dir = [] {
-    std::string d = std::filesystem::temp_directory_path().string() + "/onnxprobe-fuzz-" + std::to_string(getpid());
+    std::string d = std::filesystem::temp_directory_path().string() + "/onnxprobe-fuzz-" +
+                    std::to_string(getpid());
     std::filesystem::create_directories(d);
     return d;
   }();

@@ -46,7 +46,8 @@ class BackendSession {
   // Runs writing every fetched output into `outputs`' buffers when their shapes and dtypes are
   // already right (I/O binding to preallocated, reused memory); otherwise (re)allocates them.
   virtual Status RunInto(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
-                         const std::vector<std::string>& outputs, std::vector<RunOutput>* results) = 0;
+                         const std::vector<std::string>& outputs,
+                         std::vector<RunOutput>* results) = 0;
 };
 
 class Backend {
@@ -57,9 +58,9 @@ class Backend {
   virtual std::string library_path() const = 0;
   virtual std::vector<std::string> available_providers() const = 0;
   // `model_bytes` is a serialized ModelProto; external data resolves against `model_dir`.
-  virtual Expected<std::unique_ptr<BackendSession>> CreateSession(const std::string& model_bytes,
-                                                                  const std::string& model_dir,
-                                                                  const SessionOptions& options) = 0;
+  virtual Expected<std::unique_ptr<BackendSession>> CreateSession(
+      const std::string& model_bytes, const std::string& model_dir,
+      const SessionOptions& options) = 0;
   // Warnings and errors the runtime logged, oldest first (the library never prints them).
   virtual std::vector<std::string> TakeLog() = 0;
 };

@@ -19,8 +19,8 @@ struct InputOptions {
   // .npy ("path" takes the input name from the file stem, or "name=path"), .npz (keys are input
   // names), or TensorProto .pb (name from the proto, else the model's input order).
   std::vector<std::string> files;
-  std::map<std::string, Shape> shapes;         // full shape per input name
-  std::map<std::string, int64_t> dim_params;   // symbolic dim name -> value
+  std::map<std::string, Shape> shapes;                      // full shape per input name
+  std::map<std::string, int64_t> dim_params;                // symbolic dim name -> value
   std::map<std::string, std::pair<double, double>> ranges;  // per input; "*" applies to all
   uint64_t seed = 0;
 };
@@ -42,11 +42,11 @@ Expected<std::vector<std::string>> SelectTensors(const Model& model, const Tenso
 
 struct CapturedTensor {
   std::string name;
-  int topo_index = -1;     // producing node's topological index
-  std::string node_name;   // producing node
+  int topo_index = -1;    // producing node's topological index
+  std::string node_name;  // producing node
   std::string op_type;
-  Tensor tensor;           // empty when skipped
-  std::string skipped;     // reason when the value could not be captured
+  Tensor tensor;        // empty when skipped
+  std::string skipped;  // reason when the value could not be captured
 };
 
 class CaptureSink {
@@ -63,7 +63,7 @@ struct CaptureOptions {
 };
 
 struct CaptureReport {
-  size_t runs = 0;              // inference runs it took (batches)
+  size_t runs = 0;  // inference runs it took (batches)
   size_t captured = 0;
   std::vector<std::string> skipped;
   uint64_t estimated_bytes = 0;  // of all selected tensors, from shape inference

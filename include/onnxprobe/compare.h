@@ -64,8 +64,8 @@ struct TensorMetrics {
   double max_rel = 0, mean_rel = 0, p99_rel = 0;
   uint64_t mismatches = 0;  // |b-a| > atol + rtol*|a|, plus differing NaN/Inf positions
   double mismatch_fraction = 0;
-  double cosine = 1;        // 1 when both are all zero
-  double snr_db = 0;        // +inf when identical (written as null in JSON)
+  double cosine = 1;                   // 1 when both are all zero
+  double snr_db = 0;                   // +inf when identical (written as null in JSON)
   std::vector<int64_t> max_abs_index;  // multi-index of the largest absolute error
   double a_at_max = 0, b_at_max = 0;
   uint64_t exact_matches = 0;  // finite pairs with b == a
@@ -75,8 +75,8 @@ struct TensorMetrics {
   // The histograms (and so p99) see every histogram_stride-th element: all of them up to 2^20
   // elements, a systematic sample of about 2^20 beyond; histogram_exact counts its exact matches.
   uint64_t histogram_stride = 1, histogram_exact = 0;
-  double rel_eps = 0;     // the eps the relative errors used
-  double atol_used = 0;   // the absolute tolerance applied (atol, scaled when scale_atol)
+  double rel_eps = 0;    // the eps the relative errors used
+  double atol_used = 0;  // the absolute tolerance applied (atol, scaled when scale_atol)
   std::vector<ChannelError> channels;  // per index of axis 1, for failing tensors of rank >= 2
   bool has_topk = false;
   int topk = 0;
@@ -91,9 +91,9 @@ constexpr int kHistOctaves = 64;
 constexpr int kHistPerOctave = 8;
 
 struct CompareOptions {
-  int threads = 0;            // 0: hardware concurrency
-  bool channels = true;       // per-channel breakdown when the tensor fails
-  bool topk = false;          // force argmax/top-k metrics
+  int threads = 0;       // 0: hardware concurrency
+  bool channels = true;  // per-channel breakdown when the tensor fails
+  bool topk = false;     // force argmax/top-k metrics
   int k = 5;
 };
 

@@ -15,7 +15,7 @@ namespace onnxprobe {
 struct CompareJob {
   TolerancePolicy policy;
   CompareOptions kernel;
-  uint64_t max_memory = 0;                    // bytes of both sides' tensors alive at once; 0 = no limit
+  uint64_t max_memory = 0;  // bytes of both sides' tensors alive at once; 0 = no limit
   std::map<std::string, std::string> rename;  // side A name -> side B name (renamed tensors)
   TensorSelection selection;                  // restricts side A's tensors; empty = all
   std::vector<std::string> topk_tensors;      // force argmax/top-k on these
@@ -50,7 +50,7 @@ struct Culprit {
   std::string error;                         // why isolation could not run
   TensorMetrics metrics;                     // isolated output vs side A's output
   std::string reason;
-  double accumulated_max_rel = 0;            // the comparison's max relative error for the tensor
+  double accumulated_max_rel = 0;  // the comparison's max relative error for the tensor
 };
 
 struct ComparisonResult {
@@ -61,8 +61,8 @@ struct ComparisonResult {
   uint64_t input_seed = 0;
   std::vector<TensorResult> rows;  // topological order of side A
   std::vector<std::string> only_a, only_b;
-  int first_failure = -1;          // index into rows
-  std::vector<int> frontier;       // rows where error is introduced
+  int first_failure = -1;     // index into rows
+  std::vector<int> frontier;  // rows where error is introduced
   size_t failures = 0;
   bool frontier_from_graph = false;
   size_t runs_a = 0, runs_b = 0, batches = 0;
@@ -75,7 +75,7 @@ struct ComparisonResult {
   std::string repro_dir;
   size_t isolation_runs = 0;
   double localize_seconds = 0;
-  bool aborted = false;            // a side failed mid-way; rows hold what was compared
+  bool aborted = false;  // a side failed mid-way; rows hold what was compared
   Status abort_status;
   double seconds = 0;
 };

@@ -1,4 +1,5 @@
-// Graph surgery on a loaded Model. Each pass returns a new serialized model; the Model is unchanged.
+// Graph surgery on a loaded Model. Each pass returns a new serialized model; the Model is
+// unchanged.
 #pragma once
 
 #include <string>

@@ -47,9 +47,9 @@ const char* TensorKindName(TensorKind k);
 struct TensorEntry {
   std::string name;
   TensorKind kind = TensorKind::kIntermediate;
-  int producer = -1;          // index into GraphIndex::nodes(); -1 for inputs and initializers
+  int producer = -1;           // index into GraphIndex::nodes(); -1 for inputs and initializers
   std::vector<int> consumers;  // indices into nodes()
-  int subgraph_owner = -1;    // for kSubgraph: the main-graph node whose body produces it
+  int subgraph_owner = -1;     // for kSubgraph: the main-graph node whose body produces it
 };
 
 class GraphIndex {
@@ -90,7 +90,7 @@ struct ModelSummary {
   std::vector<OpsetImport> opsets;
   std::string producer_name, producer_version, domain, graph_name;
   int64_t model_version = 0;
-  std::vector<ValueInfo> inputs;   // graph inputs that are not initializers
+  std::vector<ValueInfo> inputs;  // graph inputs that are not initializers
   std::vector<ValueInfo> outputs;
   std::map<std::string, int> op_counts;
   std::vector<InitializerInfo> initializers;

@@ -17,9 +17,9 @@ class Reporter {
 
 struct ConsoleOptions {
   bool color = false;
-  size_t context = 8;     // rows shown before and after the first divergence
-  size_t max_rows = 40;   // cap on table rows
-  bool quiet = false;     // summary lines only
+  size_t context = 8;    // rows shown before and after the first divergence
+  size_t max_rows = 40;  // cap on table rows
+  bool quiet = false;    // summary lines only
 };
 
 std::unique_ptr<Reporter> MakeConsoleReporter(const ConsoleOptions& options);

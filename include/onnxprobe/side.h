@@ -52,9 +52,10 @@ class Side {
   virtual size_t runs() const { return 0; }
   // Runs another model (an isolated node, a repro) on this side's runtime with its options.
   // Dumps cannot run anything: kUnsupported.
-  virtual Expected<std::vector<RunOutput>> RunOther(const std::string& model_bytes, const std::string& model_dir,
-                                                    const std::vector<std::pair<std::string, const Tensor*>>& inputs,
-                                                    const std::vector<std::string>& outputs) = 0;
+  virtual Expected<std::vector<RunOutput>> RunOther(
+      const std::string& model_bytes, const std::string& model_dir,
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+      const std::vector<std::string>& outputs) = 0;
   // The session options a live side runs with (dumps: the defaults).
   virtual SessionOptions session_options() const { return SessionOptions(); }
 };

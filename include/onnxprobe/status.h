@@ -52,7 +52,7 @@ inline Status ResourceExhausted(std::string m) {
 template <typename T>
 class Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Expected(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
@@ -78,10 +78,10 @@ class Expected {
 #define ONNXPROBE_CONCAT(a, b) ONNXPROBE_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function when `expr` (a Status) is an error.
-#define OP_RETURN_IF_ERROR(expr)                \
-  do {                                          \
-    ::onnxprobe::Status op_status_ = (expr);    \
-    if (!op_status_.ok()) return op_status_;    \
+#define OP_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::onnxprobe::Status op_status_ = (expr); \
+    if (!op_status_.ok()) return op_status_; \
   } while (0)
 
 // Declares `lhs` from an Expected<T>, returning its Status from the enclosing function on error.

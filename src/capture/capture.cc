@@ -1,10 +1,11 @@
 // Batched capture: tensors are grouped, in topological order, into runs whose captured bytes fit
 // the memory budget; each run marks its group as graph outputs and streams results to the sink.
+#include "onnxprobe/capture.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 
-#include "onnxprobe/capture.h"
 #include "onnxprobe/graph.h"
 
 namespace onnxprobe {
@@ -61,7 +62,8 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
       bytes = known_max;  // conservative guess for what inference could not size
     }
     report.estimated_bytes += bytes;
-    if (options.max_memory > 0 && !batches.back().empty() && in_batch + bytes > options.max_memory) {
+    if (options.max_memory > 0 && !batches.back().empty() &&
+        in_batch + bytes > options.max_memory) {
       batches.emplace_back();
       in_batch = 0;
     }
@@ -80,7 +82,8 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   }
 
   auto refs = InputRefs(inputs);
-  std::vector<std::pair<std::string, Tensor>> observed_outputs;  // graph outputs seen while capturing
+  std::vector<std::pair<std::string, Tensor>>
+      observed_outputs;  // graph outputs seen while capturing
   size_t done = 0;
   for (const auto& batch : batches) {
     OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, batch));
@@ -141,7 +144,8 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
       }
       if (seen == nullptr || plain[i].tensor.empty() || seen->empty()) continue;
       if (!plain[i].tensor.BitwiseEqual(*seen)) {
-        report.observer_differences.push_back(DescribeDifference(plain[i].name, plain[i].tensor, *seen));
+        report.observer_differences.push_back(
+            DescribeDifference(plain[i].name, plain[i].tensor, *seen));
       }
     }
     report.observer_identical = report.observer_differences.empty();

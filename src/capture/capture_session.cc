@@ -5,9 +5,9 @@
 
 namespace onnxprobe {
 
-Expected<std::unique_ptr<CaptureSession>> CaptureSession::Create(const Model& model, Backend& backend,
-                                                                 const std::vector<std::string>& tensors,
-                                                                 const SessionOptions& options) {
+Expected<std::unique_ptr<CaptureSession>> CaptureSession::Create(
+    const Model& model, Backend& backend, const std::vector<std::string>& tensors,
+    const SessionOptions& options) {
   OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, tensors));
   auto cs = std::unique_ptr<CaptureSession>(new CaptureSession());
   OP_ASSIGN_OR_RETURN(cs->session_, backend.CreateSession(bytes, model.dir(), options));

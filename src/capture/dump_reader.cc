@@ -30,7 +30,8 @@ Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, Dump
   OP_RETURN_IF_ERROR(ReadString(t, "file", &e->file, where));
   OP_RETURN_IF_ERROR(ReadString(t, "node", &e->node, where, false));
   OP_RETURN_IF_ERROR(ReadString(t, "op_type", &e->op_type, where, false));
-  if (e->kind != "input" && e->kind != "tensor") return Corrupt(where + ": unknown kind '" + e->kind + "'");
+  if (e->kind != "input" && e->kind != "tensor")
+    return Corrupt(where + ": unknown kind '" + e->kind + "'");
   std::string dtype;
   OP_RETURN_IF_ERROR(ReadString(t, "dtype", &dtype, where));
   auto dt = DTypeFromName(dtype);
@@ -41,7 +42,8 @@ Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, Dump
   const JsonValue* shape = t.Find("shape");
   if (shape == nullptr || !shape->is_array()) return Corrupt(where + ": \"shape\" is not an array");
   for (const auto& d : shape->items()) {
-    if (!d.is_number() || d.as_number() < 0 || d.as_number() > 9.2e18 || d.as_number() != std::floor(d.as_number())) {
+    if (!d.is_number() || d.as_number() < 0 || d.as_number() > 9.2e18 ||
+        d.as_number() != std::floor(d.as_number())) {
       return Corrupt(where + ": \"shape\" holds a value that is not a dimension");
     }
     e->shape.push_back(static_cast<int64_t>(d.as_number()));
@@ -92,7 +94,8 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
   if (!m.is_object()) return Corrupt(manifest_name + ": not a JSON object");
   std::string format;
   OP_RETURN_IF_ERROR(ReadString(m, "format", &format, manifest_name));
-  if (format != "onnxprobe-dump") return Corrupt(manifest_name + ": format is '" + format + "', not onnxprobe-dump");
+  if (format != "onnxprobe-dump")
+    return Corrupt(manifest_name + ": format is '" + format + "', not onnxprobe-dump");
   const JsonValue* version = m.Find("format_version");
   if (version == nullptr || !version->is_number() || version->as_number() != 1) {
     return Unsupported(manifest_name + ": unsupported format_version (this onnxprobe reads 1)");
@@ -102,11 +105,12 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
   OP_RETURN_IF_ERROR(ReadString(m, "runtime", &r->meta_.runtime, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "provider", &r->meta_.provider, manifest_name, false));
   const JsonValue* tensors = m.Find("tensors");
-  if (tensors == nullptr || !tensors->is_array()) return Corrupt(manifest_name + ": \"tensors\" is not an array");
+  if (tensors == nullptr || !tensors->is_array())
+    return Corrupt(manifest_name + ": \"tensors\" is not an array");
   for (size_t i = 0; i < tensors->items().size(); ++i) {
     DumpEntry e;
-    OP_RETURN_IF_ERROR(
-        ParseEntry(tensors->items()[i], manifest_name + ": tensors[" + std::to_string(i) + "]", !r->npz_, &e));
+    OP_RETURN_IF_ERROR(ParseEntry(
+        tensors->items()[i], manifest_name + ": tensors[" + std::to_string(i) + "]", !r->npz_, &e));
     r->entries_.push_back(std::move(e));
   }
   return r;
@@ -125,13 +129,15 @@ Expected<Tensor> DumpReader::Load(const DumpEntry& e) const {
   if (!t.ok()) return t.status();
   DType on_disk = e.dtype == DType::kBFloat16 ? DType::kFloat32 : e.dtype;
   if (t->dtype() != on_disk || t->shape() != e.shape) {
-    return Corrupt(path_ + ": tensor '" + e.name + "' is " + DTypeName(t->dtype()) + ShapeToString(t->shape()) +
-                   " on disk but the manifest says " + DTypeName(e.dtype) + ShapeToString(e.shape));
+    return Corrupt(path_ + ": tensor '" + e.name + "' is " + DTypeName(t->dtype()) +
+                   ShapeToString(t->shape()) + " on disk but the manifest says " +
+                   DTypeName(e.dtype) + ShapeToString(e.shape));
   }
   if (e.dtype == DType::kBFloat16) {
     OP_ASSIGN_OR_RETURN(Tensor b, Tensor::Allocate(DType::kBFloat16, e.shape));
     const float* src = t->data_as<float>();
-    for (uint64_t i = 0; i < b.num_elements(); ++i) b.data_as<uint16_t>()[i] = FloatToBFloat16(src[i]);
+    for (uint64_t i = 0; i < b.num_elements(); ++i)
+      b.data_as<uint16_t>()[i] = FloatToBFloat16(src[i]);
     return b;
   }
   return t;

@@ -32,7 +32,8 @@ std::string DumpFileName(size_t index, const std::string& tensor_name) {
   return s + ".npy";
 }
 
-Expected<std::unique_ptr<DumpWriter>> DumpWriter::Create(const std::string& path, DumpMetadata meta) {
+Expected<std::unique_ptr<DumpWriter>> DumpWriter::Create(const std::string& path,
+                                                         DumpMetadata meta) {
   std::unique_ptr<DumpWriter> w(new DumpWriter());
   w->path_ = path;
   w->meta_ = std::move(meta);
@@ -139,7 +140,8 @@ Status DumpWriter::Finish(const CaptureReport& report) {
     std::error_code ec;
     if (fs::exists(path_, ec)) {
       if (!fs::exists(fs::path(path_) / "manifest.json", ec) && !fs::is_empty(path_, ec)) {
-        return InvalidArgument(path_ + ": exists and is not an onnxprobe dump; refusing to replace it");
+        return InvalidArgument(path_ +
+                               ": exists and is not an onnxprobe dump; refusing to replace it");
       }
       fs::remove_all(path_, ec);
     }

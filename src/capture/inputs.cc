@@ -21,8 +21,7 @@ Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
   }
   std::string ext = fs::path(path).extension().string();
   std::error_code ec;
-  bool is_dump = fs::is_directory(path, ec) ||
-                 (ext == ".npz" && [&] {
+  bool is_dump = fs::is_directory(path, ec) || (ext == ".npz" && [&] {
                    auto z = NpzReader::Open(path);
                    return z.ok() && (*z)->ReadRaw("manifest.json").ok();
                  }());
@@ -102,14 +101,30 @@ Status FillRandom(Tensor* t, std::pair<double, double> range, uint64_t seed) {
       for (uint64_t i = 0; i < n; ++i) p[i] = b(rng) ? 1 : 0;
       break;
     }
-    case DType::kInt8: ints(t->data_as<int8_t>()); break;
-    case DType::kInt16: ints(t->data_as<int16_t>()); break;
-    case DType::kInt32: ints(t->data_as<int32_t>()); break;
-    case DType::kInt64: ints(t->data_as<int64_t>()); break;
-    case DType::kUInt8: ints(t->data_as<uint8_t>()); break;
-    case DType::kUInt16: ints(t->data_as<uint16_t>()); break;
-    case DType::kUInt32: ints(t->data_as<uint32_t>()); break;
-    case DType::kUInt64: ints(t->data_as<uint64_t>()); break;
+    case DType::kInt8:
+      ints(t->data_as<int8_t>());
+      break;
+    case DType::kInt16:
+      ints(t->data_as<int16_t>());
+      break;
+    case DType::kInt32:
+      ints(t->data_as<int32_t>());
+      break;
+    case DType::kInt64:
+      ints(t->data_as<int64_t>());
+      break;
+    case DType::kUInt8:
+      ints(t->data_as<uint8_t>());
+      break;
+    case DType::kUInt16:
+      ints(t->data_as<uint16_t>());
+      break;
+    case DType::kUInt32:
+      ints(t->data_as<uint32_t>());
+      break;
+    case DType::kUInt64:
+      ints(t->data_as<uint64_t>());
+      break;
   }
   return Status::Ok();
 }
@@ -217,7 +232,8 @@ Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const Input
     if (!dt.ok()) return dt.status().WithContext("input '" + in.name + "'");
     OP_ASSIGN_OR_RETURN(Shape shape, ResolveShape(in, o));
     OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, shape));
-    std::pair<double, double> range = IsFloating(*dt) ? std::make_pair(-1.0, 1.0) : std::make_pair(0.0, 10.0);
+    std::pair<double, double> range =
+        IsFloating(*dt) ? std::make_pair(-1.0, 1.0) : std::make_pair(0.0, 10.0);
     if (auto r = o.ranges.find("*"); r != o.ranges.end()) range = r->second;
     if (auto r = o.ranges.find(in.name); r != o.ranges.end()) range = r->second;
     OP_RETURN_IF_ERROR(FillRandom(&t, range, o.seed * 1000003ULL + k));

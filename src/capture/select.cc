@@ -11,8 +11,9 @@ Expected<std::vector<std::string>> SelectTensors(const Model& model, const Tenso
   std::set<std::string> names(sel.names.begin(), sel.names.end());
   for (const auto& n : names) {
     const TensorEntry* t = idx.Find(n);
-    if (t == nullptr) return NotFound("tensor '" + n + "' does not exist in " + model.path() +
-                                      " (list them with: onnxprobe inspect --tensors)");
+    if (t == nullptr)
+      return NotFound("tensor '" + n + "' does not exist in " + model.path() +
+                      " (list them with: onnxprobe inspect --tensors)");
     if (t->kind == TensorKind::kSubgraph) {
       const NodeInfo& owner = idx.nodes()[t->subgraph_owner];
       return Unsupported("tensor '" + n + "' lives inside the body of node '" + owner.name + "' (" +
@@ -40,7 +41,8 @@ Expected<std::vector<std::string>> SelectTensors(const Model& model, const Tenso
                 (!sel.regex.empty() && std::regex_search(t.name, re));
     if (take) out.push_back(t.name);
   }
-  if (out.empty()) return InvalidArgument("the tensor selection matches no tensor in " + model.path());
+  if (out.empty())
+    return InvalidArgument("the tensor selection matches no tensor in " + model.path());
   return out;
 }
 

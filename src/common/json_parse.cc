@@ -30,7 +30,8 @@ class JsonParser {
     return Corrupt(what_ + ": invalid JSON: " + m + " at byte " + std::to_string(i_));
   }
   void SkipSpace() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t'))
+      ++i_;
   }
   bool Literal(const char* lit) {
     size_t n = std::char_traits<char>::length(lit);
@@ -104,10 +105,14 @@ class JsonParser {
     for (int k = 0; k < 4; ++k) {
       char h = s_[i_++];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= uint32_t(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= uint32_t(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= uint32_t(h - 'A' + 10);
-      else return Error("bad \\u escape");
+      if (h >= '0' && h <= '9')
+        v |= uint32_t(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= uint32_t(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= uint32_t(h - 'A' + 10);
+      else
+        return Error("bad \\u escape");
     }
     *out = v;
     return Status::Ok();
@@ -127,14 +132,30 @@ class JsonParser {
       if (i_ >= s_.size()) return Error("unterminated escape");
       char e = s_[i_++];
       switch (e) {
-        case '"': *out += '"'; break;
-        case '\\': *out += '\\'; break;
-        case '/': *out += '/'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
-        case 'n': *out += '\n'; break;
-        case 'r': *out += '\r'; break;
-        case 't': *out += '\t'; break;
+        case '"':
+          *out += '"';
+          break;
+        case '\\':
+          *out += '\\';
+          break;
+        case '/':
+          *out += '/';
+          break;
+        case 'b':
+          *out += '\b';
+          break;
+        case 'f':
+          *out += '\f';
+          break;
+        case 'n':
+          *out += '\n';
+          break;
+        case 'r':
+          *out += '\r';
+          break;
+        case 't':
+          *out += '\t';
+          break;
         case 'u': {
           uint32_t cp;
           OP_RETURN_IF_ERROR(Hex4(&cp));
@@ -148,7 +169,8 @@ class JsonParser {
           AppendUtf8(out, cp);
           break;
         }
-        default: return Error(std::string("bad escape \\") + e);
+        default:
+          return Error(std::string("bad escape \\") + e);
       }
     }
   }

@@ -3,9 +3,9 @@
 // chunks that hold them.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <thread>
-#include <cstdint>
 
 #include "onnxprobe/compare.h"
 
@@ -162,8 +162,8 @@ void Element(double a, double b, const Tolerance& tol, double eps, uint64_t inde
   }
 }
 
-void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const Tolerance& tol, double eps,
-           Acc* acc) {
+void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const Tolerance& tol,
+           double eps, Acc* acc) {
   double da[kChunk], db[kChunk];
   for (uint64_t c = begin; c < end; c += kChunk) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, end - c));
@@ -241,9 +241,10 @@ inline int BinF(float v) {
 
 // float32 pairs: one fused pass for errors, both sides' statistics and the histograms. Finite
 // chunks run branch-free SIMD loops; a chunk holding NaN/Inf is redone on the checked path.
-__attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa, const float* pb, uint64_t begin,
-                                                                 uint64_t end, const Tolerance& tol, double eps,
-                                                                 Acc* acc) {
+__attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa, const float* pb,
+                                                                uint64_t begin, uint64_t end,
+                                                                const Tolerance& tol, double eps,
+                                                                Acc* acc) {
   for (uint64_t c = begin; c < end; c += kChunk) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, end - c));
     const float* a = pa + c;
@@ -419,7 +420,8 @@ void TopK(const Tensor& a, const Tensor& b, int k, TensorMetrics* m) {
     std::partial_sort(ib.begin(), ib.begin() + k, ib.end(), by(rb));
     agree += ia[0] == ib[0];
     int common = 0;
-    for (int x = 0; x < k; ++x) common += std::find(ib.begin(), ib.begin() + k, ia[x]) != ib.begin() + k;
+    for (int x = 0; x < k; ++x)
+      common += std::find(ib.begin(), ib.begin() + k, ia[x]) != ib.begin() + k;
     overlap += double(common) / k;
   }
   m->has_topk = true;
@@ -430,8 +432,8 @@ void TopK(const Tensor& a, const Tensor& b, int k, TensorMetrics* m) {
 
 }  // namespace
 
-TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& tol_in, double rel_eps,
-                             const CompareOptions& options) {
+TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& tol_in,
+                             double rel_eps, const CompareOptions& options) {
   TensorMetrics m;
   m.dtype_a = a.dtype();
   m.dtype_b = b.dtype();
@@ -457,7 +459,8 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   uint64_t n = a.num_elements();
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   unsigned threads = options.threads > 0 ? unsigned(options.threads) : hw;
-  threads = static_cast<unsigned>(std::min<uint64_t>(threads, std::max<uint64_t>(1, n / (1 << 18))));
+  threads =
+      static_cast<unsigned>(std::min<uint64_t>(threads, std::max<uint64_t>(1, n / (1 << 18))));
   std::vector<Acc> parts(threads);
   // histograms (p99, the report's error histogram) sample at most ~1M elements per tensor
   uint64_t stride = std::max<uint64_t>(1, n >> 20);

@@ -7,19 +7,26 @@ namespace onnxprobe {
 
 const char* JudgeByName(JudgeBy j) {
   switch (j) {
-    case JudgeBy::kElementwise: return "elementwise";
-    case JudgeBy::kMax: return "max";
-    case JudgeBy::kMean: return "mean";
-    case JudgeBy::kP99: return "p99";
+    case JudgeBy::kElementwise:
+      return "elementwise";
+    case JudgeBy::kMax:
+      return "max";
+    case JudgeBy::kMean:
+      return "mean";
+    case JudgeBy::kP99:
+      return "p99";
   }
   return "?";
 }
 
 const char* GradeName(Grade g) {
   switch (g) {
-    case Grade::kExcellent: return "excellent";
-    case Grade::kAcceptable: return "acceptable";
-    case Grade::kHighRisk: return "high-risk";
+    case Grade::kExcellent:
+      return "excellent";
+    case Grade::kAcceptable:
+      return "acceptable";
+    case Grade::kHighRisk:
+      return "high-risk";
   }
   return "?";
 }
@@ -94,7 +101,8 @@ bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::
     return false;
   }
   if (m.nonfinite_differ > 0) {
-    *reason = std::to_string(m.nonfinite_differ) + " positions where NaN/Inf differ from the reference";
+    *reason =
+        std::to_string(m.nonfinite_differ) + " positions where NaN/Inf differ from the reference";
     return false;
   }
   double abs_stat = m.max_abs, rel_stat = m.max_rel;
@@ -102,10 +110,11 @@ bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::
     case JudgeBy::kElementwise:
       if (m.mismatches == 0) return true;
       *reason = std::to_string(m.mismatches) + " of " + std::to_string(m.count) + " elements (" +
-                Num(100 * m.mismatch_fraction) + "%) beyond atol+rtol*|a|; max abs error " + Num(m.max_abs) +
-                " at " + Index(m.max_abs_index);
+                Num(100 * m.mismatch_fraction) + "%) beyond atol+rtol*|a|; max abs error " +
+                Num(m.max_abs) + " at " + Index(m.max_abs_index);
       return false;
-    case JudgeBy::kMax: break;
+    case JudgeBy::kMax:
+      break;
     case JudgeBy::kMean:
       abs_stat = m.mean_abs;
       rel_stat = m.mean_rel;
@@ -116,8 +125,9 @@ bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::
       break;
   }
   if (abs_stat <= tol.atol || rel_stat <= tol.rtol) return true;
-  *reason = std::string(JudgeByName(judge)) + " abs error " + Num(abs_stat) + " > atol " + Num(tol.atol) +
-            " and " + JudgeByName(judge) + " rel error " + Num(rel_stat) + " > rtol " + Num(tol.rtol);
+  *reason = std::string(JudgeByName(judge)) + " abs error " + Num(abs_stat) + " > atol " +
+            Num(tol.atol) + " and " + JudgeByName(judge) + " rel error " + Num(rel_stat) +
+            " > rtol " + Num(tol.rtol);
   return false;
 }
 

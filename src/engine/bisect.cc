@@ -18,7 +18,8 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
   uint64_t largest = 0;
   for (const auto& p : pairs) largest = std::max({largest, p.a->est_bytes, p.b->est_bytes});
   size_t k = std::max<size_t>(1, per_run);
-  if (job.max_memory > 0 && largest > 0) k = std::clamp<size_t>(job.max_memory / (2 * largest), 1, k);
+  if (job.max_memory > 0 && largest > 0)
+    k = std::clamp<size_t>(job.max_memory / (2 * largest), 1, k);
 
   std::map<size_t, TensorResult> probed;  // pair index -> row
   // invariant: every index < lo passes (as far as probed), the first failure is in [lo, hi]
@@ -72,7 +73,8 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
   // The search found a failing tensor next to a passing one in topological order, but branches
   // interleave there: walk up the graph from it, probing the producer's inputs, until a node
   // whose compared inputs all pass (a frontier node by definition).
-  const Model* graph = job.graph != nullptr ? job.graph : (a.model() != nullptr ? a.model() : b.model());
+  const Model* graph =
+      job.graph != nullptr ? job.graph : (a.model() != nullptr ? a.model() : b.model());
   if (any_fail && !r.aborted && graph != nullptr) {
     std::map<std::string, size_t> index_of;  // A name -> pair index
     for (size_t i = 0; i < pairs.size(); ++i) index_of[pairs[i].a->name] = i;
@@ -83,7 +85,8 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
       std::vector<size_t> ins;
       for (const auto& x : graph->index().nodes()[t->producer].inputs) {
         auto it = index_of.find(x);
-        if (it != index_of.end() && std::find(ins.begin(), ins.end(), it->second) == ins.end()) ins.push_back(it->second);
+        if (it != index_of.end() && std::find(ins.begin(), ins.end(), it->second) == ins.end())
+          ins.push_back(it->second);
       }
       std::sort(ins.begin(), ins.end());
       std::vector<size_t> todo;
@@ -92,7 +95,8 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
       }
       for (size_t off = 0; off < todo.size(); off += k) {
         std::vector<std::string> na, nb;
-        std::vector<size_t> picks(todo.begin() + off, todo.begin() + std::min(todo.size(), off + k));
+        std::vector<size_t> picks(todo.begin() + off,
+                                  todo.begin() + std::min(todo.size(), off + k));
         for (size_t i : picks) {
           na.push_back(pairs[i].a->name);
           nb.push_back(pairs[i].b->name);
@@ -105,7 +109,8 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
           r.abort_status = fb.status();
           break;
         }
-        for (size_t j = 0; j < picks.size(); ++j) probed.emplace(picks[j], ComparePair(pairs[picks[j]], (*fa)[j], (*fb)[j], job));
+        for (size_t j = 0; j < picks.size(); ++j)
+          probed.emplace(picks[j], ComparePair(pairs[picks[j]], (*fa)[j], (*fb)[j], job));
       }
       if (r.aborted) break;
       size_t next = SIZE_MAX;
@@ -115,7 +120,8 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
           break;
         }
       }
-      if (next == SIZE_MAX) break;  // every compared input passes: the producer is where error starts
+      if (next == SIZE_MAX)
+        break;  // every compared input passes: the producer is where error starts
       current = next;
     }
   }

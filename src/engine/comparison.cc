@@ -9,14 +9,18 @@ namespace onnxprobe {
 
 const char* RoleName(Role r) {
   switch (r) {
-    case Role::kPass: return "pass";
-    case Role::kIntroduced: return "introduced";
-    case Role::kInherited: return "inherited";
+    case Role::kPass:
+      return "pass";
+    case Role::kIntroduced:
+      return "introduced";
+    case Role::kInherited:
+      return "inherited";
   }
   return "?";
 }
 
-Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job, const RowCallback& on_row) {
+Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job,
+                                         const RowCallback& on_row) {
   auto t0 = std::chrono::steady_clock::now();
   OP_RETURN_IF_ERROR(job.policy.Validate());
   ComparisonResult r;
@@ -30,7 +34,8 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
   std::vector<std::vector<Pair>> batches(1);
   uint64_t in_batch = 0;
   for (const auto& p : pairs) {
-    uint64_t bytes = (p.a->est_bytes ? p.a->est_bytes : known_max) + (p.b->est_bytes ? p.b->est_bytes : known_max);
+    uint64_t bytes = (p.a->est_bytes ? p.a->est_bytes : known_max) +
+                     (p.b->est_bytes ? p.b->est_bytes : known_max);
     if (job.max_memory > 0 && !batches.back().empty() && in_batch + bytes > job.max_memory) {
       batches.emplace_back();
       in_batch = 0;

@@ -13,7 +13,8 @@ Expected<std::map<std::string, std::string>> ReadTensorMapping(const std::string
   if (first != std::string::npos && text[first] == '{') {
     OP_ASSIGN_OR_RETURN(JsonValue v, ParseJson(text, path));
     for (const auto& [k, val] : v.members()) {
-      if (!val.is_string()) return InvalidArgument(path + ": mapping for '" + k + "' is not a string");
+      if (!val.is_string())
+        return InvalidArgument(path + ": mapping for '" + k + "' is not a string");
       out[k] = val.as_string();
     }
     return out;
@@ -29,7 +30,8 @@ Expected<std::map<std::string, std::string>> ReadTensorMapping(const std::string
     std::string x, y, extra;
     if (!(fields >> x)) continue;
     if (!(fields >> y) || (fields >> extra)) {
-      return InvalidArgument(path + ":" + std::to_string(n) + ": expected two columns (name in A, name in B)");
+      return InvalidArgument(path + ":" + std::to_string(n) +
+                             ": expected two columns (name in A, name in B)");
     }
     out[x] = y;
   }

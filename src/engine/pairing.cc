@@ -9,7 +9,8 @@
 namespace onnxprobe {
 namespace {
 
-Expected<std::vector<const SideTensor*>> Select(const std::vector<SideTensor>& all, const TensorSelection& sel) {
+Expected<std::vector<const SideTensor*>> Select(const std::vector<SideTensor>& all,
+                                                const TensorSelection& sel) {
   std::vector<const SideTensor*> out;
   bool every = sel.names.empty() && sel.op_types.empty() && sel.regex.empty();
   std::regex re;
@@ -20,9 +21,11 @@ Expected<std::vector<const SideTensor*>> Select(const std::vector<SideTensor>& a
       return InvalidArgument("bad --regex '" + sel.regex + "': " + e.what());
     }
   }
-  std::set<std::string> names(sel.names.begin(), sel.names.end()), ops(sel.op_types.begin(), sel.op_types.end());
+  std::set<std::string> names(sel.names.begin(), sel.names.end()),
+      ops(sel.op_types.begin(), sel.op_types.end());
   for (const auto& t : all) {
-    if (every || names.count(t.name) || ops.count(t.op_type) || (!sel.regex.empty() && std::regex_search(t.name, re))) {
+    if (every || names.count(t.name) || ops.count(t.op_type) ||
+        (!sel.regex.empty() && std::regex_search(t.name, re))) {
       out.push_back(&t);
       names.erase(t.name);
     }
@@ -46,7 +49,8 @@ void MarkRoles(const Model& model, ComparisonResult* r) {
   std::unordered_set<std::string> tainted;
   for (const auto& node : g.nodes()) {
     bool input_tainted = false;
-    for (const auto& in : node.inputs) input_tainted = input_tainted || (!in.empty() && tainted.count(in));
+    for (const auto& in : node.inputs)
+      input_tainted = input_tainted || (!in.empty() && tainted.count(in));
     for (const auto& out : node.outputs) {
       if (out.empty()) continue;
       auto it = row_of.find(out);
@@ -69,7 +73,8 @@ void MarkRoles(const Model& model, ComparisonResult* r) {
 
 }  // namespace
 
-Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job, std::vector<std::string>* only_a,
+Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
+                                        std::vector<std::string>* only_a,
                                         std::vector<std::string>* only_b) {
   std::unordered_map<std::string, const SideTensor*> b_by_name;
   for (const auto& t : b.tensors()) b_by_name.emplace(t.name, &t);
@@ -91,14 +96,16 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
     if (!used_b.count(t.name)) only_b->push_back(t.name);
   }
   if (pairs.empty()) {
-    return InvalidArgument("sides have no tensor in common (A: " + std::to_string(a.tensors().size()) +
-                           " tensors, B: " + std::to_string(b.tensors().size()) +
-                           "); pair renamed tensors with --map FILE");
+    return InvalidArgument(
+        "sides have no tensor in common (A: " + std::to_string(a.tensors().size()) +
+        " tensors, B: " + std::to_string(b.tensors().size()) +
+        "); pair renamed tensors with --map FILE");
   }
   return pairs;
 }
 
-TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob, const CompareJob& job) {
+TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
+                         const CompareJob& job) {
   TensorResult row;
   row.name = p.a->name;
   row.name_b = p.b->name;
@@ -112,7 +119,8 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
     return row;
   }
   CompareOptions k = job.kernel;
-  bool forced = std::find(job.topk_tensors.begin(), job.topk_tensors.end(), row.name) != job.topk_tensors.end();
+  bool forced = std::find(job.topk_tensors.begin(), job.topk_tensors.end(), row.name) !=
+                job.topk_tensors.end();
   k.topk = k.topk || forced || ClassificationLike(*p.a, p.b, oa.tensor.shape());
   row.metrics = CompareTensors(oa.tensor, ob.tensor, row.tolerance, job.policy.rel_eps, k);
   row.pass = Judge(row.metrics, row.tolerance, job.policy.judge, &row.reason);
@@ -127,7 +135,8 @@ void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp)
     ++r.failures;
     if (r.first_failure < 0) r.first_failure = static_cast<int>(i);
   }
-  const Model* graph = job.graph != nullptr ? job.graph : (a.model() != nullptr ? a.model() : b.model());
+  const Model* graph =
+      job.graph != nullptr ? job.graph : (a.model() != nullptr ? a.model() : b.model());
   if (graph != nullptr) {
     MarkRoles(*graph, &r);
   } else if (r.first_failure >= 0) {

@@ -16,11 +16,13 @@ struct Pair {
 
 // Pairs side A's selected tensors with side B's by exact name (or the mapping), in A's
 // topological order. Fails when nothing pairs.
-Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job, std::vector<std::string>* only_a,
+Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
+                                        std::vector<std::string>* only_a,
                                         std::vector<std::string>* only_b);
 
 // Compares one fetched pair into a row (tolerance, metrics, verdict, grade).
-TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob, const CompareJob& job);
+TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
+                         const CompareJob& job);
 
 // First failure, failure count, introduced/inherited roles, frontier, sides' metadata.
 void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* r);

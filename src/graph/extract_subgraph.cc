@@ -41,7 +41,8 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
   std::sort(order.begin(), order.end());
   std::set<std::string> embedded;
   for (int k : order) {
-    if (k < 0 || k >= static_cast<int>(idx.nodes().size())) return InvalidArgument("node index out of range");
+    if (k < 0 || k >= static_cast<int>(idx.nodes().size()))
+      return InvalidArgument("node index out of range");
     const NodeInfo& info = idx.nodes()[k];
     std::vector<std::string> reads = info.inputs;
     reads.insert(reads.end(), info.implicit_inputs.begin(), info.implicit_inputs.end());
@@ -73,7 +74,8 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
       return InvalidArgument("subgraph does not produce '" + spec.outputs[i] + "'");
     }
     if (i < spec.output_types.size()) {
-      SetType(g->add_output(), spec.outputs[i], spec.output_types[i].first, spec.output_types[i].second);
+      SetType(g->add_output(), spec.outputs[i], spec.output_types[i].first,
+              spec.output_types[i].second);
     } else {
       g->add_output()->set_name(spec.outputs[i]);
     }

@@ -46,7 +46,8 @@ struct Ctx {
 
 // The node producing `name_b` plus the nodes it needs that side A cannot provide (nodes only in
 // B), and any node in `expand` (the path from a culprit to the failure, for repros).
-Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes, const std::set<int>& expand = {}) {
+Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
+              const std::set<int>& expand = {}) {
   Plan p;
   p.name_b = name_b;
   const GraphIndex& idx = cx.g.index();
@@ -166,7 +167,9 @@ Run Execute(Ctx& cx, const Plan& p) {
   return run;
 }
 
-std::string NodeName(const NodeInfo& n, int k) { return n.name.empty() ? n.op_type + "#" + std::to_string(k) : n.name; }
+std::string NodeName(const NodeInfo& n, int k) {
+  return n.name.empty() ? n.op_type + "#" + std::to_string(k) : n.name;
+}
 
 // A culprit record for a plan, with the nodes only in B named.
 Culprit Describe(const Ctx& cx, const Plan& p, int row) {
@@ -228,7 +231,8 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   alone.nodes = {te->producer};
   std::vector<std::pair<std::string, const Tensor*>> feed;
   for (const auto& x : node.inputs) {
-    if (x.empty() || std::find(alone.inputs.begin(), alone.inputs.end(), x) != alone.inputs.end()) continue;
+    if (x.empty() || std::find(alone.inputs.begin(), alone.inputs.end(), x) != alone.inputs.end())
+      continue;
     const TensorEntry* xe = idx.Find(x);
     if (xe == nullptr || xe->kind == TensorKind::kInitializer) continue;
     const Tensor* t = nullptr;
@@ -253,26 +257,31 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   auto out = cx.b.RunOther(*bytes, cx.g.dir(), feed, alone.outputs);
   ++cx.r->isolation_runs;
   if (!out.ok()) return;
-  TensorMetrics m = CompareTensors(expected, (*out)[0].tensor, tol, cx.job.policy.rel_eps, cx.job.kernel);
+  TensorMetrics m =
+      CompareTensors(expected, (*out)[0].tensor, tol, cx.job.policy.rel_eps, cx.job.kernel);
   std::string why;
   bool same = m.max_abs == 0 || (c->introduced && Judge(m, tol, cx.job.policy.judge, &why));
   if (!same || m.max_abs >= c->metrics.max_abs) return;
   for (int k : p.nodes) {
     if (!b_only.count(k)) continue;
-    c->reason = "nodes only in B (" + NodeName(idx.nodes()[k], k) + ", ...) make the difference: " +
-                NodeName(node, te->producer) + " alone matches the reference; " + c->reason;
+    c->reason = "nodes only in B (" + NodeName(idx.nodes()[k], k) +
+                ", ...) make the difference: " + NodeName(node, te->producer) +
+                " alone matches the reference; " + c->reason;
     c->node = NodeName(idx.nodes()[k], k);
     c->op_type = idx.nodes()[k].op_type;
     return;
   }
 }
 
-void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run, const Culprit& c) {
+void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run,
+                     const Culprit& c) {
   if (o.repro_dir.empty() || !cx.r->repro_dir.empty()) return;
   ReproBundle bundle{run.bytes, run.feed, {{p.name_b, run.expected}}, {{p.name_b, &run.observed}}};
   Status st = WriteReproBundle(o.repro_dir, bundle, c, cx.b, *cx.r);
-  if (st.ok()) cx.r->repro_dir = o.repro_dir;
-  else cx.r->localize_note = "repro bundle not written: " + st.message();
+  if (st.ok())
+    cx.r->repro_dir = o.repro_dir;
+  else
+    cx.r->localize_note = "repro bundle not written: " + st.message();
 }
 
 // Stage 2: the ancestors of the first failure that side A also has, isolated one by one.
@@ -291,13 +300,15 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
     if (k != t->producer) order.push_back(k);
     for (const auto& x : idx.nodes()[k].inputs) {
       const TensorEntry* e = idx.Find(x);
-      if (e != nullptr && e->producer >= 0 && seen.insert(e->producer).second) queue.push_back(e->producer);
+      if (e != nullptr && e->producer >= 0 && seen.insert(e->producer).second)
+        queue.push_back(e->producer);
     }
   }
   std::vector<Plan> plans;
   for (int k : order) {
     for (const auto& out : idx.nodes()[k].outputs) {
-      if (!out.empty() && cx.a_names.count(cx.AName(out))) plans.push_back(MakePlan(cx, out, o.max_subgraph_nodes));
+      if (!out.empty() && cx.a_names.count(cx.AName(out)))
+        plans.push_back(MakePlan(cx, out, o.max_subgraph_nodes));
     }
   }
   if (plans.empty() || !FetchFor(cx, plans).ok()) return;
@@ -310,7 +321,8 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
     if (!run.error.empty()) continue;
     Culprit c = Describe(cx, plans[i], -1);
     Tolerance tol = cx.job.policy.For(c.tensor, c.op_type);
-    c.metrics = CompareTensors(*run.expected, run.observed, tol, cx.job.policy.rel_eps, cx.job.kernel);
+    c.metrics =
+        CompareTensors(*run.expected, run.observed, tol, cx.job.policy.rel_eps, cx.job.kernel);
     c.isolated = true;
     if (c.metrics.max_rel > best) {
       best = c.metrics.max_rel;
@@ -340,7 +352,8 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
       q.pop_front();
       for (const auto& x : idx.nodes()[k].inputs) {
         const TensorEntry* e = idx.Find(x);
-        if (e != nullptr && e->producer >= 0 && anc.insert(e->producer).second) q.push_back(e->producer);
+        if (e != nullptr && e->producer >= 0 && anc.insert(e->producer).second)
+          q.push_back(e->producer);
       }
     }
     for (int k : anc) {
@@ -350,9 +363,9 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
     if (rp.error.empty() && FetchFor(cx, {rp}).ok()) {
       Run run = Execute(cx, rp);
       std::string why;
-      if (run.error.empty() &&
-          !Judge(CompareTensors(*run.expected, run.observed, fail.tolerance, cx.job.policy.rel_eps, cx.job.kernel),
-                 fail.tolerance, cx.job.policy.judge, &why)) {
+      if (run.error.empty() && !Judge(CompareTensors(*run.expected, run.observed, fail.tolerance,
+                                                     cx.job.policy.rel_eps, cx.job.kernel),
+                                      fail.tolerance, cx.job.policy.judge, &why)) {
         MaybeWriteRepro(cx, o, rp, run, c);
       }
     }
@@ -404,7 +417,8 @@ Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const 
       Run run = Execute(cx, plans[i]);
       c.error = run.error;
       if (run.error.empty()) {
-        c.metrics = CompareTensors(*run.expected, run.observed, row.tolerance, job.policy.rel_eps, job.kernel);
+        c.metrics = CompareTensors(*run.expected, run.observed, row.tolerance, job.policy.rel_eps,
+                                   job.kernel);
         c.isolated = true;
         c.introduced = !Judge(c.metrics, row.tolerance, job.policy.judge, &c.reason);
         if (c.introduced) {
@@ -431,7 +445,8 @@ Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const 
   for (size_t i = 0; i < r->rows.size(); ++i) {
     if (r->rows[i].role == Role::kIntroduced) r->frontier.push_back(static_cast<int>(i));
   }
-  r->localize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r->localize_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::Ok();
 }
 

@@ -14,13 +14,16 @@ namespace fs = std::filesystem;
 
 namespace onnxprobe {
 
-Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit, const Side& b,
-                        const ComparisonResult& r) {
+Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit,
+                        const Side& b, const ComparisonResult& r) {
   std::error_code ec;
   fs::path parent = fs::path(dir).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec)) return NotFound(dir + ": parent folder does not exist");
-  if (fs::exists(dir, ec) && !fs::exists(fs::path(dir) / "onnxprobe.json", ec) && !fs::is_empty(dir, ec)) {
-    return InvalidArgument(dir + ": exists and is not an onnxprobe repro bundle; refusing to replace it");
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    return NotFound(dir + ": parent folder does not exist");
+  if (fs::exists(dir, ec) && !fs::exists(fs::path(dir) / "onnxprobe.json", ec) &&
+      !fs::is_empty(dir, ec)) {
+    return InvalidArgument(dir +
+                           ": exists and is not an onnxprobe repro bundle; refusing to replace it");
   }
   std::string tmp = TempSiblingPath(dir);
   fs::create_directories(fs::path(tmp) / "test_data_set_0", ec);
@@ -32,27 +35,33 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   };
   Status st = WriteFileAtomic(tmp + "/model.onnx", bundle.model_bytes);
   for (size_t k = 0; st.ok() && k < bundle.inputs.size(); ++k) {
-    st = WriteTensorProto(tmp + "/test_data_set_0/input_" + std::to_string(k) + ".pb", *bundle.inputs[k].second,
-                          bundle.inputs[k].first);
+    st = WriteTensorProto(tmp + "/test_data_set_0/input_" + std::to_string(k) + ".pb",
+                          *bundle.inputs[k].second, bundle.inputs[k].first);
   }
   for (size_t k = 0; st.ok() && k < bundle.expected.size(); ++k) {
-    st = WriteTensorProto(tmp + "/test_data_set_0/output_" + std::to_string(k) + ".pb", *bundle.expected[k].second,
-                          bundle.expected[k].first);
+    st = WriteTensorProto(tmp + "/test_data_set_0/output_" + std::to_string(k) + ".pb",
+                          *bundle.expected[k].second, bundle.expected[k].first);
   }
   for (size_t k = 0; st.ok() && k < bundle.observed.size(); ++k) {
-    st = WriteTensorProto(tmp + "/observed/output_" + std::to_string(k) + ".pb", *bundle.observed[k].second,
-                          bundle.observed[k].first);
+    st = WriteTensorProto(tmp + "/observed/output_" + std::to_string(k) + ".pb",
+                          *bundle.observed[k].second, bundle.observed[k].first);
   }
   if (!st.ok()) return fail(st);
 
   const SideInfo& si = b.info();
   SessionOptions so = b.session_options();
   Tolerance tol = r.policy.For(culprit.tensor, culprit.op_type);
-  if (culprit.row >= 0 && culprit.row < static_cast<int>(r.rows.size())) tol = r.rows[culprit.row].tolerance;
+  if (culprit.row >= 0 && culprit.row < static_cast<int>(r.rows.size()))
+    tol = r.rows[culprit.row].tolerance;
   JsonWriter j;
   j.BeginObject();
   j.Key("format").String("onnxprobe-repro").Key("format_version").Int(1);
-  j.Key("culprit").BeginObject().Key("node").String(culprit.node).Key("op_type").String(culprit.op_type);
+  j.Key("culprit")
+      .BeginObject()
+      .Key("node")
+      .String(culprit.node)
+      .Key("op_type")
+      .String(culprit.op_type);
   j.Key("tensor").String(culprit.tensor).Key("nodes").BeginArray();
   for (const auto& n : culprit.nodes) j.String(n);
   j.EndArray().Key("nodes_only_in_b").BeginArray();
@@ -67,28 +76,48 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   j.Key("atol").Number(tol.atol).Key("rtol").Number(tol.rtol);
   j.Key("scale_atol").Bool(tol.scale_atol).Key("rel_eps").Number(r.policy.rel_eps);
   j.Key("judge").String(JudgeByName(r.policy.judge));
-  j.Key("isolated_max_abs").Number(culprit.metrics.max_abs).Key("isolated_max_rel").Number(culprit.metrics.max_rel);
+  j.Key("isolated_max_abs")
+      .Number(culprit.metrics.max_abs)
+      .Key("isolated_max_rel")
+      .Number(culprit.metrics.max_rel);
   j.EndObject();
   st = WriteFileAtomic(tmp + "/onnxprobe.json", j.str() + "\n");
   static const char* kLevels[] = {"disabled", "basic", "extended"};
-  std::string level = so.optimization_level == 99 ? "all" : kLevels[std::clamp(so.optimization_level, 0, 2)];
+  std::string level =
+      so.optimization_level == 99 ? "all" : kLevels[std::clamp(so.optimization_level, 0, 2)];
   std::string readme =
       "onnxprobe repro bundle\n\n"
-      "Node " + culprit.node + " (" + culprit.op_type + "), run on the runtime under test with the\n"
-      "reference's exact inputs; output checked: " + (bundle.expected.empty() ? culprit.tensor : bundle.expected[0].first) +
+      "Node " +
+      culprit.node + " (" + culprit.op_type +
+      "), run on the runtime under test with the\n"
+      "reference's exact inputs; output checked: " +
+      (bundle.expected.empty() ? culprit.tensor : bundle.expected[0].first) +
       ".\n"
-      "reference (A):  " + r.describe_a + "\n"
-      "under test (B): " + r.describe_b + "\n"
-      "culprit: " + culprit.reason + "\n"
-      "nodes in the culprit's isolation: " + std::to_string(culprit.nodes.size()) +
-      (culprit.nodes_only_in_b.empty() ? "" : " (" + std::to_string(culprit.nodes_only_in_b.size()) +
-                                                     " have no counterpart in the reference)") + "\n\n"
+      "reference (A):  " +
+      r.describe_a +
+      "\n"
+      "under test (B): " +
+      r.describe_b +
+      "\n"
+      "culprit: " +
+      culprit.reason +
+      "\n"
+      "nodes in the culprit's isolation: " +
+      std::to_string(culprit.nodes.size()) +
+      (culprit.nodes_only_in_b.empty() ? ""
+                                       : " (" + std::to_string(culprit.nodes_only_in_b.size()) +
+                                             " have no counterpart in the reference)") +
+      "\n\n"
       "Layout (ONNX backend test): model.onnx; test_data_set_0/input_K.pb are the inputs;\n"
-      "test_data_set_0/output_K.pb the reference's outputs (expected); observed/output_K.pb what the\n"
+      "test_data_set_0/output_K.pb the reference's outputs (expected); observed/output_K.pb what "
+      "the\n"
       "runtime under test produced. Any ONNX test runner can replay it.\n\n"
       "Replay with onnxprobe (exit code 1 when the mismatch reproduces):\n"
-      "  onnxprobe replay " + dir + "\n"
-      "which runs on " + si.runtime + ", provider " + so.provider + ", optimizations " + level +
+      "  onnxprobe replay " +
+      dir +
+      "\n"
+      "which runs on " +
+      si.runtime + ", provider " + so.provider + ", optimizations " + level +
       " (from onnxprobe.json); override with --provider, --opt-level, --ort-version.\n";
   if (st.ok()) st = WriteFileAtomic(tmp + "/README.txt", readme);
   if (!st.ok()) return fail(st);
@@ -118,9 +147,11 @@ Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& o
     if (k < model.summary().outputs.size()) t.name = model.summary().outputs[k].name;
     expected.push_back(std::move(t));
   }
-  if (expected.empty()) return InvalidArgument(dir + ": no test_data_set_0/output_0.pb to compare with");
+  if (expected.empty())
+    return InvalidArgument(dir + ": no test_data_set_0/output_0.pb to compare with");
   if (inputs.size() != model.summary().inputs.size()) {
-    return InvalidArgument(dir + ": model.onnx has " + std::to_string(model.summary().inputs.size()) +
+    return InvalidArgument(dir + ": model.onnx has " +
+                           std::to_string(model.summary().inputs.size()) +
                            " inputs but test_data_set_0 holds " + std::to_string(inputs.size()));
   }
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(ort_library));
@@ -137,7 +168,8 @@ Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& o
     TensorResult row;
     row.name = row.name_b = expected[k].name;
     row.tolerance = policy.For(row.name, "");
-    row.metrics = CompareTensors(expected[k].tensor, outs[k].tensor, row.tolerance, policy.rel_eps, CompareOptions());
+    row.metrics = CompareTensors(expected[k].tensor, outs[k].tensor, row.tolerance, policy.rel_eps,
+                                 CompareOptions());
     row.pass = Judge(row.metrics, row.tolerance, policy.judge, &row.reason);
     row.grade = GradeFor(row.metrics.max_rel);
     rr.failures += !row.pass;

@@ -19,7 +19,7 @@ struct ReproBundle {
 // Writes `dir` (complete or absent): model.onnx, test_data_set_0/input_K.pb and output_K.pb
 // (side A's outputs, the expected values), observed/output_K.pb (side B's), onnxprobe.json
 // (side B's runtime settings and tolerances, read by `onnxprobe replay`), README.txt.
-Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit, const Side& b,
-                        const ComparisonResult& r);
+Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit,
+                        const Side& b, const ComparisonResult& r);
 
 }  // namespace onnxprobe

@@ -48,7 +48,8 @@ Expected<std::string> ResolveExternalData(const onnx::TensorProto& t, const std:
   auto rel = real.lexically_relative(base);
   if (rel.empty() || *rel.begin() == "..") {
     return InvalidArgument(where + ": external data location '" + location +
-                           "' resolves outside the model folder (symlink to " + real.string() + ")");
+                           "' resolves outside the model folder (symlink to " + real.string() +
+                           ")");
   }
   if (!fs::is_regular_file(real, ec)) {
     return InvalidArgument(where + ": external data '" + full.string() + "' is not a regular file");

@@ -46,11 +46,16 @@ void CollectOuterReads(const onnx::GraphProto& g, const std::unordered_set<std::
 
 const char* TensorKindName(TensorKind k) {
   switch (k) {
-    case TensorKind::kGraphInput: return "input";
-    case TensorKind::kInitializer: return "initializer";
-    case TensorKind::kIntermediate: return "intermediate";
-    case TensorKind::kGraphOutput: return "output";
-    case TensorKind::kSubgraph: return "subgraph";
+    case TensorKind::kGraphInput:
+      return "input";
+    case TensorKind::kInitializer:
+      return "initializer";
+    case TensorKind::kIntermediate:
+      return "intermediate";
+    case TensorKind::kGraphOutput:
+      return "output";
+    case TensorKind::kSubgraph:
+      return "subgraph";
   }
   return "?";
 }
@@ -120,7 +125,8 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
         ++pending[i];
       } else if (!available.count(in)) {
         return InvalidArgument("node '" + g.node(i).name() + "' (" + g.node(i).op_type() +
-                               ") reads tensor '" + in + "' that no node, input or initializer provides");
+                               ") reads tensor '" + in +
+                               "' that no node, input or initializer provides");
       }
     }
   }
@@ -172,7 +178,8 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
     if (initializers.count(i.name())) continue;
     tensors.push_back({i.name(), TensorKind::kGraphInput, -1, {}, -1});
   }
-  for (const auto& t : g.initializer()) tensors.push_back({t.name(), TensorKind::kInitializer, -1, {}, -1});
+  for (const auto& t : g.initializer())
+    tensors.push_back({t.name(), TensorKind::kInitializer, -1, {}, -1});
   for (int k = 0; k < n; ++k) {
     for (const auto& o : node_infos[k].outputs) {
       if (o.empty()) continue;

@@ -26,7 +26,8 @@ Status ParseModelFile(const std::string& path, onnx::ModelProto* proto, std::str
     return IoError(path + ": cannot open (" + ec.message() + ")");
   }
   if (!fs::exists(st)) return NotFound(path + ": no such file");
-  if (fs::is_directory(path, ec)) return InvalidArgument(path + ": is a directory, expected an .onnx file");
+  if (fs::is_directory(path, ec))
+    return InvalidArgument(path + ": is a directory, expected an .onnx file");
   uint64_t size = fs::file_size(path, ec);
   if (size == 0) return Corrupt(path + ": empty file, not an ONNX model");
   if (size >= uint64_t(INT_MAX)) {
@@ -44,7 +45,8 @@ Status ParseModelFile(const std::string& path, onnx::ModelProto* proto, std::str
     ok = proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
   *file_bytes = std::move(*bytes);
-  if (!ok) return Corrupt(path + ": not a valid ONNX model (protobuf parse failed: truncated or corrupt)");
+  if (!ok)
+    return Corrupt(path + ": not a valid ONNX model (protobuf parse failed: truncated or corrupt)");
   if (!proto->has_graph() || proto->ir_version() <= 0) {
     return Corrupt(path + ": not an ONNX model (no graph or IR version)");
   }
@@ -91,8 +93,9 @@ void Summarize(Model::Impl* m) {
   }
   for (const auto& v : g.output()) s.outputs.push_back(ValueInfoFromProto(v));
   for (const auto& n : g.node()) {
-    std::string key = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type()
-                                                                     : n.domain() + "." + n.op_type();
+    std::string key = n.domain().empty() || n.domain() == "ai.onnx"
+                          ? n.op_type()
+                          : n.domain() + "." + n.op_type();
     ++s.op_counts[key];
   }
   for (const auto& t : g.initializer()) {
@@ -164,7 +167,8 @@ Expected<Model> Model::Load(const std::string& path) {
     onnx::checker::CheckerContext ctx;
     ctx.set_ir_version(static_cast<int>(impl->proto.ir_version()));
     std::unordered_map<std::string, int> opsets;
-    for (const auto& o : impl->proto.opset_import()) opsets[o.domain()] = static_cast<int>(o.version());
+    for (const auto& o : impl->proto.opset_import())
+      opsets[o.domain()] = static_cast<int>(o.version());
     ctx.set_opset_imports(opsets);
     ctx.set_model_dir(impl->dir);
     onnx::checker::LexicalScopeContext lex;
@@ -198,7 +202,8 @@ Expected<FileHashes> Model::Hashes() const { return HashFile(impl_->path); }
 const onnx::ModelProto* Model::Impl::FullProto() const {
   std::call_once(full_once, [this] {
     auto p = std::make_unique<onnx::ModelProto>();
-    google::protobuf::io::ArrayInputStream raw(serialized.data(), static_cast<int>(serialized.size()));
+    google::protobuf::io::ArrayInputStream raw(serialized.data(),
+                                               static_cast<int>(serialized.size()));
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT_MAX);
     if (p->ParseFromCodedStream(&coded)) full = std::move(p);
@@ -208,7 +213,8 @@ const onnx::ModelProto* Model::Impl::FullProto() const {
 
 Expected<std::vector<std::pair<std::string, std::string>>> Model::InitializerHashes() const {
   std::vector<std::pair<std::string, std::string>> out;
-  const onnx::ModelProto* full = impl_->FullProto();  // the weights (the indexed graph dropped them)
+  const onnx::ModelProto* full =
+      impl_->FullProto();  // the weights (the indexed graph dropped them)
   if (full == nullptr) return Corrupt(impl_->path + ": cannot re-read initializers");
   for (const auto& t : full->graph().initializer()) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {

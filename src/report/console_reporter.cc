@@ -45,23 +45,26 @@ class ConsoleReporter : public Reporter {
 
   std::string Row(const TensorResult& t, size_t i) const {
     const TensorMetrics& m = t.metrics;
-    std::string verdict = t.pass ? Color("32", "PASS") : Color(t.role == Role::kIntroduced ? "1;31" : "33", "FAIL");
+    std::string verdict =
+        t.pass ? Color("32", "PASS") : Color(t.role == Role::kIntroduced ? "1;31" : "33", "FAIL");
     std::string role = t.pass ? "" : (t.role == Role::kIntroduced ? "introduced" : "inherited");
     char line[512];
-    std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n", i,
-                  Pad(Clip(t.name, 44), 44).c_str(), Pad(Clip(t.op_type, 14), 14).c_str(), verdict.c_str(),
-                  role.c_str(), t.reason.rfind("not compared", 0) == 0 ? "-" : GradeName(t.grade),
-                  Fmt("%.2e", m.max_abs).c_str(), Fmt("%.2e", m.max_rel).c_str(), Fmt("%.6f", m.cosine).c_str(),
-                  Fmt("%.1f", m.snr_db).c_str(), Fmt("%.2f%%", 100 * m.mismatch_fraction).c_str());
+    std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n",
+                  i, Pad(Clip(t.name, 44), 44).c_str(), Pad(Clip(t.op_type, 14), 14).c_str(),
+                  verdict.c_str(), role.c_str(),
+                  t.reason.rfind("not compared", 0) == 0 ? "-" : GradeName(t.grade),
+                  Fmt("%.2e", m.max_abs).c_str(), Fmt("%.2e", m.max_rel).c_str(),
+                  Fmt("%.6f", m.cosine).c_str(), Fmt("%.1f", m.snr_db).c_str(),
+                  Fmt("%.2f%%", 100 * m.mismatch_fraction).c_str());
     return line;
   }
 
   std::string Table(const ComparisonResult& r) const {
     std::string out;
     char head[256];
-    std::snprintf(head, sizeof(head), "%5s  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n", "#",
-                  Pad("tensor", 44).c_str(), Pad("op", 14).c_str(), "    ", "role", "grade", "max abs", "max rel",
-                  "cosine", "snr dB", "mismatch");
+    std::snprintf(head, sizeof(head), "%5s  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n",
+                  "#", Pad("tensor", 44).c_str(), Pad("op", 14).c_str(), "    ", "role", "grade",
+                  "max abs", "max rel", "cosine", "snr dB", "mismatch");
     out += head;
     size_t n = r.rows.size();
     size_t begin = 0, end = n;
@@ -72,7 +75,8 @@ class ConsoleReporter : public Reporter {
     }
     if (begin > 0) out += "  ... " + std::to_string(begin) + " rows before\n";
     for (size_t i = begin; i < end; ++i) out += Row(r.rows[i], i);
-    if (end < n) out += "  ... " + std::to_string(n - end) + " more rows (see the JSON or HTML report)\n";
+    if (end < n)
+      out += "  ... " + std::to_string(n - end) + " more rows (see the JSON or HTML report)\n";
     return out + "\n";
   }
 
@@ -81,25 +85,32 @@ class ConsoleReporter : public Reporter {
     out += "A (reference): " + r.describe_a + "\n";
     out += "B (under test): " + r.describe_b + "\n";
     char line[512];
-    std::snprintf(line, sizeof(line), "compared %zu tensors: %zu passed, %zu failed; %zu only in A, %zu only in B; "
-                  "atol %g%s rtol %g (%s)\n", r.rows.size(), r.rows.size() - r.failures, r.failures, r.only_a.size(),
-                  r.only_b.size(), r.policy.global.atol, r.policy.global.scale_atol ? " x scale" : "",
-                  r.policy.global.rtol, JudgeByName(r.policy.judge));
+    std::snprintf(line, sizeof(line),
+                  "compared %zu tensors: %zu passed, %zu failed; %zu only in A, %zu only in B; "
+                  "atol %g%s rtol %g (%s)\n",
+                  r.rows.size(), r.rows.size() - r.failures, r.failures, r.only_a.size(),
+                  r.only_b.size(), r.policy.global.atol,
+                  r.policy.global.scale_atol ? " x scale" : "", r.policy.global.rtol,
+                  JudgeByName(r.policy.judge));
     out += line;
     if (r.bisected) {
-      out += "bisection: " + std::to_string(r.bisect_rounds) + " rounds (" + std::to_string(r.runs_a) +
-             " runs on A, " + std::to_string(r.runs_b) + " on B), " + std::to_string(r.rows.size()) +
-             " tensors probed\n";
+      out += "bisection: " + std::to_string(r.bisect_rounds) + " rounds (" +
+             std::to_string(r.runs_a) + " runs on A, " + std::to_string(r.runs_b) + " on B), " +
+             std::to_string(r.rows.size()) + " tensors probed\n";
     }
-    if (r.aborted) out += Color("1;31", "ABORTED: ") + r.abort_status.message() + " (rows above were compared)\n";
+    if (r.aborted)
+      out +=
+          Color("1;31", "ABORTED: ") + r.abort_status.message() + " (rows above were compared)\n";
     if (r.first_failure < 0) {
       if (!r.aborted) out += Color("32", "verdict: PASS") + ", no divergence\n";
       return out;
     }
     const TensorResult& f = r.rows[r.first_failure];
     out += Color("1;31", "verdict: FAIL") + "\n";
-    out += "first divergence: " + f.name + " (" + f.op_type + " node " + f.node + "): " + f.reason + "\n";
-    out += std::string("error introduced at") + (r.frontier_from_graph ? "" : " (no graph: first failure only)") + ":\n";
+    out += "first divergence: " + f.name + " (" + f.op_type + " node " + f.node + "): " + f.reason +
+           "\n";
+    out += std::string("error introduced at") +
+           (r.frontier_from_graph ? "" : " (no graph: first failure only)") + ":\n";
     size_t shown = 0;
     for (int i : r.frontier) {
       if (shown++ == 10) {
@@ -107,8 +118,8 @@ class ConsoleReporter : public Reporter {
         break;
       }
       const TensorResult& t = r.rows[i];
-      out += "  " + t.node + " (" + t.op_type + ") -> " + t.name + ": max rel " + Fmt("%.2e", t.metrics.max_rel) +
-             ", " + GradeName(t.grade) + ChannelNote(t) + "\n";
+      out += "  " + t.node + " (" + t.op_type + ") -> " + t.name + ": max rel " +
+             Fmt("%.2e", t.metrics.max_rel) + ", " + GradeName(t.grade) + ChannelNote(t) + "\n";
     }
     size_t inherited = r.failures - r.frontier.size();
     if (inherited) out += std::to_string(inherited) + " failing tensors only inherit that error\n";
@@ -121,8 +132,8 @@ class ConsoleReporter : public Reporter {
     std::string out;
     if (!r.localize_note.empty()) out += "isolation: " + r.localize_note + "\n";
     if (r.culprits.empty()) return out;
-    out += "isolation (each node run alone on B's runtime with A's inputs; " + std::to_string(r.isolation_runs) +
-           " runs):\n";
+    out += "isolation (each node run alone on B's runtime with A's inputs; " +
+           std::to_string(r.isolation_runs) + " runs):\n";
     size_t rank = 0;
     for (const auto& c : r.culprits) {
       if (++rank > 10) {
@@ -140,10 +151,12 @@ class ConsoleReporter : public Reporter {
         continue;
       }
       out += "  " + std::to_string(rank) + ". " + what + ": " +
-             (c.introduced ? Color("1;31", "INTRODUCED") : Color("33", "inherited")) + ", isolated max rel " +
-             Fmt("%.2e", c.metrics.max_rel) + " vs accumulated " + Fmt("%.2e", c.accumulated_max_rel) + "\n";
+             (c.introduced ? Color("1;31", "INTRODUCED") : Color("33", "inherited")) +
+             ", isolated max rel " + Fmt("%.2e", c.metrics.max_rel) + " vs accumulated " +
+             Fmt("%.2e", c.accumulated_max_rel) + "\n";
     }
-    if (!r.repro_dir.empty()) out += "repro bundle: " + r.repro_dir + " (replay: onnxprobe replay " + r.repro_dir + ")\n";
+    if (!r.repro_dir.empty())
+      out += "repro bundle: " + r.repro_dir + " (replay: onnxprobe replay " + r.repro_dir + ")\n";
     return out;
   }
 

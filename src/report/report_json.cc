@@ -43,10 +43,25 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   StatsJson(j, m.stats_a);
   j.Key("stats_b");
   StatsJson(j, m.stats_b);
-  j.Key("count").UInt(m.count).Key("nonfinite_new").UInt(m.nonfinite_new).Key("nonfinite_differ").UInt(m.nonfinite_differ);
-  j.Key("max_abs").Number(m.max_abs).Key("mean_abs").Number(m.mean_abs).Key("p99_abs").Number(m.p99_abs);
+  j.Key("count")
+      .UInt(m.count)
+      .Key("nonfinite_new")
+      .UInt(m.nonfinite_new)
+      .Key("nonfinite_differ")
+      .UInt(m.nonfinite_differ);
+  j.Key("max_abs")
+      .Number(m.max_abs)
+      .Key("mean_abs")
+      .Number(m.mean_abs)
+      .Key("p99_abs")
+      .Number(m.p99_abs);
   j.Key("rel_eps").Number(m.rel_eps);
-  j.Key("max_rel").Number(m.max_rel).Key("mean_rel").Number(m.mean_rel).Key("p99_rel").Number(m.p99_rel);
+  j.Key("max_rel")
+      .Number(m.max_rel)
+      .Key("mean_rel")
+      .Number(m.mean_rel)
+      .Key("p99_rel")
+      .Number(m.p99_rel);
   j.Key("mismatches").UInt(m.mismatches).Key("mismatch_fraction").Number(m.mismatch_fraction);
   j.Key("cosine").Number(m.cosine).Key("snr_db").Number(m.snr_db);
   j.Key("max_abs_index").IntArray(m.max_abs_index);
@@ -70,7 +85,12 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   j.EndArray();
   j.Key("channels").BeginArray();
   for (const auto& c : m.channels) {
-    j.BeginArray().Int(c.channel).Number(c.max_abs).Number(c.mean_abs).UInt(c.mismatches).EndArray();
+    j.BeginArray()
+        .Int(c.channel)
+        .Number(c.max_abs)
+        .Number(c.mean_abs)
+        .UInt(c.mismatches)
+        .EndArray();
   }
   j.EndArray();
   j.EndObject();
@@ -90,7 +110,8 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("side_b");
   SideJson(j, r.side_b, r.describe_b);
   j.Key("inputs").BeginArray();
-  for (const auto& [n, t] : r.inputs) j.BeginObject().Key("name").String(n).Key("type").String(t).EndObject();
+  for (const auto& [n, t] : r.inputs)
+    j.BeginObject().Key("name").String(n).Key("type").String(t).EndObject();
   j.EndArray();
   j.Key("input_seed").UInt(r.input_seed);
   j.Key("tolerance").BeginObject();
@@ -108,8 +129,10 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("passed").UInt(r.rows.size() - r.failures);
   j.Key("only_in_a").UInt(r.only_a.size()).Key("only_in_b").UInt(r.only_b.size());
   j.Key("first_divergence");
-  if (r.first_failure >= 0) j.String(r.rows[r.first_failure].name);
-  else j.Null();
+  if (r.first_failure >= 0)
+    j.String(r.rows[r.first_failure].name);
+  else
+    j.Null();
   j.Key("frontier").BeginArray();
   for (int i : r.frontier) j.String(r.rows[i].name);
   j.EndArray();
@@ -122,11 +145,14 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("ran").Bool(r.localized).Key("note").String(r.localize_note);
   j.Key("isolation_runs").UInt(r.isolation_runs).Key("seconds").Number(r.localize_seconds);
   j.Key("repro_dir");
-  if (r.repro_dir.empty()) j.Null();
-  else j.String(r.repro_dir);
+  if (r.repro_dir.empty())
+    j.Null();
+  else
+    j.String(r.repro_dir);
   j.Key("culprits").BeginArray();
   for (const auto& c : r.culprits) {
-    j.BeginObject().Key("tensor").String(c.tensor).Key("node").String(c.node).Key("op_type").String(c.op_type);
+    j.BeginObject().Key("tensor").String(c.tensor).Key("node").String(c.node).Key("op_type").String(
+        c.op_type);
     j.Key("row").Int(c.row).Key("isolated").Bool(c.isolated).Key("introduced").Bool(c.introduced);
     j.Key("error").String(c.error).Key("reason").String(c.reason);
     j.Key("nodes").BeginArray();
@@ -134,7 +160,10 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
     j.EndArray().Key("nodes_only_in_b").BeginArray();
     for (const auto& n : c.nodes_only_in_b) j.String(n);
     j.EndArray();
-    j.Key("isolated_max_abs").Number(c.metrics.max_abs).Key("isolated_max_rel").Number(c.metrics.max_rel);
+    j.Key("isolated_max_abs")
+        .Number(c.metrics.max_abs)
+        .Key("isolated_max_rel")
+        .Number(c.metrics.max_rel);
     j.Key("isolated_mismatches").UInt(c.metrics.mismatches);
     j.Key("accumulated_max_rel").Number(c.accumulated_max_rel);
     j.EndObject();
@@ -145,7 +174,13 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.EndArray().Key("only_in_b").BeginArray();
   for (const auto& n : r.only_b) j.String(n);
   j.EndArray();
-  j.Key("histogram").BeginObject().Key("min_exp2").Int(kHistMinExp).Key("bins_per_octave").Int(kHistPerOctave).EndObject();
+  j.Key("histogram")
+      .BeginObject()
+      .Key("min_exp2")
+      .Int(kHistMinExp)
+      .Key("bins_per_octave")
+      .Int(kHistPerOctave)
+      .EndObject();
   j.Key("tensors").BeginArray();
   for (size_t i = 0; i < r.rows.size(); ++i) RowJson(j, r.rows[i], i);
   j.EndArray();

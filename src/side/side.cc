@@ -1,3 +1,5 @@
+#include "onnxprobe/side.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <future>
@@ -5,7 +7,6 @@
 #include "onnxprobe/dump.h"
 #include "onnxprobe/graph.h"
 #include "onnxprobe/npy.h"
-#include "onnxprobe/side.h"
 
 namespace fs = std::filesystem;
 
@@ -15,7 +16,8 @@ std::string Side::Describe() const {
   const SideInfo& i = info();
   if (i.kind == "dump") return "dump " + i.path + (i.runtime.empty() ? "" : " (" + i.runtime + ")");
   static const char* kLevels[] = {"disabled", "basic", "extended"};
-  std::string level = i.optimization_level == 99 ? "all" : kLevels[std::clamp(i.optimization_level, 0, 2)];
+  std::string level =
+      i.optimization_level == 99 ? "all" : kLevels[std::clamp(i.optimization_level, 0, 2)];
   return i.path + " on " + i.runtime + " " + i.provider + ", optimizations " + level;
 }
 
@@ -24,7 +26,9 @@ namespace {
 class LiveSide : public Side {
  public:
   LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options, bool keep_session)
-      : model_(std::move(model)), backend_(std::move(backend)), options_(std::move(options)),
+      : model_(std::move(model)),
+        backend_(std::move(backend)),
+        options_(std::move(options)),
         keep_session_(keep_session) {
     info_.kind = "live";
     info_.path = model_.path();
@@ -38,14 +42,15 @@ class LiveSide : public Side {
     info_.inter_op_threads = options_.inter_op_threads;
     // the hash is for reports only: compute it on another core while the runs go on
     hash_ = std::async(std::launch::async, [m = model_] {
-      auto h = m.Hashes();
-      return h.ok() ? h->sha256 : std::string();
-    }).share();
+              auto h = m.Hashes();
+              return h.ok() ? h->sha256 : std::string();
+            }).share();
     const GraphIndex& idx = model_.index();
     for (const auto& t : idx.tensors()) {
       if (t.kind != TensorKind::kIntermediate && t.kind != TensorKind::kGraphOutput) continue;
       const NodeInfo& n = idx.nodes()[t.producer];
-      tensors_.push_back({t.name, n.name, n.op_type, n.topo_index, 0, t.kind == TensorKind::kGraphOutput});
+      tensors_.push_back(
+          {t.name, n.name, n.op_type, n.topo_index, 0, t.kind == TensorKind::kGraphOutput});
     }
   }
 
@@ -55,16 +60,19 @@ class LiveSide : public Side {
   }
   const std::vector<SideTensor>& tensors() const override { return tensors_; }
   const Model* model() const override { return &model_; }
-  Expected<std::vector<NamedTensor>> RecordedInputs() const override { return std::vector<NamedTensor>(); }
+  Expected<std::vector<NamedTensor>> RecordedInputs() const override {
+    return std::vector<NamedTensor>();
+  }
   size_t runs() const override { return runs_; }
 
   Status SetInputs(const std::vector<NamedTensor>& inputs) override {
     const auto& declared = model_.summary().inputs;
     for (const auto& d : declared) {
-      auto it = std::find_if(inputs.begin(), inputs.end(), [&](const NamedTensor& n) { return n.name == d.name; });
+      auto it = std::find_if(inputs.begin(), inputs.end(),
+                             [&](const NamedTensor& n) { return n.name == d.name; });
       if (it == inputs.end()) {
-        return InvalidArgument(model_.path() + " needs input '" + d.name + "' " + ValueInfoTypeString(d) +
-                               " that the other side does not provide");
+        return InvalidArgument(model_.path() + " needs input '" + d.name + "' " +
+                               ValueInfoTypeString(d) + " that the other side does not provide");
       }
       auto dt = DTypeFromOnnx(d.elem_type);
       if (dt.ok() && *dt != it->tensor.dtype()) {
@@ -76,14 +84,17 @@ class LiveSide : public Side {
         shape_ok = d.dims[k].value < 0 || d.dims[k].value == it->tensor.shape()[k];
       }
       if (!shape_ok) {
-        return InvalidArgument(model_.path() + ": input '" + d.name + "' is " + ValueInfoTypeString(d) +
-                               " but the shared input is " + ShapeToString(it->tensor.shape()) +
-                               " (the sides' inputs differ)");
+        return InvalidArgument(model_.path() + ": input '" + d.name + "' is " +
+                               ValueInfoTypeString(d) + " but the shared input is " +
+                               ShapeToString(it->tensor.shape()) + " (the sides' inputs differ)");
       }
     }
     for (const auto& in : inputs) {
-      bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueInfo& d) { return d.name == in.name; });
-      if (!known) return InvalidArgument(model_.path() + " has no input '" + in.name + "' (the sides' inputs differ)");
+      bool known = std::any_of(declared.begin(), declared.end(),
+                               [&](const ValueInfo& d) { return d.name == in.name; });
+      if (!known)
+        return InvalidArgument(model_.path() + " has no input '" + in.name +
+                               "' (the sides' inputs differ)");
     }
     inputs_ = &inputs;
     auto sizes = EstimateTensorBytes(model_, inputs);
@@ -96,15 +107,17 @@ class LiveSide : public Side {
 
   SessionOptions session_options() const override { return options_; }
 
-  Expected<std::vector<RunOutput>> RunOther(const std::string& bytes, const std::string& dir,
-                                            const std::vector<std::pair<std::string, const Tensor*>>& inputs,
-                                            const std::vector<std::string>& outputs) override {
+  Expected<std::vector<RunOutput>> RunOther(
+      const std::string& bytes, const std::string& dir,
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+      const std::vector<std::string>& outputs) override {
     OP_ASSIGN_OR_RETURN(auto session, backend_->CreateSession(bytes, dir, options_));
     return session->Run(inputs, outputs);
   }
 
   Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) override {
-    if (inputs_ == nullptr) return InvalidArgument("live side " + model_.path() + " has no inputs set");
+    if (inputs_ == nullptr)
+      return InvalidArgument("live side " + model_.path() + " has no inputs set");
     if (session_ == nullptr || names != session_names_) {
       session_.reset();
       OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model_, names));
@@ -153,16 +166,18 @@ class DumpSide : public Side {
       if (b.ok()) bytes = *b;
       tensors_.push_back({e.name, e.node, e.op_type, e.topo_index, bytes, false});
     }
-    std::stable_sort(tensors_.begin(), tensors_.end(),
-                     [](const SideTensor& x, const SideTensor& y) { return x.topo_index < y.topo_index; });
+    std::stable_sort(
+        tensors_.begin(), tensors_.end(),
+        [](const SideTensor& x, const SideTensor& y) { return x.topo_index < y.topo_index; });
   }
   const SideInfo& info() const override { return info_; }
   const std::vector<SideTensor>& tensors() const override { return tensors_; }
   const Model* model() const override { return nullptr; }
   Status SetInputs(const std::vector<NamedTensor>&) override { return Status::Ok(); }
-  Expected<std::vector<RunOutput>> RunOther(const std::string&, const std::string&,
-                                            const std::vector<std::pair<std::string, const Tensor*>>&,
-                                            const std::vector<std::string>&) override {
+  Expected<std::vector<RunOutput>> RunOther(
+      const std::string&, const std::string&,
+      const std::vector<std::pair<std::string, const Tensor*>>&,
+      const std::vector<std::string>&) override {
     return Unsupported("side " + reader_->path() + " is a dump: it cannot run an isolated node");
   }
 
@@ -205,7 +220,8 @@ bool IsDumpPath(const std::string& path) {
 
 Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
-  return std::unique_ptr<Side>(std::make_unique<LiveSide>(model, std::move(backend), spec.session, spec.keep_session));
+  return std::unique_ptr<Side>(
+      std::make_unique<LiveSide>(model, std::move(backend), spec.session, spec.keep_session));
 }
 
 Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec) {

@@ -15,12 +15,12 @@ struct DTypeRow {
 
 // ONNX TensorProto.DataType numbering.
 constexpr DTypeRow kRows[] = {
-    {DType::kFloat32, "float32", 4, 1},  {DType::kFloat16, "float16", 2, 10},
+    {DType::kFloat32, "float32", 4, 1},    {DType::kFloat16, "float16", 2, 10},
     {DType::kBFloat16, "bfloat16", 2, 16}, {DType::kFloat64, "float64", 8, 11},
-    {DType::kInt8, "int8", 1, 3},        {DType::kInt16, "int16", 2, 5},
-    {DType::kInt32, "int32", 4, 6},      {DType::kInt64, "int64", 8, 7},
-    {DType::kUInt8, "uint8", 1, 2},      {DType::kUInt16, "uint16", 2, 4},
-    {DType::kUInt32, "uint32", 4, 12},   {DType::kUInt64, "uint64", 8, 13},
+    {DType::kInt8, "int8", 1, 3},          {DType::kInt16, "int16", 2, 5},
+    {DType::kInt32, "int32", 4, 6},        {DType::kInt64, "int64", 8, 7},
+    {DType::kUInt8, "uint8", 1, 2},        {DType::kUInt16, "uint16", 2, 4},
+    {DType::kUInt32, "uint32", 4, 12},     {DType::kUInt64, "uint64", 8, 13},
     {DType::kBool, "bool", 1, 9},
 };
 
@@ -54,11 +54,11 @@ Expected<DType> DTypeFromName(const std::string& name) {
 }
 
 std::string OnnxTypeName(int onnx_type) {
-  static const char* kNames[] = {"UNDEFINED", "FLOAT",  "UINT8",   "INT8",      "UINT16",
-                                 "INT16",     "INT32",  "INT64",   "STRING",    "BOOL",
-                                 "FLOAT16",   "DOUBLE", "UINT32",  "UINT64",    "COMPLEX64",
-                                 "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
-                                 "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+  static const char* kNames[] = {
+      "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
+      "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
+      "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
+      "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",     "FLOAT4E2M1"};
   std::string n = (onnx_type >= 0 && onnx_type < static_cast<int>(std::size(kNames)))
                       ? kNames[onnx_type]
                       : "UNKNOWN";
@@ -98,7 +98,7 @@ uint16_t FloatToHalf(float f) {
     return sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0);
   }
   if (abs >= 0x477ff000u) return sign | 0x7c00;  // rounds to >= 65520: overflow to Inf
-  if (abs < 0x38800000u) {                        // below the smallest normal half: subnormal
+  if (abs < 0x38800000u) {                       // below the smallest normal half: subnormal
     float v = BitsFloat(abs);
     // nearbyint uses round-half-even under the default rounding mode
     auto m = static_cast<uint32_t>(std::nearbyint(std::ldexp(v, 24)));

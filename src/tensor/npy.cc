@@ -1,10 +1,11 @@
 // .npy parsing and writing. Format: magic "\x93NUMPY", version, header length, a Python dict
 // literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded to 64 bytes.
+#include "onnxprobe/npy.h"
+
 #include <cctype>
 #include <cstring>
 
 #include "common/file_util.h"
-#include "onnxprobe/npy.h"
 
 namespace onnxprobe {
 namespace {
@@ -15,12 +16,11 @@ struct Descr {
   const char* code;  // without byte-order character
   DType dtype;
 };
-constexpr Descr kDescrs[] = {{"f4", DType::kFloat32}, {"f2", DType::kFloat16},
-                             {"f8", DType::kFloat64}, {"i1", DType::kInt8},
-                             {"i2", DType::kInt16},   {"i4", DType::kInt32},
-                             {"i8", DType::kInt64},   {"u1", DType::kUInt8},
-                             {"u2", DType::kUInt16},  {"u4", DType::kUInt32},
-                             {"u8", DType::kUInt64},  {"b1", DType::kBool}};
+constexpr Descr kDescrs[] = {
+    {"f4", DType::kFloat32}, {"f2", DType::kFloat16}, {"f8", DType::kFloat64},
+    {"i1", DType::kInt8},    {"i2", DType::kInt16},   {"i4", DType::kInt32},
+    {"i8", DType::kInt64},   {"u1", DType::kUInt8},   {"u2", DType::kUInt16},
+    {"u4", DType::kUInt32},  {"u8", DType::kUInt64},  {"b1", DType::kBool}};
 
 // Finds the value text following 'key': in the header dict.
 bool FindValue(const std::string& h, const std::string& key, size_t* pos) {
@@ -42,8 +42,9 @@ Status ParseDescr(const std::string& h, const std::string& what, NpyHeader* out)
   size_t p;
   if (!FindValue(h, "descr", &p)) return Corrupt(what + ": npy header has no 'descr'");
   if (p >= h.size() || (h[p] != '\'' && h[p] != '"')) {
-    return Unsupported(what + ": npy descr is not a simple dtype string (structured arrays are "
-                              "not supported)");
+    return Unsupported(what +
+                       ": npy descr is not a simple dtype string (structured arrays are "
+                       "not supported)");
   }
   char quote = h[p];
   size_t end = h.find(quote, p + 1);
@@ -63,13 +64,15 @@ Status ParseDescr(const std::string& h, const std::string& what, NpyHeader* out)
     out->dtype = e.dtype;
     return Status::Ok();
   }
-  return Unsupported(what + ": npy dtype '" + d + "' is not supported (object, string, complex "
-                            "and datetime arrays cannot be compared)");
+  return Unsupported(what + ": npy dtype '" + d +
+                     "' is not supported (object, string, complex "
+                     "and datetime arrays cannot be compared)");
 }
 
 Status ParseFortran(const std::string& h, const std::string& what, NpyHeader* out) {
   size_t p;
-  if (!FindValue(h, "fortran_order", &p)) return Corrupt(what + ": npy header has no 'fortran_order'");
+  if (!FindValue(h, "fortran_order", &p))
+    return Corrupt(what + ": npy header has no 'fortran_order'");
   if (h.compare(p, 4, "True") == 0) {
     out->fortran_order = true;
   } else if (h.compare(p, 5, "False") == 0) {
@@ -155,11 +158,12 @@ Expected<NpyHeader> ParseNpyHeader(const void* data, uint64_t size, const std::s
     start = 10;
   } else if (major == 2 || major == 3) {
     if (size < 12) return Corrupt(what + ": truncated .npy header");
-    header_len = uint64_t(p[8]) | (uint64_t(p[9]) << 8) | (uint64_t(p[10]) << 16) |
-                 (uint64_t(p[11]) << 24);
+    header_len =
+        uint64_t(p[8]) | (uint64_t(p[9]) << 8) | (uint64_t(p[10]) << 16) | (uint64_t(p[11]) << 24);
     start = 12;
   } else {
-    return Unsupported(what + ": .npy format version " + std::to_string(major) + " is not supported");
+    return Unsupported(what + ": .npy format version " + std::to_string(major) +
+                       " is not supported");
   }
   if (start + header_len > size) {
     return Corrupt(what + ": .npy header length " + std::to_string(header_len) +
@@ -207,18 +211,42 @@ std::string NpyHeaderBytes(DType dtype, const Shape& shape) {
   std::string descr;
   switch (dtype) {
     case DType::kBFloat16:
-    case DType::kFloat32: descr = "<f4"; break;
-    case DType::kFloat16: descr = "<f2"; break;
-    case DType::kFloat64: descr = "<f8"; break;
-    case DType::kInt8: descr = "|i1"; break;
-    case DType::kInt16: descr = "<i2"; break;
-    case DType::kInt32: descr = "<i4"; break;
-    case DType::kInt64: descr = "<i8"; break;
-    case DType::kUInt8: descr = "|u1"; break;
-    case DType::kUInt16: descr = "<u2"; break;
-    case DType::kUInt32: descr = "<u4"; break;
-    case DType::kUInt64: descr = "<u8"; break;
-    case DType::kBool: descr = "|b1"; break;
+    case DType::kFloat32:
+      descr = "<f4";
+      break;
+    case DType::kFloat16:
+      descr = "<f2";
+      break;
+    case DType::kFloat64:
+      descr = "<f8";
+      break;
+    case DType::kInt8:
+      descr = "|i1";
+      break;
+    case DType::kInt16:
+      descr = "<i2";
+      break;
+    case DType::kInt32:
+      descr = "<i4";
+      break;
+    case DType::kInt64:
+      descr = "<i8";
+      break;
+    case DType::kUInt8:
+      descr = "|u1";
+      break;
+    case DType::kUInt16:
+      descr = "<u2";
+      break;
+    case DType::kUInt32:
+      descr = "<u4";
+      break;
+    case DType::kUInt64:
+      descr = "<u8";
+      break;
+    case DType::kBool:
+      descr = "|b1";
+      break;
   }
   std::string dims;
   if (shape.size() == 1) {

@@ -15,9 +15,8 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
   if (f == nullptr) return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
   std::string header = NpyHeaderBytes(t.dtype(), t.shape());
   bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
-  ok = ok && ForEachNpyPayloadChunk(t, [f](const void* p, size_t n) {
-         return std::fwrite(p, 1, n, f) == n;
-       });
+  ok = ok && ForEachNpyPayloadChunk(
+                 t, [f](const void* p, size_t n) { return std::fwrite(p, 1, n, f) == n; });
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
     std::remove(tmp.c_str());

@@ -92,7 +92,8 @@ Expected<std::vector<Entry>> ReadDirectory(const MappedFile& f, const std::strin
       break;
     }
   }
-  if (eocd == UINT64_MAX) return Corrupt(what + ": not a zip/.npz file (no end of central directory)");
+  if (eocd == UINT64_MAX)
+    return Corrupt(what + ": not a zip/.npz file (no end of central directory)");
   uint64_t count = Get16(d + eocd + 10);
   uint64_t cd_size = Get32(d + eocd + 12);
   uint64_t cd_off = Get32(d + eocd + 16);
@@ -108,7 +109,8 @@ Expected<std::vector<Entry>> ReadDirectory(const MappedFile& f, const std::strin
   if (cd_off > size || cd_size > size - cd_off) {
     return Corrupt(what + ": zip central directory lies outside the file");
   }
-  if (count > cd_size / 46 + 1) return Corrupt(what + ": zip entry count larger than its directory");
+  if (count > cd_size / 46 + 1)
+    return Corrupt(what + ": zip entry count larger than its directory");
   std::vector<Entry> entries;
   uint64_t p = cd_off, end = cd_off + cd_size;
   for (uint64_t k = 0; k < count; ++k) {
@@ -123,7 +125,8 @@ Expected<std::vector<Entry>> ReadDirectory(const MappedFile& f, const std::strin
     uint64_t nlen = Get16(d + p + 28), xlen = Get16(d + p + 30), clen = Get16(d + p + 32);
     e.local_offset = Get32(d + p + 42);
     if (46 + nlen + xlen + clen > end - p) {
-      return Corrupt(what + ": zip central directory record " + std::to_string(k) + " is truncated");
+      return Corrupt(what + ": zip central directory record " + std::to_string(k) +
+                     " is truncated");
     }
     e.name.assign(reinterpret_cast<const char*>(d + p + 46), nlen);
     OP_RETURN_IF_ERROR(ReadZip64Extra(d + p + 46 + nlen, xlen, &e, what));
@@ -141,7 +144,8 @@ Expected<const uint8_t*> EntryData(const MappedFile& f, const Entry& e, const st
       Get32(d + e.local_offset) != kLocalSig) {
     return Corrupt(where + " has no valid local header");
   }
-  uint64_t start = e.local_offset + 30 + Get16(d + e.local_offset + 26) + Get16(d + e.local_offset + 28);
+  uint64_t start =
+      e.local_offset + 30 + Get16(d + e.local_offset + 26) + Get16(d + e.local_offset + 28);
   if (start > f.size() || e.csize > f.size() - start) {
     return Corrupt(where + " claims " + std::to_string(e.csize) + " bytes but the file ends first");
   }
@@ -194,7 +198,8 @@ auto WithEntryBytes(const MappedFile& f, const Entry& e, const std::string& what
   }
   inflateEnd(&zs);
   if (rc != Z_STREAM_END || out_done != e.usize) {
-    return Corrupt(where + " does not inflate to its declared " + std::to_string(e.usize) + " bytes");
+    return Corrupt(where + " does not inflate to its declared " + std::to_string(e.usize) +
+                   " bytes");
   }
   if (crc32_z(0L, reinterpret_cast<const Bytef*>(out.data()), out.size()) != e.crc) {
     return Corrupt(where + " fails its CRC-32 check");
@@ -252,10 +257,11 @@ Expected<Tensor> NpzReader::Read(const std::string& key) const {
 Expected<std::string> NpzReader::ReadRaw(const std::string& entry_name) const {
   for (const auto& e : impl_->entries) {
     if (e.name != entry_name) continue;
-    return WithEntryBytes(impl_->file, e, impl_->path,
-                          [](const uint8_t* p, uint64_t n, const std::string&) -> Expected<std::string> {
-                            return std::string(reinterpret_cast<const char*>(p), n);
-                          });
+    return WithEntryBytes(
+        impl_->file, e, impl_->path,
+        [](const uint8_t* p, uint64_t n, const std::string&) -> Expected<std::string> {
+          return std::string(reinterpret_cast<const char*>(p), n);
+        });
   }
   return NotFound(impl_->path + ": no entry '" + entry_name + "'");
 }

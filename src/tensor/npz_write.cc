@@ -71,7 +71,8 @@ Status NpzWriter::AddRaw(const std::string& entry_name, const std::string& bytes
   return impl_->AddEntry(entry_name, bytes, nullptr);
 }
 
-Status NpzWriter::Impl::AddEntry(const std::string& entry, const std::string& header, const Tensor* t) {
+Status NpzWriter::Impl::AddEntry(const std::string& entry, const std::string& header,
+                                 const Tensor* t) {
   Impl& m = *this;
   if (m.f == nullptr) return InvalidArgument("npz writer is not open");
   if (entry.size() > 65535) return InvalidArgument("name too long for an .npz entry: " + entry);
@@ -80,11 +81,11 @@ Status NpzWriter::Impl::AddEntry(const std::string& entry, const std::string& he
   std::string lh;
   Put32(lh, kLocalSig);
   Put16(lh, z64 ? 45 : 20);
-  Put16(lh, 0);       // flags
-  Put16(lh, 0);       // stored
-  Put16(lh, 0);       // time
-  Put16(lh, 0x21);    // date 1980-01-01
-  Put32(lh, 0);       // crc, patched below
+  Put16(lh, 0);     // flags
+  Put16(lh, 0);     // stored
+  Put16(lh, 0);     // time
+  Put16(lh, 0x21);  // date 1980-01-01
+  Put32(lh, 0);     // crc, patched below
   Put32(lh, z64 ? kMax32 : uint32_t(size));
   Put32(lh, z64 ? kMax32 : uint32_t(size));
   Put16(lh, uint16_t(entry.size()));
@@ -102,14 +103,14 @@ Status NpzWriter::Impl::AddEntry(const std::string& entry, const std::string& he
   }
   uLong crc = crc32_z(0L, reinterpret_cast<const Bytef*>(header.data()), header.size());
   bool ok = t == nullptr || ForEachNpyPayloadChunk(*t, [&](const void* p, size_t n) {
-    crc = crc32_z(crc, static_cast<const Bytef*>(p), n);
-    return m.Write(p, n);
-  });
+              crc = crc32_z(crc, static_cast<const Bytef*>(p), n);
+              return m.Write(p, n);
+            });
   if (!ok) return m.Fail("write failed");
   std::string c;
   Put32(c, uint32_t(crc));
-  if (fseeko(m.f, off_t(local_offset + 14), SEEK_SET) != 0 || std::fwrite(c.data(), 1, 4, m.f) != 4 ||
-      fseeko(m.f, 0, SEEK_END) != 0) {
+  if (fseeko(m.f, off_t(local_offset + 14), SEEK_SET) != 0 ||
+      std::fwrite(c.data(), 1, 4, m.f) != 4 || fseeko(m.f, 0, SEEK_END) != 0) {
     return m.Fail("seek failed");
   }
   m.records.push_back({entry, uint32_t(crc), size, local_offset});
@@ -145,9 +146,9 @@ Status NpzWriter::Finish() {
     Put32(cd, big_size ? kMax32 : uint32_t(r.size));
     Put16(cd, uint16_t(r.name.size()));
     Put16(cd, uint16_t(extra.size()));
-    Put16(cd, 0);  // comment
-    Put16(cd, 0);  // disk
-    Put16(cd, 0);  // internal attributes
+    Put16(cd, 0);            // comment
+    Put16(cd, 0);            // disk
+    Put16(cd, 0);            // internal attributes
     Put32(cd, 0x81a40000u);  // external attributes: regular file, 0644
     Put32(cd, big_off ? kMax32 : uint32_t(r.offset));
     cd += r.name;

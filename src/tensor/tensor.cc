@@ -1,19 +1,22 @@
+#include "onnxprobe/tensor.h"
+
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <atomic>
-#include <unistd.h>
-
-#include "onnxprobe/tensor.h"
 
 namespace onnxprobe {
 
 Expected<uint64_t> NumElements(const Shape& shape) {
   uint64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) return InvalidArgument("negative dimension " + std::to_string(d) + " in shape " + ShapeToString(shape));
+    if (d < 0)
+      return InvalidArgument("negative dimension " + std::to_string(d) + " in shape " +
+                             ShapeToString(shape));
     if (d != 0 && n > (uint64_t(INT64_MAX) / uint64_t(d))) {
       return InvalidArgument("shape " + ShapeToString(shape) + " overflows 64-bit element count");
     }
@@ -60,8 +63,9 @@ uint64_t AllocationLimit() { return LimitRef(); }
 Expected<Tensor> Tensor::Allocate(DType dtype, Shape shape) {
   OP_ASSIGN_OR_RETURN(uint64_t bytes, NumBytes(dtype, shape));
   if (bytes > AllocationLimit()) {
-    return ResourceExhausted("a " + std::string(DTypeName(dtype)) + " tensor of shape " + ShapeToString(shape) +
-                             " needs " + std::to_string(bytes) + " bytes, more than the allocation limit of " +
+    return ResourceExhausted("a " + std::string(DTypeName(dtype)) + " tensor of shape " +
+                             ShapeToString(shape) + " needs " + std::to_string(bytes) +
+                             " bytes, more than the allocation limit of " +
                              std::to_string(AllocationLimit()));
   }
   Tensor t;
@@ -109,19 +113,32 @@ bool Tensor::BitwiseEqual(const Tensor& other) const {
 double ElementAsDouble(const Tensor& t, uint64_t i) {
   const void* p = t.data();
   switch (t.dtype()) {
-    case DType::kFloat32: return static_cast<const float*>(p)[i];
-    case DType::kFloat16: return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
-    case DType::kBFloat16: return BFloat16ToFloat(static_cast<const uint16_t*>(p)[i]);
-    case DType::kFloat64: return static_cast<const double*>(p)[i];
-    case DType::kInt8: return static_cast<const int8_t*>(p)[i];
-    case DType::kInt16: return static_cast<const int16_t*>(p)[i];
-    case DType::kInt32: return static_cast<const int32_t*>(p)[i];
-    case DType::kInt64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case DType::kUInt8: return static_cast<const uint8_t*>(p)[i];
-    case DType::kUInt16: return static_cast<const uint16_t*>(p)[i];
-    case DType::kUInt32: return static_cast<const uint32_t*>(p)[i];
-    case DType::kUInt64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
-    case DType::kBool: return static_cast<const uint8_t*>(p)[i] ? 1.0 : 0.0;
+    case DType::kFloat32:
+      return static_cast<const float*>(p)[i];
+    case DType::kFloat16:
+      return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
+    case DType::kBFloat16:
+      return BFloat16ToFloat(static_cast<const uint16_t*>(p)[i]);
+    case DType::kFloat64:
+      return static_cast<const double*>(p)[i];
+    case DType::kInt8:
+      return static_cast<const int8_t*>(p)[i];
+    case DType::kInt16:
+      return static_cast<const int16_t*>(p)[i];
+    case DType::kInt32:
+      return static_cast<const int32_t*>(p)[i];
+    case DType::kInt64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::kUInt8:
+      return static_cast<const uint8_t*>(p)[i];
+    case DType::kUInt16:
+      return static_cast<const uint16_t*>(p)[i];
+    case DType::kUInt32:
+      return static_cast<const uint32_t*>(p)[i];
+    case DType::kUInt64:
+      return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
+    case DType::kBool:
+      return static_cast<const uint8_t*>(p)[i] ? 1.0 : 0.0;
   }
   return 0.0;
 }

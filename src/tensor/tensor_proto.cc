@@ -1,7 +1,8 @@
+#include "onnxprobe/tensor_proto.h"
+
 #include <cstring>
 
 #include "common/file_util.h"
-#include "onnxprobe/tensor_proto.h"
 #include "tensor/tensor_proto_convert.h"
 
 namespace onnxprobe {
@@ -97,16 +98,27 @@ Expected<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::string& 
     // typed fields: check the value count before allocating what the dims claim
     uint64_t have = 0;
     switch (*dt) {
-      case DType::kFloat32: have = uint64_t(p.float_data_size()); break;
-      case DType::kFloat64: have = uint64_t(p.double_data_size()); break;
-      case DType::kInt64: have = uint64_t(p.int64_data_size()); break;
+      case DType::kFloat32:
+        have = uint64_t(p.float_data_size());
+        break;
+      case DType::kFloat64:
+        have = uint64_t(p.double_data_size());
+        break;
+      case DType::kInt64:
+        have = uint64_t(p.int64_data_size());
+        break;
       case DType::kUInt32:
-      case DType::kUInt64: have = uint64_t(p.uint64_data_size()); break;
-      default: have = uint64_t(p.int32_data_size()); break;
+      case DType::kUInt64:
+        have = uint64_t(p.uint64_data_size());
+        break;
+      default:
+        have = uint64_t(p.int32_data_size());
+        break;
     }
     if (have != *bytes / DTypeSize(*dt)) {
       return Corrupt(what + ": tensor has " + std::to_string(have) + " values, expected " +
-                     std::to_string(*bytes / DTypeSize(*dt)) + " for shape " + ShapeToString(shape));
+                     std::to_string(*bytes / DTypeSize(*dt)) + " for shape " +
+                     ShapeToString(shape));
     }
   }
   OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, shape));
@@ -128,7 +140,8 @@ void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* 
 
 Expected<NamedTensor> ParseTensorProto(const std::string& bytes, const std::string& what) {
   onnx::TensorProto p;
-  if (!p.ParseFromString(bytes)) return Corrupt(what + ": not a valid TensorProto (protobuf parse failed)");
+  if (!p.ParseFromString(bytes))
+    return Corrupt(what + ": not a valid TensorProto (protobuf parse failed)");
   OP_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(p, what));
   return NamedTensor{p.name(), std::move(t)};
 }

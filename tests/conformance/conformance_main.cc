@@ -29,13 +29,16 @@ struct Outcome {
 
 // ONNX 1.12's suite stores bfloat16 data as UINT16 TensorProtos; read those bits as bfloat16.
 void FixBFloat16(Tensor* t) {
-  if (t->dtype() == DType::kUInt16) *t = Tensor::Wrap(DType::kBFloat16, t->shape(), std::shared_ptr<uint8_t>(t->data_as<uint8_t>(), [keep = *t](uint8_t*) {}));
+  if (t->dtype() == DType::kUInt16)
+    *t = Tensor::Wrap(DType::kBFloat16, t->shape(),
+                      std::shared_ptr<uint8_t>(t->data_as<uint8_t>(), [keep = *t](uint8_t*) {}));
 }
 
 std::string CompareTensors(Tensor expected, const Tensor& got) {
   if (expected.dtype() == DType::kUInt16 && got.dtype() == DType::kBFloat16) FixBFloat16(&expected);
   if (expected.dtype() != got.dtype()) {
-    return std::string("dtype ") + DTypeName(got.dtype()) + ", expected " + DTypeName(expected.dtype());
+    return std::string("dtype ") + DTypeName(got.dtype()) + ", expected " +
+           DTypeName(expected.dtype());
   }
   if (expected.shape() != got.shape()) {
     return "shape " + ShapeToString(got.shape()) + ", expected " + ShapeToString(expected.shape());
@@ -45,7 +48,8 @@ std::string CompareTensors(Tensor expected, const Tensor& got) {
     if (std::isnan(e) && std::isnan(g)) continue;
     if (e == g) continue;  // equal infinities
     if (!(std::fabs(g - e) <= 1e-7 + 1e-3 * std::fabs(e))) {
-      return "element " + std::to_string(i) + " is " + std::to_string(g) + ", expected " + std::to_string(e);
+      return "element " + std::to_string(i) + " is " + std::to_string(g) + ", expected " +
+             std::to_string(e);
     }
   }
   return "";
@@ -190,13 +194,16 @@ int main(int argc, char** argv) {
     if (o.kind == Outcome::kSkipped) ++skipped;
     std::string reason = o.reason;
     std::replace(reason.begin(), reason.end(), '\n', ' ');
-    if (o.kind != Outcome::kPass) report += std::string(kNames[o.kind]) + " " + o.name + ": " + reason + "\n";
+    if (o.kind != Outcome::kPass)
+      report += std::string(kNames[o.kind]) + " " + o.name + ": " + reason + "\n";
   }
   (*backend)->TakeLog();
-  std::printf("ONNX backend node tests (%s) on onnxruntime %s:\n", suite.c_str(), (*backend)->version().c_str());
-  std::printf("  cases %zu, passed %zu, rejected by onnxruntime %zu, skipped %zu, known divergences %zu, "
-              "unexpected mismatches %zu\n",
-              cases.size(), pass, rejected, skipped, divergent, mismatch);
+  std::printf("ONNX backend node tests (%s) on onnxruntime %s:\n", suite.c_str(),
+              (*backend)->version().c_str());
+  std::printf(
+      "  cases %zu, passed %zu, rejected by onnxruntime %zu, skipped %zu, known divergences %zu, "
+      "unexpected mismatches %zu\n",
+      cases.size(), pass, rejected, skipped, divergent, mismatch);
   if (!report_file.empty()) {
     std::ofstream(report_file) << report;
     std::printf("  non-passing cases with reasons: %s\n", report_file.c_str());

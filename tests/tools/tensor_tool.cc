@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   if (EndsWith(out, ".npz")) {
     NpzWriter w;
     st = w.Open(out);
-    for (size_t i = 0; st.ok() && i < tensors.size(); ++i) st = w.Add(tensors[i].first, tensors[i].second);
+    for (size_t i = 0; st.ok() && i < tensors.size(); ++i)
+      st = w.Add(tensors[i].first, tensors[i].second);
     if (st.ok()) st = w.Finish();
   } else if (EndsWith(out, ".npy")) {
     st = WriteNpy(out, tensors.at(0).second);

@@ -52,7 +52,8 @@ Expected<int64_t> ParseInt(const std::string& s, const std::string& what);
 // "a,b,c"
 std::vector<std::string> SplitList(const std::string& s);
 // "key=value"
-Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s, const std::string& what);
+Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s,
+                                                            const std::string& what);
 std::string HumanBytes(uint64_t b);
 
 // Flags shared by commands. Each returns true when it consumed the current flag; a parse error

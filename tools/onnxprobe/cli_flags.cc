@@ -24,27 +24,31 @@ bool Take(Args& args, const std::string& flag, Status* st, F&& f) {
 }  // namespace
 
 bool ParseInputFlag(Args& args, InputOptions* o, Status* st) {
-  return Take(args, "--input", st, [&](const std::string& v) {
-           o->files.push_back(v);
-           return Status::Ok();
-         }) ||
-         Take(args, "--shape", st, [&](const std::string& v) -> Status {
-           OP_ASSIGN_OR_RETURN(auto ns, ParseNamedShape(v));
-           o->shapes[ns.first] = ns.second;
-           return Status::Ok();
-         }) ||
-         Take(args, "--dim", st, [&](const std::string& v) -> Status {
-           OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--dim"));
-           OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(kv.second, "--dim " + kv.first));
-           if (n < 0) return InvalidArgument("--dim " + kv.first + " must not be negative");
-           o->dim_params[kv.first] = n;
-           return Status::Ok();
-         }) ||
-         Take(args, "--range", st, [&](const std::string& v) -> Status {
-           OP_ASSIGN_OR_RETURN(auto r, ParseRange(v));
-           o->ranges[r.first] = r.second;
-           return Status::Ok();
-         }) ||
+  return Take(args, "--input", st,
+              [&](const std::string& v) {
+                o->files.push_back(v);
+                return Status::Ok();
+              }) ||
+         Take(args, "--shape", st,
+              [&](const std::string& v) -> Status {
+                OP_ASSIGN_OR_RETURN(auto ns, ParseNamedShape(v));
+                o->shapes[ns.first] = ns.second;
+                return Status::Ok();
+              }) ||
+         Take(args, "--dim", st,
+              [&](const std::string& v) -> Status {
+                OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--dim"));
+                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(kv.second, "--dim " + kv.first));
+                if (n < 0) return InvalidArgument("--dim " + kv.first + " must not be negative");
+                o->dim_params[kv.first] = n;
+                return Status::Ok();
+              }) ||
+         Take(args, "--range", st,
+              [&](const std::string& v) -> Status {
+                OP_ASSIGN_OR_RETURN(auto r, ParseRange(v));
+                o->ranges[r.first] = r.second;
+                return Status::Ok();
+              }) ||
          Take(args, "--seed", st, [&](const std::string& v) -> Status {
            OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--seed"));
            o->seed = static_cast<uint64_t>(n);
@@ -58,32 +62,37 @@ bool ParseSessionFlag(Args& args, const std::string& prefix, SessionFlags* o, St
     return [=, &args](const std::string& v) -> Status {
       (void)args;
       OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, what));
-      if (n < 0 || n > 4096) return InvalidArgument(std::string(what) + " must be between 0 and 4096");
+      if (n < 0 || n > 4096)
+        return InvalidArgument(std::string(what) + " must be between 0 and 4096");
       *field = static_cast<int>(n);
       return Status::Ok();
     };
   };
-  if (Take(args, name("provider"), st, [&](const std::string& v) {
-        o->session.provider = v;
-        o->touched.insert("provider");
-        return Status::Ok();
-      }) ||
-      Take(args, name("provider-option"), st, [&](const std::string& v) -> Status {
-        OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, name("provider-option")));
-        o->session.provider_options[kv.first] = kv.second;
-        o->touched.insert("provider_options");
-        return Status::Ok();
-      }) ||
-      Take(args, name("opt-level"), st, [&](const std::string& v) -> Status {
-        OP_ASSIGN_OR_RETURN(o->session.optimization_level, ParseOptLevel(v));
-        o->touched.insert("opt");
-        return Status::Ok();
-      }) ||
-      Take(args, name("ort-lib"), st, [&](const std::string& v) {
-        o->ort_lib = v;
-        o->touched.insert("ort");
-        return Status::Ok();
-      }) ||
+  if (Take(args, name("provider"), st,
+           [&](const std::string& v) {
+             o->session.provider = v;
+             o->touched.insert("provider");
+             return Status::Ok();
+           }) ||
+      Take(args, name("provider-option"), st,
+           [&](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, name("provider-option")));
+             o->session.provider_options[kv.first] = kv.second;
+             o->touched.insert("provider_options");
+             return Status::Ok();
+           }) ||
+      Take(args, name("opt-level"), st,
+           [&](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(o->session.optimization_level, ParseOptLevel(v));
+             o->touched.insert("opt");
+             return Status::Ok();
+           }) ||
+      Take(args, name("ort-lib"), st,
+           [&](const std::string& v) {
+             o->ort_lib = v;
+             o->touched.insert("ort");
+             return Status::Ok();
+           }) ||
       Take(args, name("ort-version"), st, [&](const std::string& v) {
         o->ort_version = v;
         o->touched.insert("ort");
@@ -91,11 +100,13 @@ bool ParseSessionFlag(Args& args, const std::string& prefix, SessionFlags* o, St
       })) {
     return true;
   }
-  if (Take(args, name("intra-threads"), st, threads(&o->session.intra_op_threads, "--intra-threads"))) {
+  if (Take(args, name("intra-threads"), st,
+           threads(&o->session.intra_op_threads, "--intra-threads"))) {
     o->touched.insert("intra");
     return true;
   }
-  if (Take(args, name("inter-threads"), st, threads(&o->session.inter_op_threads, "--inter-threads"))) {
+  if (Take(args, name("inter-threads"), st,
+           threads(&o->session.inter_op_threads, "--inter-threads"))) {
     o->touched.insert("inter");
     return true;
   }

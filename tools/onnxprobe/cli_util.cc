@@ -91,7 +91,8 @@ Expected<std::pair<std::string, std::pair<double, double>>> ParseRange(const std
   std::string name = colon == std::string::npos ? "*" : s.substr(0, colon);
   std::string r = colon == std::string::npos ? s : s.substr(colon + 1);
   auto comma = r.find(',');
-  if (comma == std::string::npos) return InvalidArgument("bad --range '" + s + "' (expected NAME:LO,HI)");
+  if (comma == std::string::npos)
+    return InvalidArgument("bad --range '" + s + "' (expected NAME:LO,HI)");
   char* end1 = nullptr;
   char* end2 = nullptr;
   std::string a = r.substr(0, comma), b = r.substr(comma + 1);
@@ -108,11 +109,16 @@ Expected<uint64_t> ParseBytes(const std::string& s) {
   double v = std::strtod(s.c_str(), &end);
   std::string unit = end;
   double mult = 1;
-  if (unit == "" || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KiB") mult = 1024.0;
-  else if (unit == "M" || unit == "MB" || unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GB" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
-  else return InvalidArgument("bad byte size '" + s + "' (expected e.g. 512M or 2G)");
+  if (unit == "" || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KiB")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MiB")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GiB")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    return InvalidArgument("bad byte size '" + s + "' (expected e.g. 512M or 2G)");
   if (!(v > 0) || v * mult > 9.2e18) return InvalidArgument("bad byte size '" + s + "'");
   return static_cast<uint64_t>(v * mult);
 }
@@ -141,16 +147,19 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s, const std::string& what) {
+Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s,
+                                                            const std::string& what) {
   auto eq = s.find('=');
-  if (eq == std::string::npos || eq == 0) return InvalidArgument("bad " + what + " '" + s + "' (expected KEY=VALUE)");
+  if (eq == std::string::npos || eq == 0)
+    return InvalidArgument("bad " + what + " '" + s + "' (expected KEY=VALUE)");
   return std::make_pair(s.substr(0, eq), s.substr(eq + 1));
 }
 
 void ProgressLine::Update(size_t done, size_t total) {
   if (!enabled_) return;
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::steady_clock::now().time_since_epoch()).count();
+                 std::chrono::steady_clock::now().time_since_epoch())
+                 .count();
   if (done != total && now - last_ms_ < 100) return;
   last_ms_ = now;
   std::fprintf(stderr, "\r  %s %zu/%zu tensors", verb_.c_str(), done, total);
@@ -160,10 +169,14 @@ void ProgressLine::Update(size_t done, size_t total) {
 
 std::string HumanBytes(uint64_t b) {
   char buf[32];
-  if (b >= (1ull << 30)) std::snprintf(buf, sizeof(buf), "%.2f GiB", b / double(1ull << 30));
-  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof(buf), "%.1f MiB", b / double(1ull << 20));
-  else if (b >= 1024) std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(b));
+  if (b >= (1ull << 30))
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", b / double(1ull << 30));
+  else if (b >= (1ull << 20))
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", b / double(1ull << 20));
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(b));
   return buf;
 }
 

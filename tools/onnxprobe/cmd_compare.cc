@@ -21,11 +21,13 @@ constexpr const char* kHelp =
     "other settings. Examples:\n"
     "  onnxprobe compare model.onnx --b-opt-level all        optimizations off vs all\n"
     "  onnxprobe compare model.onnx --b-provider CUDA        CPU vs CUDA\n"
-    "  onnxprobe compare model.onnx --b-ort-version 1.20.1   two ONNX Runtime versions, one process\n"
+    "  onnxprobe compare model.onnx --b-ort-version 1.20.1   two ONNX Runtime versions, one "
+    "process\n"
     "  onnxprobe compare model.onnx edited.onnx              a model vs its modified copy\n"
     "  onnxprobe compare model.onnx saved.dump               a live run vs a saved dump\n"
     "sides (no prefix: both sides; --a-... / --b-...: one side)\n"
-    "  --provider NAME, --provider-option K=V, --opt-level L, --intra-threads N, --inter-threads N,\n"
+    "  --provider NAME, --provider-option K=V, --opt-level L, --intra-threads N, --inter-threads "
+    "N,\n"
     "  --parallel, --ort-lib PATH, --ort-version X.Y.Z\n"
     "inputs (shared by both sides; a dump side brings its own)\n"
     "  --input FILE, --shape NAME:DIMS, --dim NAME=N, --range [NAME:]LO,HI, --seed N\n"
@@ -66,7 +68,8 @@ struct CompareCli {
 
 Expected<Tolerance> ParseTol(const std::string& s, const std::string& what) {
   auto comma = s.find(',');
-  if (comma == std::string::npos) return InvalidArgument("bad " + what + " '" + s + "' (expected ATOL,RTOL)");
+  if (comma == std::string::npos)
+    return InvalidArgument("bad " + what + " '" + s + "' (expected ATOL,RTOL)");
   char* e1 = nullptr;
   char* e2 = nullptr;
   std::string x = s.substr(0, comma), y = s.substr(comma + 1);
@@ -80,7 +83,8 @@ Expected<Tolerance> ParseTol(const std::string& s, const std::string& what) {
 Expected<double> ParseNonNegative(const std::string& s, const std::string& what) {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end || !(v >= 0)) return InvalidArgument("bad " + what + " '" + s + "' (expected a number >= 0)");
+  if (s.empty() || *end || !(v >= 0))
+    return InvalidArgument("bad " + what + " '" + s + "' (expected a number >= 0)");
   return v;
 }
 
@@ -93,7 +97,8 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
       return Status::Ok();
     }
     if (ParseInputFlag(args, &o->inputs, &st) || ParseSessionFlag(args, "--a-", &o->side_a, &st) ||
-        ParseSessionFlag(args, "--b-", &o->side_b, &st) || ParseSessionFlag(args, "", &o->shared, &st)) {
+        ParseSessionFlag(args, "--b-", &o->side_b, &st) ||
+        ParseSessionFlag(args, "", &o->shared, &st)) {
       OP_RETURN_IF_ERROR(st);
     } else if (args.Flag("--atol")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
@@ -109,16 +114,22 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     } else if (bool by_op = false; args.Flag("--tol") || (by_op = args.Flag("--op-tol"))) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       auto eq = v.rfind('=');
-      if (eq == std::string::npos || eq == 0) return InvalidArgument("bad tolerance override '" + v + "' (expected PATTERN=ATOL,RTOL)");
+      if (eq == std::string::npos || eq == 0)
+        return InvalidArgument("bad tolerance override '" + v + "' (expected PATTERN=ATOL,RTOL)");
       OP_ASSIGN_OR_RETURN(Tolerance t, ParseTol(v.substr(eq + 1), "tolerance override"));
       o->job.policy.rules.push_back({v.substr(0, eq), by_op, t});
     } else if (args.Flag("--judge")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
-      if (v == "elementwise") o->job.policy.judge = JudgeBy::kElementwise;
-      else if (v == "max") o->job.policy.judge = JudgeBy::kMax;
-      else if (v == "mean") o->job.policy.judge = JudgeBy::kMean;
-      else if (v == "p99") o->job.policy.judge = JudgeBy::kP99;
-      else return InvalidArgument("bad --judge '" + v + "' (elementwise, max, mean or p99)");
+      if (v == "elementwise")
+        o->job.policy.judge = JudgeBy::kElementwise;
+      else if (v == "max")
+        o->job.policy.judge = JudgeBy::kMax;
+      else if (v == "mean")
+        o->job.policy.judge = JudgeBy::kMean;
+      else if (v == "p99")
+        o->job.policy.judge = JudgeBy::kP99;
+      else
+        return InvalidArgument("bad --judge '" + v + "' (elementwise, max, mean or p99)");
     } else if (args.Flag("--tensors")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       for (auto& n : SplitList(v)) o->job.selection.names.push_back(n);
@@ -140,10 +151,14 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     } else if (args.Flag("--isolate")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       o->isolate = v != "none";
-      if (v == "frontier") o->localize.candidates = Candidates::kFrontier;
-      else if (v == "failing") o->localize.candidates = Candidates::kFailing;
-      else if (v == "all") o->localize.candidates = Candidates::kAll;
-      else if (v != "none") return InvalidArgument("bad --isolate '" + v + "' (frontier, failing, all or none)");
+      if (v == "frontier")
+        o->localize.candidates = Candidates::kFrontier;
+      else if (v == "failing")
+        o->localize.candidates = Candidates::kFailing;
+      else if (v == "all")
+        o->localize.candidates = Candidates::kAll;
+      else if (v != "none")
+        return InvalidArgument("bad --isolate '" + v + "' (frontier, failing, all or none)");
     } else if (args.Flag("--bisect")) {
       o->bisect = 4;
     } else if (args.Flag("--bisect-per-run")) {
@@ -171,7 +186,8 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
       o->console.color = false;
       o->color_forced = true;
     } else if (!args.Peek().empty() && args.Peek()[0] == '-') {
-      return InvalidArgument("compare: unknown option '" + args.Peek() + "' (see onnxprobe compare --help)");
+      return InvalidArgument("compare: unknown option '" + args.Peek() +
+                             "' (see onnxprobe compare --help)");
     } else {
       positional.push_back(args.Next());
     }
@@ -180,20 +196,22 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     o->job.policy.global.scale_atol = false;
     for (auto& r : o->job.policy.rules) r.tolerance.scale_atol = false;
   }
-  if (positional.empty()) return InvalidArgument("compare: no side given (usage: onnxprobe compare A [B])");
+  if (positional.empty())
+    return InvalidArgument("compare: no side given (usage: onnxprobe compare A [B])");
   if (positional.size() > 2) return InvalidArgument("compare: more than two sides given");
   o->a = positional[0];
   o->b = positional.size() == 2 ? positional[1] : positional[0];
   if (positional.size() == 1 && o->side_a.touched.empty() && o->side_b.touched.empty()) {
-    return InvalidArgument("compare: one side given and no --a-/--b- option to tell the sides apart "
-                           "(e.g. --b-opt-level all)");
+    return InvalidArgument(
+        "compare: one side given and no --a-/--b- option to tell the sides apart "
+        "(e.g. --b-opt-level all)");
   }
   return Status::Ok();
 }
 
 // `cache` holds a model loaded for side A, reused when side B names the same file.
-Expected<std::unique_ptr<Side>> Open(const std::string& path, const SessionFlags& shared, const SessionFlags& own,
-                                     std::optional<Model>* cache) {
+Expected<std::unique_ptr<Side>> Open(const std::string& path, const SessionFlags& shared,
+                                     const SessionFlags& own, std::optional<Model>* cache) {
   SessionFlags f = MergeSessionFlags(shared, own);
   OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f));
   SideSpec spec{path, f.session, lib};
@@ -206,18 +224,22 @@ Expected<std::unique_ptr<Side>> Open(const std::string& path, const SessionFlags
 }
 
 // Inputs shared by both sides: a dump's recorded inputs, else given or generated from a model.
-Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const InputOptions& io, uint64_t* seed) {
+Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const InputOptions& io,
+                                                uint64_t* seed) {
   OP_ASSIGN_OR_RETURN(auto ra, a.RecordedInputs());
   OP_ASSIGN_OR_RETURN(auto rb, b.RecordedInputs());
-  bool given = !io.files.empty() || !io.shapes.empty() || !io.dim_params.empty() || !io.ranges.empty();
+  bool given =
+      !io.files.empty() || !io.shapes.empty() || !io.dim_params.empty() || !io.ranges.empty();
   if ((!ra.empty() || !rb.empty()) && given) {
     return InvalidArgument("a dump side brings its own inputs; drop --input/--shape/--dim/--range");
   }
   if (!ra.empty() && !rb.empty()) {
     for (const auto& x : ra) {
-      auto it = std::find_if(rb.begin(), rb.end(), [&](const NamedTensor& y) { return y.name == x.name; });
+      auto it = std::find_if(rb.begin(), rb.end(),
+                             [&](const NamedTensor& y) { return y.name == x.name; });
       if (it == rb.end() || !x.tensor.BitwiseEqual(it->tensor)) {
-        return InvalidArgument("the two dumps were made from different inputs (input '" + x.name + "' differs)");
+        return InvalidArgument("the two dumps were made from different inputs (input '" + x.name +
+                               "' differs)");
       }
     }
   }
@@ -225,7 +247,9 @@ Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const InputOpt
   if (!rb.empty()) return rb;
   const Model* m = a.model() != nullptr ? a.model() : b.model();
   if (m == nullptr) {  // two dumps without recorded inputs: nothing to run
-    if (given) return InvalidArgument("both sides are dumps: there is nothing to feed --input/--shape/--dim/--range to");
+    if (given)
+      return InvalidArgument(
+          "both sides are dumps: there is nothing to feed --input/--shape/--dim/--range to");
     return std::vector<NamedTensor>();
   }
   *seed = io.seed;
@@ -243,7 +267,8 @@ int RunCompare(Args& args) {
     std::fputs(kHelp, stdout);
     return kExitOk;
   }
-  if (!o.color_forced) o.console.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  if (!o.color_forced)
+    o.console.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
   if (o.job.max_memory > 0) SetAllocationLimit(o.job.max_memory);
   if (!o.mapping.empty()) {
     auto m = ReadTensorMapping(o.mapping);
@@ -269,9 +294,11 @@ int RunCompare(Args& args) {
   if (!st.ok()) return Fail(st);
 
   ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
-  auto result = o.bisect > 0 ? RunBisection(**a, **b, o.job, o.bisect)
-                             : RunComparison(**a, **b, o.job,
-                                             [&](const TensorResult&, size_t d, size_t t) { progress.Update(d, t); });
+  auto result = o.bisect > 0
+                    ? RunBisection(**a, **b, o.job, o.bisect)
+                    : RunComparison(**a, **b, o.job, [&](const TensorResult&, size_t d, size_t t) {
+                        progress.Update(d, t);
+                      });
   if (!result.ok()) return Fail(result.status());
   progress.Update(1, 1);
   result->input_seed = seed;
@@ -281,7 +308,8 @@ int RunCompare(Args& args) {
     if (!st.ok()) return Fail(st);
   }
   for (const auto& in : *inputs) {
-    result->inputs.emplace_back(in.name, std::string(DTypeName(in.tensor.dtype())) + ShapeToString(in.tensor.shape()));
+    result->inputs.emplace_back(
+        in.name, std::string(DTypeName(in.tensor.dtype())) + ShapeToString(in.tensor.shape()));
   }
   // reports first: rows compared before a failure must reach the files
   if (!o.json.empty()) {

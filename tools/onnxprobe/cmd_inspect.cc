@@ -22,8 +22,8 @@ struct InspectOptions {
 std::string OpsetString(const ModelSummary& s) {
   std::string out;
   for (const auto& o : s.opsets) {
-    out += (out.empty() ? "" : ", ") + (o.domain.empty() ? std::string("ai.onnx") : o.domain) + " " +
-           std::to_string(o.version);
+    out += (out.empty() ? "" : ", ") + (o.domain.empty() ? std::string("ai.onnx") : o.domain) +
+           " " + std::to_string(o.version);
   }
   return out;
 }
@@ -38,9 +38,12 @@ void ValueInfoJson(JsonWriter& j, const ValueInfo& v) {
   } else {
     j.BeginArray();
     for (const Dim& d : v.dims) {
-      if (d.value >= 0) j.Int(d.value);
-      else if (!d.param.empty()) j.String(d.param);
-      else j.Null();
+      if (d.value >= 0)
+        j.Int(d.value);
+      else if (!d.param.empty())
+        j.String(d.param);
+      else
+        j.Null();
     }
     j.EndArray();
   }
@@ -77,7 +80,12 @@ int PrintJson(const Model& m, const FileHashes& h, const InspectOptions& o) {
     j.BeginObject().Key("name").String(ii.name);
     auto dt = DTypeFromOnnx(ii.elem_type);
     j.Key("dtype").String(dt.ok() ? DTypeName(*dt) : OnnxTypeName(ii.elem_type));
-    j.Key("shape").IntArray(ii.dims).Key("bytes").UInt(ii.num_bytes).Key("external").Bool(ii.external);
+    j.Key("shape")
+        .IntArray(ii.dims)
+        .Key("bytes")
+        .UInt(ii.num_bytes)
+        .Key("external")
+        .Bool(ii.external);
     j.Key("sha256").String((*init_hashes)[i].second);
     j.EndObject();
   }
@@ -91,9 +99,15 @@ int PrintJson(const Model& m, const FileHashes& h, const InspectOptions& o) {
       j.BeginObject().Key("name").String(t.name).Key("kind").String(TensorKindName(t.kind));
       if (t.producer >= 0) {
         const NodeInfo& n = m.index().nodes()[t.producer];
-        j.Key("node").String(n.name).Key("op_type").String(n.op_type).Key("topo_index").Int(n.topo_index);
+        j.Key("node")
+            .String(n.name)
+            .Key("op_type")
+            .String(n.op_type)
+            .Key("topo_index")
+            .Int(n.topo_index);
       }
-      if (t.subgraph_owner >= 0) j.Key("inside_node").String(m.index().nodes()[t.subgraph_owner].name);
+      if (t.subgraph_owner >= 0)
+        j.Key("inside_node").String(m.index().nodes()[t.subgraph_owner].name);
       j.EndObject();
     }
     j.EndArray();
@@ -111,17 +125,20 @@ void PrintText(const Model& m, const FileHashes& h, const InspectOptions& o) {
   std::printf("producer    %s %s\n", s.producer_name.c_str(), s.producer_version.c_str());
   std::printf("md5         %s\nsha256      %s\n", h.md5.c_str(), h.sha256.c_str());
   std::printf("inputs\n");
-  for (const auto& v : s.inputs) std::printf("  %-30s %s\n", v.name.c_str(), ValueInfoTypeString(v).c_str());
+  for (const auto& v : s.inputs)
+    std::printf("  %-30s %s\n", v.name.c_str(), ValueInfoTypeString(v).c_str());
   std::printf("outputs\n");
-  for (const auto& v : s.outputs) std::printf("  %-30s %s\n", v.name.c_str(), ValueInfoTypeString(v).c_str());
+  for (const auto& v : s.outputs)
+    std::printf("  %-30s %s\n", v.name.c_str(), ValueInfoTypeString(v).c_str());
   std::printf("nodes       %zu\n", m.index().nodes().size());
   for (const auto& [op, n] : s.op_counts) std::printf("  %-20s %d\n", op.c_str(), n);
-  std::printf("parameters  %llu in %zu initializers (%s)\n", static_cast<unsigned long long>(s.param_count),
-              s.initializers.size(), HumanBytes(s.param_bytes).c_str());
+  std::printf("parameters  %llu in %zu initializers (%s)\n",
+              static_cast<unsigned long long>(s.param_count), s.initializers.size(),
+              HumanBytes(s.param_bytes).c_str());
   for (const auto& w : m.checker_warnings()) std::printf("warning     %s\n", w.c_str());
   if (!o.tensors) return;
-  std::printf("\ntensors in topological order\n  %5s  %-12s  %-40s  %-16s  %s\n", "topo", "kind", "tensor",
-              "op", "node");
+  std::printf("\ntensors in topological order\n  %5s  %-12s  %-40s  %-16s  %s\n", "topo", "kind",
+              "tensor", "op", "node");
   for (const auto& t : m.index().tensors()) {
     std::string topo = "-", op = "", node = "";
     if (t.producer >= 0) {
@@ -130,9 +147,10 @@ void PrintText(const Model& m, const FileHashes& h, const InspectOptions& o) {
       op = n.op_type;
       node = n.name;
     }
-    if (t.subgraph_owner >= 0) node = "inside " + m.index().nodes()[t.subgraph_owner].name + " (not capturable)";
-    std::printf("  %5s  %-12s  %-40s  %-16s  %s\n", topo.c_str(), TensorKindName(t.kind), t.name.c_str(),
-                op.c_str(), node.c_str());
+    if (t.subgraph_owner >= 0)
+      node = "inside " + m.index().nodes()[t.subgraph_owner].name + " (not capturable)";
+    std::printf("  %5s  %-12s  %-40s  %-16s  %s\n", topo.c_str(), TensorKindName(t.kind),
+                t.name.c_str(), op.c_str(), node.c_str());
   }
 }
 

@@ -12,7 +12,8 @@ namespace onnxprobe::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: onnxprobe replay DIR [--provider NAME] [--opt-level L] [--ort-version X | --ort-lib PATH]\n"
+    "usage: onnxprobe replay DIR [--provider NAME] [--opt-level L] [--ort-version X | --ort-lib "
+    "PATH]\n"
     "                            [--atol X] [--rtol X]\n"
     "Runs DIR/model.onnx on DIR/test_data_set_0/input_K.pb and compares with output_K.pb (the\n"
     "reference's outputs). Settings default to those recorded in DIR/onnxprobe.json.\n"
@@ -48,7 +49,8 @@ int RunReplay(Args& args) {
       if (!v.ok()) return Fail(v.status());
       char* end = nullptr;
       double x = std::strtod(v->c_str(), &end);
-      if (v->empty() || *end || !(x >= 0)) return Fail(InvalidArgument("bad tolerance '" + *v + "'"));
+      if (v->empty() || *end || !(x >= 0))
+        return Fail(InvalidArgument("bad tolerance '" + *v + "'"));
       (is_atol ? override_atol : override_rtol) = x;
     } else if (!args.Peek().empty() && args.Peek()[0] == '-') {
       return Fail(InvalidArgument("replay: unknown option '" + args.Peek() + "'"));
@@ -89,7 +91,8 @@ int RunReplay(Args& args) {
     policy.global.atol = Num(*j, "atol", policy.global.atol);
     policy.global.rtol = Num(*j, "rtol", policy.global.rtol);
     policy.rel_eps = Num(*j, "rel_eps", policy.rel_eps);
-    if (const JsonValue* sa = j->Find("scale_atol"); sa != nullptr) policy.global.scale_atol = sa->as_bool();
+    if (const JsonValue* sa = j->Find("scale_atol"); sa != nullptr)
+      policy.global.scale_atol = sa->as_bool();
     flags = MergeSessionFlags(recorded, flags);
   }
   if (override_atol >= 0) policy.global.atol = override_atol;
@@ -99,11 +102,12 @@ int RunReplay(Args& args) {
   auto rr = ReplayBundle(dir, *lib, flags.session, policy);
   if (!rr.ok()) return Fail(rr.status());
   for (const auto& row : rr->rows) {
-    std::printf("%s: %s, max abs %.3g, max rel %.3g%s%s\n", row.name.c_str(), row.pass ? "matches" : "MISMATCH",
-                row.metrics.max_abs, row.metrics.max_rel, row.pass ? "" : ": ", row.reason.c_str());
+    std::printf("%s: %s, max abs %.3g, max rel %.3g%s%s\n", row.name.c_str(),
+                row.pass ? "matches" : "MISMATCH", row.metrics.max_abs, row.metrics.max_rel,
+                row.pass ? "" : ": ", row.reason.c_str());
   }
-  std::printf("%s on %s, provider %s: mismatch %s\n", dir.c_str(), rr->runtime.c_str(), flags.session.provider.c_str(),
-              rr->failures ? "REPRODUCED" : "not reproduced");
+  std::printf("%s on %s, provider %s: mismatch %s\n", dir.c_str(), rr->runtime.c_str(),
+              flags.session.provider.c_str(), rr->failures ? "REPRODUCED" : "not reproduced");
   return rr->failures ? kExitMismatch : kExitOk;
 }
 

@@ -27,21 +27,24 @@ constexpr const char* kHelp =
     "  --op-types Conv,Gemm     outputs of nodes of these op types\n"
     "  --regex RE               tensor names matching RE\n"
     "inputs (default: seeded random)\n"
-    "  --input FILE             .npy (name from stem, or NAME=FILE.npy), .npz, TensorProto .pb, or\n"
+    "  --input FILE             .npy (name from stem, or NAME=FILE.npy), .npz, TensorProto .pb, "
+    "or\n"
     "                           a dump from an earlier run (reuses its inputs)\n"
     "  --shape NAME:1x3x224x224 concrete shape for an input with symbolic dims\n"
     "  --dim NAME=N             value of a symbolic dimension everywhere\n"
     "  --range [NAME:]LO,HI     value range for random inputs\n"
     "  --seed N                 random seed (default 0)\n"
     "runtime\n"
-    "  --provider NAME          execution provider: CPU (default), CUDA, TensorRT, ... never falls back\n"
+    "  --provider NAME          execution provider: CPU (default), CUDA, TensorRT, ... never falls "
+    "back\n"
     "  --provider-option K=V    provider option (repeatable)\n"
     "  --opt-level L            graph optimizations: disabled (default), basic, extended, all\n"
     "  --parallel               parallel execution mode (default sequential)\n"
     "  --intra-threads N, --inter-threads N\n"
     "  --ort-lib PATH           ONNX Runtime library to load\n"
     "  --ort-version X.Y.Z      an ONNX Runtime version installed by the bootstrap\n"
-    "  --max-memory SIZE        captured bytes alive at once (e.g. 512M); splits into several runs\n"
+    "  --max-memory SIZE        captured bytes alive at once (e.g. 512M); splits into several "
+    "runs\n"
     "  --check-observer         confirm graph outputs are identical with and without capture\n";
 
 struct RunOptions {
@@ -74,7 +77,8 @@ Status Parse(Args& args, RunOptions* o, bool* help) {
       for (auto& n : SplitList(v)) o->selection.op_types.push_back(n);
     } else if (args.Flag("--regex")) {
       OP_ASSIGN_OR_RETURN(o->selection.regex, args.Value());
-    } else if (ParseInputFlag(args, &o->inputs, &st) || ParseSessionFlag(args, "", &o->session, &st)) {
+    } else if (ParseInputFlag(args, &o->inputs, &st) ||
+               ParseSessionFlag(args, "", &o->session, &st)) {
       OP_RETURN_IF_ERROR(st);
     } else if (args.Flag("--max-memory")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
@@ -82,7 +86,8 @@ Status Parse(Args& args, RunOptions* o, bool* help) {
     } else if (args.Flag("--check-observer")) {
       o->capture.check_observer = true;
     } else if (!args.Peek().empty() && args.Peek()[0] == '-') {
-      return InvalidArgument("run: unknown option '" + args.Peek() + "' (see onnxprobe run --help)");
+      return InvalidArgument("run: unknown option '" + args.Peek() +
+                             "' (see onnxprobe run --help)");
     } else if (o->model.empty()) {
       o->model = args.Next();
     } else {

@@ -16,7 +16,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  inspect MODEL     model summary: inputs, outputs, opsets, ops, parameters, hashes\n"
     "                    (--tensors lists every tensor in topological order; --json)\n"
-    "  run MODEL         run with ONNX Runtime and dump intermediate tensors (.npy folder or .npz)\n"
+    "  run MODEL         run with ONNX Runtime and dump intermediate tensors (.npy folder or "
+    ".npz)\n"
     "  compare A [B]     compare two sides tensor by tensor (models run live, or dumps) and find\n"
     "                    the node where error is introduced; terminal, JSON and HTML reports\n"
     "  replay DIR        rerun a repro bundle written by compare --repro\n"
@@ -29,7 +30,8 @@ int PrintVersion() {
   std::printf("onnxprobe %s\n", onnxprobe::Version());
   auto backend = onnxprobe::LoadOrtBackend();
   if (backend.ok()) {
-    std::printf("onnxruntime %s (%s)\n", (*backend)->version().c_str(), (*backend)->library_path().c_str());
+    std::printf("onnxruntime %s (%s)\n", (*backend)->version().c_str(),
+                (*backend)->library_path().c_str());
     return 0;
   }
   std::printf("onnxruntime not loaded: %s\n", backend.status().message().c_str());

@@ -31,7 +31,8 @@ inline void IgnoreOrt(const OrtApi* api, OrtStatus* st) {
   if (st != nullptr) api->ReleaseStatus(st);
 }
 
-#define OP_ORT(lib, expr, context) OP_RETURN_IF_ERROR(::onnxprobe::FromOrt((lib)->api, (expr), context))
+#define OP_ORT(lib, expr, context) \
+  OP_RETURN_IF_ERROR(::onnxprobe::FromOrt((lib)->api, (expr), context))
 
 // Builds a session for one loaded library.
 Expected<std::unique_ptr<BackendSession>> CreateOrtSession(std::shared_ptr<OrtLib> lib,

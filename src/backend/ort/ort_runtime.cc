@@ -68,11 +68,13 @@ class OrtBackend : public Backend {
 Expected<std::shared_ptr<OrtLib>> OpenLibrary(const std::string& path) {
   std::error_code ec;
   if (path.find('/') != std::string::npos && !fs::exists(path, ec)) {
-    return NotFound("ONNX Runtime library '" + path + "' does not exist (run scripts/bootstrap.sh "
+    return NotFound("ONNX Runtime library '" + path +
+                    "' does not exist (run scripts/bootstrap.sh "
                     "or pass --ort-lib)");
   }
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return BackendError("cannot load ONNX Runtime library '" + path + "': " + dlerror());
+  if (h == nullptr)
+    return BackendError("cannot load ONNX Runtime library '" + path + "': " + dlerror());
   using GetApiBaseFn = const OrtApiBase* (*)();
   auto get_base = reinterpret_cast<GetApiBaseFn>(dlsym(h, "OrtGetApiBase"));
   if (get_base == nullptr) {
@@ -89,7 +91,9 @@ Expected<std::shared_ptr<OrtLib>> OpenLibrary(const std::string& path) {
   // Every function onnxprobe calls exists since API 14 (ONNX Runtime 1.14).
   uint32_t newest = ORT_API_VERSION;
   unsigned major = 0, minor = 0;
-  if (std::sscanf(lib->version.c_str(), "%u.%u", &major, &minor) == 2 && major == 1 && minor < newest) newest = minor;
+  if (std::sscanf(lib->version.c_str(), "%u.%u", &major, &minor) == 2 && major == 1 &&
+      minor < newest)
+    newest = minor;
   for (uint32_t v = newest; v >= 14 && lib->api == nullptr; --v) {
     lib->api = base->GetApi(v);
     lib->api_version = v;
@@ -98,8 +102,9 @@ Expected<std::shared_ptr<OrtLib>> OpenLibrary(const std::string& path) {
     return BackendError("ONNX Runtime " + lib->version + " at '" + path +
                         "' is too old (API 14, ONNX Runtime 1.14, or newer is needed)");
   }
-  OP_ORT(lib, lib->api->CreateEnvWithCustomLogger(CaptureLog, lib.get(), ORT_LOGGING_LEVEL_WARNING,
-                                                  "onnxprobe", &lib->env),
+  OP_ORT(lib,
+         lib->api->CreateEnvWithCustomLogger(CaptureLog, lib.get(), ORT_LOGGING_LEVEL_WARNING,
+                                             "onnxprobe", &lib->env),
          "ONNX Runtime " + lib->version + ": cannot create environment");
   return lib;
 }
@@ -118,7 +123,8 @@ Expected<std::string> OrtLibraryForVersion(const std::string& version) {
       return InvalidArgument("ONNX Runtime version '" + version + "' is not of the form 1.23.2");
     }
   }
-  std::string deps = std::getenv("ONNXPROBE_DEPS_DIR") ? std::getenv("ONNXPROBE_DEPS_DIR") : ONNXPROBE_DEPS_DIR;
+  std::string deps =
+      std::getenv("ONNXPROBE_DEPS_DIR") ? std::getenv("ONNXPROBE_DEPS_DIR") : ONNXPROBE_DEPS_DIR;
   std::string path = deps + "/ort/" + version + "/lib/libonnxruntime.so." + version;
   std::error_code ec;
   if (!fs::exists(path, ec)) {

@@ -11,12 +11,12 @@ std::string FullProviderName(const std::string& name) {
   std::string lower;
   for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   static const std::pair<const char*, const char*> kShort[] = {
-      {"cpu", "CPUExecutionProvider"},         {"cuda", "CUDAExecutionProvider"},
+      {"cpu", "CPUExecutionProvider"},           {"cuda", "CUDAExecutionProvider"},
       {"tensorrt", "TensorrtExecutionProvider"}, {"trt", "TensorrtExecutionProvider"},
-      {"rocm", "ROCMExecutionProvider"},       {"migraphx", "MIGraphXExecutionProvider"},
+      {"rocm", "ROCMExecutionProvider"},         {"migraphx", "MIGraphXExecutionProvider"},
       {"openvino", "OpenVINOExecutionProvider"}, {"dnnl", "DnnlExecutionProvider"},
-      {"xnnpack", "XnnpackExecutionProvider"}, {"qnn", "QNNExecutionProvider"},
-      {"coreml", "CoreMLExecutionProvider"},   {"dml", "DmlExecutionProvider"},
+      {"xnnpack", "XnnpackExecutionProvider"},   {"qnn", "QNNExecutionProvider"},
+      {"coreml", "CoreMLExecutionProvider"},     {"dml", "DmlExecutionProvider"},
       {"azure", "AzureExecutionProvider"}};
   for (const auto& [s, full] : kShort) {
     std::string f = full;
@@ -39,8 +39,9 @@ class OrtSession : public BackendSession {
   Status Init(const std::string& bytes, const std::string& dir, const SessionOptions& o);
   const std::vector<std::string>& input_names() const override { return inputs_; }
   const std::vector<std::string>& output_names() const override { return outputs_; }
-  Expected<std::vector<RunOutput>> Run(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
-                                       const std::vector<std::string>& outputs) override;
+  Expected<std::vector<RunOutput>> Run(
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+      const std::vector<std::string>& outputs) override;
   Status RunInto(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
                  const std::vector<std::string>& outputs, std::vector<RunOutput>* results) override;
 
@@ -69,8 +70,10 @@ Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o
   }
   if (full == "CPUExecutionProvider") {
     for (const auto& [k, v] : o.provider_options) {
-      if (k != "use_arena") return InvalidArgument("unknown CPU provider option '" + k + "' (known: use_arena)");
-      OP_ORT(lib_, v == "0" ? api->DisableCpuMemArena(so) : api->EnableCpuMemArena(so), "CPU provider");
+      if (k != "use_arena")
+        return InvalidArgument("unknown CPU provider option '" + k + "' (known: use_arena)");
+      OP_ORT(lib_, v == "0" ? api->DisableCpuMemArena(so) : api->EnableCpuMemArena(so),
+             "CPU provider");
     }
     return Status::Ok();
   }
@@ -90,21 +93,28 @@ Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o
   if (full == "CUDAExecutionProvider") {
     OrtCUDAProviderOptionsV2* cuda = nullptr;
     OP_ORT(lib_, api->CreateCUDAProviderOptions(&cuda), ctx);
-    Status st = FromOrt(api, api->UpdateCUDAProviderOptions(cuda, keys.data(), values.data(), keys.size()), ctx);
-    if (st.ok()) st = FromOrt(api, api->SessionOptionsAppendExecutionProvider_CUDA_V2(so, cuda), ctx);
+    Status st = FromOrt(
+        api, api->UpdateCUDAProviderOptions(cuda, keys.data(), values.data(), keys.size()), ctx);
+    if (st.ok())
+      st = FromOrt(api, api->SessionOptionsAppendExecutionProvider_CUDA_V2(so, cuda), ctx);
     api->ReleaseCUDAProviderOptions(cuda);
     return st;
   }
   if (full == "TensorrtExecutionProvider") {
     OrtTensorRTProviderOptionsV2* trt = nullptr;
     OP_ORT(lib_, api->CreateTensorRTProviderOptions(&trt), ctx);
-    Status st = FromOrt(api, api->UpdateTensorRTProviderOptions(trt, keys.data(), values.data(), keys.size()), ctx);
-    if (st.ok()) st = FromOrt(api, api->SessionOptionsAppendExecutionProvider_TensorRT_V2(so, trt), ctx);
+    Status st = FromOrt(
+        api, api->UpdateTensorRTProviderOptions(trt, keys.data(), values.data(), keys.size()), ctx);
+    if (st.ok())
+      st = FromOrt(api, api->SessionOptionsAppendExecutionProvider_TensorRT_V2(so, trt), ctx);
     api->ReleaseTensorRTProviderOptions(trt);
     return st;
   }
   std::string short_name = full.substr(0, full.find("ExecutionProvider"));
-  OP_ORT(lib_, api->SessionOptionsAppendExecutionProvider(so, short_name.c_str(), keys.data(), values.data(), keys.size()), ctx);
+  OP_ORT(lib_,
+         api->SessionOptionsAppendExecutionProvider(so, short_name.c_str(), keys.data(),
+                                                    values.data(), keys.size()),
+         ctx);
   return Status::Ok();
 }
 
@@ -112,25 +122,40 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
   const OrtApi* api = lib_->api;
   OrtSessionOptions* so = nullptr;
   OP_ORT(lib_, api->CreateSessionOptions(&so), "session options");
-  std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> guard(so, lib_->api->ReleaseSessionOptions);
+  std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> guard(
+      so, lib_->api->ReleaseSessionOptions);
   GraphOptimizationLevel level;
   switch (o.optimization_level) {
-    case 0: level = ORT_DISABLE_ALL; break;
-    case 1: level = ORT_ENABLE_BASIC; break;
-    case 2: level = ORT_ENABLE_EXTENDED; break;
-    case 99: level = ORT_ENABLE_ALL; break;
+    case 0:
+      level = ORT_DISABLE_ALL;
+      break;
+    case 1:
+      level = ORT_ENABLE_BASIC;
+      break;
+    case 2:
+      level = ORT_ENABLE_EXTENDED;
+      break;
+    case 99:
+      level = ORT_ENABLE_ALL;
+      break;
     default:
       return InvalidArgument("graph optimization level " + std::to_string(o.optimization_level) +
                              " is not one of 0 (disabled), 1 (basic), 2 (extended), 99 (all)");
   }
   OP_ORT(lib_, api->SetSessionGraphOptimizationLevel(so, level), "session options");
-  OP_ORT(lib_, api->SetSessionExecutionMode(so, o.sequential ? ORT_SEQUENTIAL : ORT_PARALLEL), "session options");
-  if (o.intra_op_threads > 0) OP_ORT(lib_, api->SetIntraOpNumThreads(so, o.intra_op_threads), "session options");
-  if (o.inter_op_threads > 0) OP_ORT(lib_, api->SetInterOpNumThreads(so, o.inter_op_threads), "session options");
-  OP_ORT(lib_, api->AddSessionConfigEntry(so, "session.model_external_initializers_file_folder_path", dir.c_str()),
+  OP_ORT(lib_, api->SetSessionExecutionMode(so, o.sequential ? ORT_SEQUENTIAL : ORT_PARALLEL),
+         "session options");
+  if (o.intra_op_threads > 0)
+    OP_ORT(lib_, api->SetIntraOpNumThreads(so, o.intra_op_threads), "session options");
+  if (o.inter_op_threads > 0)
+    OP_ORT(lib_, api->SetInterOpNumThreads(so, o.inter_op_threads), "session options");
+  OP_ORT(lib_,
+         api->AddSessionConfigEntry(so, "session.model_external_initializers_file_folder_path",
+                                    dir.c_str()),
          "session options");
   if (FullProviderName(o.provider) != "CPUExecutionProvider") {
-    OP_ORT(lib_, api->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"), "session options");
+    OP_ORT(lib_, api->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
+           "session options");
   }
   OP_RETURN_IF_ERROR(AppendProvider(so, o));
   OP_ORT(lib_, api->CreateSessionFromArray(lib_->env, bytes.data(), bytes.size(), so, &session_),
@@ -142,21 +167,24 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
   OP_ORT(lib_, api->SessionGetOutputCount(session_, &n_out), "session outputs");
   for (size_t i = 0; i < n_in + n_out; ++i) {
     char* name = nullptr;
-    OP_ORT(lib_, i < n_in ? api->SessionGetInputName(session_, i, alloc, &name)
-                          : api->SessionGetOutputName(session_, i - n_in, alloc, &name),
+    OP_ORT(lib_,
+           i < n_in ? api->SessionGetInputName(session_, i, alloc, &name)
+                    : api->SessionGetOutputName(session_, i - n_in, alloc, &name),
            "session names");
     (i < n_in ? inputs_ : outputs_).emplace_back(name);
     IgnoreOrt(api, api->AllocatorFree(alloc, name));
   }
-  OP_ORT(lib_, api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &mem_), "memory info");
+  OP_ORT(lib_, api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &mem_),
+         "memory info");
   return Status::Ok();
 }
 
 Expected<OrtValue*> OrtSession::WrapInput(const Tensor& t, const std::string& name) {
   OrtValue* v = nullptr;
-  OP_ORT(lib_, lib_->api->CreateTensorWithDataAsOrtValue(
-                   mem_, const_cast<void*>(t.data()), t.byte_size(), t.shape().data(), t.shape().size(),
-                   static_cast<ONNXTensorElementDataType>(DTypeToOnnx(t.dtype())), &v),
+  OP_ORT(lib_,
+         lib_->api->CreateTensorWithDataAsOrtValue(
+             mem_, const_cast<void*>(t.data()), t.byte_size(), t.shape().data(), t.shape().size(),
+             static_cast<ONNXTensorElementDataType>(DTypeToOnnx(t.dtype())), &v),
          "tensor '" + name + "'");
   return v;
 }
@@ -179,7 +207,8 @@ Expected<RunOutput> OrtSession::Adopt(OrtValue* v, const std::string& name) {
   Status st = FromOrt(api, api->GetTensorElementType(info, &et), "output '" + name + "'");
   if (st.ok()) st = FromOrt(api, api->GetDimensionsCount(info, &rank), "output '" + name + "'");
   Shape shape(rank);
-  if (st.ok()) st = FromOrt(api, api->GetDimensions(info, shape.data(), rank), "output '" + name + "'");
+  if (st.ok())
+    st = FromOrt(api, api->GetDimensions(info, shape.data(), rank), "output '" + name + "'");
   api->ReleaseTensorTypeAndShapeInfo(info);
   if (!st.ok()) {
     api->ReleaseValue(v);
@@ -200,7 +229,8 @@ Expected<RunOutput> OrtSession::Adopt(OrtValue* v, const std::string& name) {
     return out;
   }
   auto lib = lib_;
-  std::shared_ptr<uint8_t> owner(static_cast<uint8_t*>(data), [lib, v](uint8_t*) { lib->api->ReleaseValue(v); });
+  std::shared_ptr<uint8_t> owner(static_cast<uint8_t*>(data),
+                                 [lib, v](uint8_t*) { lib->api->ReleaseValue(v); });
   out.tensor = Tensor::Wrap(*dt, std::move(shape), std::move(owner));
   return out;
 }
@@ -224,8 +254,9 @@ Expected<std::vector<RunOutput>> OrtSession::Run(
     in_vals.push_back(*v);
   }
   for (const auto& o : outputs) out_names.push_back(o.c_str());
-  Status st = FromOrt(api, api->Run(session_, nullptr, in_names.data(), in_vals.data(), in_vals.size(),
-                                    out_names.data(), out_names.size(), out_vals.data()),
+  Status st = FromOrt(api,
+                      api->Run(session_, nullptr, in_names.data(), in_vals.data(), in_vals.size(),
+                               out_names.data(), out_names.size(), out_vals.data()),
                       "ONNX Runtime " + lib_->version + " run failed");
   release_inputs();
   if (!st.ok()) return st;
@@ -242,8 +273,8 @@ Expected<std::vector<RunOutput>> OrtSession::Run(
 }
 
 Status OrtSession::RunBound(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
-                            const std::vector<std::string>& outputs, std::vector<RunOutput>* results,
-                            bool reuse) {
+                            const std::vector<std::string>& outputs,
+                            std::vector<RunOutput>* results, bool reuse) {
   const OrtApi* api = lib_->api;
   if (binding_ == nullptr) OP_ORT(lib_, api->CreateIoBinding(session_, &binding_), "I/O binding");
   api->ClearBoundInputs(binding_);  // void in the C API
@@ -278,7 +309,8 @@ Status OrtSession::RunBound(const std::vector<std::pair<std::string, const Tenso
       preallocated[i] = true;
       st = FromOrt(api, api->BindOutput(binding_, name, *v), "binding output '" + outputs[i] + "'");
     } else {
-      st = FromOrt(api, api->BindOutputToDevice(binding_, name, mem_), "binding output '" + outputs[i] + "'");
+      st = FromOrt(api, api->BindOutputToDevice(binding_, name, mem_),
+                   "binding output '" + outputs[i] + "'");
     }
   }
   if (st.ok()) {
@@ -294,7 +326,8 @@ Status OrtSession::RunBound(const std::vector<std::pair<std::string, const Tenso
   OrtValue** vals = nullptr;
   size_t count = 0;
   st = FromOrt(api, api->GetBoundOutputValues(binding_, alloc, &vals, &count), "bound outputs");
-  if (st.ok() && count != outputs.size()) st = BackendError("I/O binding returned a wrong output count");
+  if (st.ok() && count != outputs.size())
+    st = BackendError("I/O binding returned a wrong output count");
   std::vector<RunOutput> fresh(outputs.size());
   for (size_t i = 0; i < count; ++i) {
     if (!st.ok() || preallocated[i]) {
@@ -319,7 +352,8 @@ Status OrtSession::RunBound(const std::vector<std::pair<std::string, const Tenso
 }
 
 Status OrtSession::RunInto(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
-                           const std::vector<std::string>& outputs, std::vector<RunOutput>* results) {
+                           const std::vector<std::string>& outputs,
+                           std::vector<RunOutput>* results) {
   bool reuse = results->size() == outputs.size();
   Status st = RunBound(inputs, outputs, results, reuse);
   if (!st.ok() && reuse) {

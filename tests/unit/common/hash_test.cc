@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "onnxprobe/hash.h"
+
+#include <gtest/gtest.h>
 
 namespace onnxprobe {
 namespace {
@@ -8,7 +8,8 @@ namespace {
 // Reference digests from FIPS 180-2 and RFC 1321 test vectors.
 TEST(Sha256, KnownVectors) {
   EXPECT_EQ(Sha256Hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(Sha256Hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex("abc", 3),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
   EXPECT_EQ(Sha256Hex(two_blocks.data(), two_blocks.size()),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
@@ -18,7 +19,8 @@ TEST(Sha256, StreamingEqualsOneShot) {
   std::string data(1000, 'x');
   for (size_t i = 0; i < data.size(); ++i) data[i] = char(i * 7);
   Sha256 h;
-  for (size_t i = 0; i < data.size(); i += 37) h.Update(data.data() + i, std::min<size_t>(37, data.size() - i));
+  for (size_t i = 0; i < data.size(); i += 37)
+    h.Update(data.data() + i, std::min<size_t>(37, data.size() - i));
   EXPECT_EQ(h.HexDigest(), Sha256Hex(data.data(), data.size()));
 }
 

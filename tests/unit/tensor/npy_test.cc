@@ -1,8 +1,8 @@
+#include "onnxprobe/npy.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "onnxprobe/npy.h"
 
 namespace onnxprobe {
 namespace {
@@ -17,7 +17,9 @@ std::string NpyV1(const std::string& dict, const std::string& payload = "") {
   return out + h + payload;
 }
 
-Status ParseStatus(const std::string& bytes) { return ParseNpy(bytes.data(), bytes.size(), "t.npy").status(); }
+Status ParseStatus(const std::string& bytes) {
+  return ParseNpy(bytes.data(), bytes.size(), "t.npy").status();
+}
 
 TEST(Npy, HeaderWeWriteIsWhatNumpyWrites) {
   // numpy 1.24: np.save of np.zeros((2, 3), np.float32) starts with this header
@@ -26,8 +28,9 @@ TEST(Npy, HeaderWeWriteIsWhatNumpyWrites) {
   EXPECT_EQ(h.size() % 64, 0u);
   EXPECT_EQ(h.substr(10, expected.size()), expected);
   EXPECT_NE(NpyHeaderBytes(DType::kInt64, {5}).find("'shape': (5,)"), std::string::npos);
-  EXPECT_NE(NpyHeaderBytes(DType::kBool, {}).find("'descr': '|b1', 'fortran_order': False, 'shape': ()"),
-            std::string::npos);
+  EXPECT_NE(
+      NpyHeaderBytes(DType::kBool, {}).find("'descr': '|b1', 'fortran_order': False, 'shape': ()"),
+      std::string::npos);
 }
 
 TEST(Npy, ParsesWhatItWrites) {
@@ -40,26 +43,40 @@ TEST(Npy, ParsesWhatItWrites) {
 
 TEST(Npy, HostileHeadersRejectedBeforeAllocation) {
   // claims 10^12 elements with no data: must fail on the size check, not allocate
-  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }")).code(),
-            ErrorCode::kCorrupt);
-  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }")).code(),
-            ErrorCode::kInvalidArgument);
-  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3), }")).code(),
-            ErrorCode::kInvalidArgument);
-  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }")).code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }"))
+          .code(),
+      ErrorCode::kCorrupt);
+  EXPECT_EQ(
+      ParseStatus(
+          NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"))
+          .code(),
+      ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3), }")).code(),
+      ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      ParseStatus(
+          NpyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"))
+          .code(),
+      ErrorCode::kInvalidArgument);
 }
 
 TEST(Npy, BadDescriptionsNamed) {
-  auto s = ParseStatus(NpyV1("{'descr': '<U7', 'fortran_order': False, 'shape': (1,), }", std::string(28, 'a')));
+  auto s = ParseStatus(
+      NpyV1("{'descr': '<U7', 'fortran_order': False, 'shape': (1,), }", std::string(28, 'a')));
   EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
   EXPECT_NE(s.message().find("t.npy"), std::string::npos);
   EXPECT_NE(s.message().find("<U7"), std::string::npos);
-  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }")).code(), ErrorCode::kUnsupported);
-  EXPECT_EQ(ParseStatus(NpyV1("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }")).code(),
+  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }")).code(),
             ErrorCode::kUnsupported);
-  EXPECT_EQ(ParseStatus(NpyV1("{'fortran_order': False, 'shape': (1,), }")).code(), ErrorCode::kCorrupt);
-  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }")).code(), ErrorCode::kCorrupt);
+  EXPECT_EQ(ParseStatus(NpyV1("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }"))
+                .code(),
+            ErrorCode::kUnsupported);
+  EXPECT_EQ(ParseStatus(NpyV1("{'fortran_order': False, 'shape': (1,), }")).code(),
+            ErrorCode::kCorrupt);
+  EXPECT_EQ(ParseStatus(NpyV1("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }")).code(),
+            ErrorCode::kCorrupt);
 }
 
 TEST(Npy, TruncatedAndGarbage) {
