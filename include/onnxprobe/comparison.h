@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxprobe/align.h"
 #include "onnxprobe/compare.h"
 #include "onnxprobe/side.h"
 
@@ -68,6 +69,8 @@ struct ComparisonResult {
   size_t runs_a = 0, runs_b = 0, batches = 0;
   bool bisected = false;  // rows are the probes of RunBisection
   size_t bisect_rounds = 0;
+  // PyTorch capture vs ONNX: the alignment table (empty otherwise)
+  std::vector<AlignmentRow> alignment;
   // filled by Localize(): culprits ranked (introduced first, by isolated error), repro bundle
   bool localized = false;
   std::string localize_note;

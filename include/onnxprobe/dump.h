@@ -17,6 +17,7 @@ struct DumpMetadata {
   std::string provider;
   int optimization_level = 0;
   uint64_t seed = 0;
+  std::string source;  // "torch-capture" for PyTorch activations
 };
 
 class DumpWriter : public CaptureSink {
@@ -55,6 +56,9 @@ struct DumpEntry {
   int topo_index = -1;
   DType dtype = DType::kFloat32;  // as captured (bfloat16 is stored as float32 on disk)
   Shape shape;
+  // PyTorch captures (python/onnxprobe_torch): the module that produced it
+  std::string module, module_type;
+  int call_index = 0, output_index = 0;
 };
 
 // Reads a dump written by DumpWriter (folder or .npz). The manifest is validated up front: every

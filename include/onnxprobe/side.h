@@ -18,11 +18,15 @@ struct SideTensor {
   int topo_index = -1;
   uint64_t est_bytes = 0;  // 0 when unknown
   bool is_graph_output = false;
+  // PyTorch captures: the module that produced it and which call/output of it
+  std::string module, module_type;
+  int call_index = 0, output_index = 0;
 };
 
 struct SideInfo {
-  std::string kind;  // "live" or "dump"
-  std::string path;  // model or dump
+  std::string source;  // "torch-capture" for PyTorch activations
+  std::string kind;    // "live" or "dump"
+  std::string path;    // model or dump
   std::string model_sha256;
   std::string runtime;  // "onnxruntime 1.23.2"
   std::string runtime_library;

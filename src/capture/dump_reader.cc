@@ -30,6 +30,15 @@ Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, Dump
   OP_RETURN_IF_ERROR(ReadString(t, "file", &e->file, where));
   OP_RETURN_IF_ERROR(ReadString(t, "node", &e->node, where, false));
   OP_RETURN_IF_ERROR(ReadString(t, "op_type", &e->op_type, where, false));
+  OP_RETURN_IF_ERROR(ReadString(t, "module", &e->module, where, false));
+  OP_RETURN_IF_ERROR(ReadString(t, "module_type", &e->module_type, where, false));
+  for (auto [key, field] : {std::pair<const char*, int*>{"call_index", &e->call_index},
+                            {"output_index", &e->output_index}}) {
+    const JsonValue* v = t.Find(key);
+    if (v != nullptr && v->is_number() && v->as_number() >= 0 && v->as_number() < 1e6) {
+      *field = static_cast<int>(v->as_number());
+    }
+  }
   if (e->kind != "input" && e->kind != "tensor")
     return Corrupt(where + ": unknown kind '" + e->kind + "'");
   std::string dtype;
@@ -104,6 +113,7 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
   OP_RETURN_IF_ERROR(ReadString(m, "model_sha256", &r->meta_.model_sha256, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "runtime", &r->meta_.runtime, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "provider", &r->meta_.provider, manifest_name, false));
+  OP_RETURN_IF_ERROR(ReadString(m, "source", &r->meta_.source, manifest_name, false));
   const JsonValue* tensors = m.Find("tensors");
   if (tensors == nullptr || !tensors->is_array())
     return Corrupt(manifest_name + ": \"tensors\" is not an array");

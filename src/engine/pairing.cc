@@ -44,8 +44,12 @@ bool ClassificationLike(const SideTensor& a, const SideTensor* b, const Shape& s
 // producer reads a tainted tensor.
 void MarkRoles(const Model& model, ComparisonResult* r) {
   const GraphIndex& g = model.index();
+  // the graph may be either side's: know rows by both names
   std::unordered_map<std::string, int> row_of;
-  for (size_t i = 0; i < r->rows.size(); ++i) row_of[r->rows[i].name] = static_cast<int>(i);
+  for (size_t i = 0; i < r->rows.size(); ++i) {
+    row_of.emplace(r->rows[i].name, static_cast<int>(i));
+    row_of.emplace(r->rows[i].name_b, static_cast<int>(i));
+  }
   std::unordered_set<std::string> tainted;
   for (const auto& node : g.nodes()) {
     bool input_tainted = false;
@@ -111,6 +115,10 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   row.name_b = p.b->name;
   row.node = p.a->node.empty() ? p.b->node : p.a->node;
   row.op_type = p.a->op_type.empty() ? p.b->op_type : p.a->op_type;
+  if (!p.a->module.empty() && !p.b->node.empty()) {  // a PyTorch capture: name the ONNX node
+    row.node = p.b->node;
+    row.op_type = p.b->op_type;
+  }
   row.topo_index = p.a->topo_index;
   row.tolerance = job.policy.For(row.name, row.op_type);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {

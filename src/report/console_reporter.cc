@@ -1,6 +1,7 @@
 // Terminal table in topological order: rows around the first divergence, then a summary.
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "onnxprobe/report.h"
 

@@ -141,6 +141,24 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("bisected").Bool(r.bisected).Key("bisect_rounds").UInt(r.bisect_rounds);
   j.Key("seconds").Number(r.seconds);
   j.EndObject();
+  j.Key("alignment").BeginArray();
+  for (const auto& a : r.alignment) {
+    j.BeginObject().Key("torch").String(a.torch_name).Key("module").String(a.module);
+    j.Key("module_type").String(a.module_type).Key("call_index").Int(a.call_index);
+    j.Key("output_index").Int(a.output_index).Key("onnx");
+    if (a.onnx_tensor.empty())
+      j.Null();
+    else
+      j.String(a.onnx_tensor);
+    j.Key("method")
+        .String(a.method)
+        .Key("confidence")
+        .Number(a.confidence)
+        .Key("note")
+        .String(a.note);
+    j.EndObject();
+  }
+  j.EndArray();
   j.Key("localization").BeginObject();
   j.Key("ran").Bool(r.localized).Key("note").String(r.localize_note);
   j.Key("isolation_runs").UInt(r.isolation_runs).Key("seconds").Number(r.localize_seconds);

@@ -14,6 +14,8 @@ namespace onnxprobe {
 
 std::string Side::Describe() const {
   const SideInfo& i = info();
+  if (i.source == "torch-capture")
+    return "PyTorch capture " + i.path + (i.runtime.empty() ? "" : " (" + i.runtime + ")");
   if (i.kind == "dump") return "dump " + i.path + (i.runtime.empty() ? "" : " (" + i.runtime + ")");
   static const char* kLevels[] = {"disabled", "basic", "extended"};
   std::string level =
@@ -159,12 +161,14 @@ class DumpSide : public Side {
     info_.runtime = m.runtime;
     info_.provider = m.provider;
     info_.optimization_level = m.optimization_level;
+    info_.source = m.source;
     for (const auto& e : reader_->entries()) {
       if (e.kind != "tensor") continue;
       uint64_t bytes = 0;
       auto b = NumBytes(e.dtype, e.shape);
       if (b.ok()) bytes = *b;
-      tensors_.push_back({e.name, e.node, e.op_type, e.topo_index, bytes, false});
+      tensors_.push_back({e.name, e.node, e.op_type, e.topo_index, bytes, false, e.module,
+                          e.module_type, e.call_index, e.output_index});
     }
     std::stable_sort(
         tensors_.begin(), tensors_.end(),

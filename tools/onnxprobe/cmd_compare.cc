@@ -293,6 +293,16 @@ int RunCompare(Args& args) {
   if (st.ok()) st = (*b)->SetInputs(*inputs);
   if (!st.ok()) return Fail(st);
 
+  // a PyTorch capture on one side: align its module outputs with the ONNX tensors
+  Alignment alignment;
+  bool torch_a = (*a)->info().source == "torch-capture" && (*b)->model() != nullptr;
+  if (torch_a) {
+    alignment = AlignByScope((*a)->tensors(), *(*b)->model());
+    st = AlignByValue(**a, **b, &alignment);
+    if (!st.ok()) return Fail(st.WithContext("aligning the PyTorch capture"));
+    for (const auto& [x, y] : alignment.rename) o.job.rename.emplace(x, y);  // --map entries win
+  }
+
   ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
   auto result = o.bisect > 0
                     ? RunBisection(**a, **b, o.job, o.bisect)
@@ -302,6 +312,7 @@ int RunCompare(Args& args) {
   if (!result.ok()) return Fail(result.status());
   progress.Update(1, 1);
   result->input_seed = seed;
+  if (torch_a) result->alignment = alignment.rows;
   bool any_failure = result->failures > 0;
   if (o.isolate && !result->aborted && (any_failure || o.localize.candidates == Candidates::kAll)) {
     st = Localize(**a, **b, *inputs, o.job, o.localize, &*result);
