@@ -33,7 +33,8 @@ struct Alignment {
 // The module path of a torch-exported node name; "" when the name carries no scope.
 // `call` receives the call index of the last component ("relu_2" -> 2) when `modules` knows
 // "relu" but not "relu_2".
-std::string ScopeModulePath(const std::string& node_name, const std::vector<std::string>& modules, int* call);
+std::string ScopeModulePath(const std::string& node_name, const std::vector<std::string>& modules,
+                            int* call);
 
 // Aligns a PyTorch capture (side tensors with module metadata) with an ONNX model by names.
 Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model& onnx);
@@ -41,6 +42,7 @@ Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model
 // Value-based fallback for rows without a counterpart: compares each with the ONNX tensors of
 // the same size near its expected position (one extra run of `onnx_side`), keeps the best
 // cosine similarity >= min_cosine. Fills method "value" and the confidence.
-Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* alignment, double min_cosine = 0.999);
+Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* alignment,
+                    double min_cosine = 0.999);
 
 }  // namespace onnxprobe

@@ -37,7 +37,10 @@ def _np(t):
 
 def capture(model, inputs, out_dir, input_names=None, root_name="model"):
     """Runs `model` on `inputs` (a tensor or tuple) in eval mode and writes `out_dir` (a dump
-    folder: manifest.json + .npy files, inputs under inputs/). Returns the manifest dict."""
+    folder: manifest.json + .npy files, inputs under inputs/). Returns the manifest dict.
+
+    The forward pass runs with autograd enabled (no backward is done) so that fused inference
+    kernels do not skip the submodules; every module's hook fires as the exporter sees it."""
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
     input_names = input_names or [f"input_{i}" for i in range(len(inputs))]
     model.eval()
@@ -56,7 +59,9 @@ def capture(model, inputs, out_dir, input_names=None, root_name="model"):
     for path, module in model.named_modules():
         hooks.append(module.register_forward_hook(hook_for(path or root_name, module)))
     try:
-        with torch.no_grad():
+        # with gradients enabled, so fused inference fast paths (e.g. TransformerEncoderLayer's)
+        # do not bypass the submodules and their hooks; nothing is backpropagated
+        with torch.enable_grad():
             model(*inputs)
     finally:
         for h in hooks:

@@ -55,11 +55,16 @@ def export(model, args, path, input_names=None, output_names=None, opset=13, dyn
             or "not supported" in text.lower() else ""
         raise RuntimeError(f"export of {type(model).__name__} failed{hint}: {text.splitlines()[0]}") from e
     checker = "passed"
+    exported = onnx.load(tmp)
     try:
-        onnx.checker.check_model(onnx.load(tmp))
+        onnx.checker.check_model(exported)
     except Exception as e:  # advisory: the runtime may still accept it
         checker = f"failed: {str(e).splitlines()[0]}"
         risks.append(f"onnx.checker: {checker}")
+    for node in exported.graph.node:
+        if not onnx.defs.has(node.op_type, node.domain):
+            risks.append(f"node '{node.name}' is op '{node.domain or 'ai.onnx'}::{node.op_type}', which no ONNX "
+                         "schema defines (a custom op without a symbolic?)")
     os.replace(tmp, path)
     report = {
         "model": type(model).__name__,

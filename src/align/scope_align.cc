@@ -33,11 +33,14 @@ std::pair<std::string, int> CallSuffix(const std::string& s) {
   return {s.substr(0, us), std::stoi(s.substr(us + 1))};
 }
 
-bool StartsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool StartsWith(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
 
 }  // namespace
 
-std::string ScopeModulePath(const std::string& node_name, const std::vector<std::string>& modules, int* call) {
+std::string ScopeModulePath(const std::string& node_name, const std::vector<std::string>& modules,
+                            int* call) {
   *call = 0;
   if (node_name.empty() || node_name[0] != '/') return "";
   std::vector<std::string> comps = Split(node_name.substr(1), '/');
@@ -102,6 +105,8 @@ Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model
   std::vector<std::string> graph_outputs;
   for (const auto& o : onnx.summary().outputs) graph_outputs.push_back(o.name);
 
+  std::map<std::pair<std::string, int>, int> outputs_per_call;
+  for (const auto& t : torch_tensors) ++outputs_per_call[{t.module, t.call_index}];
   std::unordered_map<std::string, size_t> row_of_module_call;
   for (const auto& t : torch_tensors) {
     AlignmentRow row;
@@ -111,7 +116,8 @@ Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model
     row.call_index = t.call_index;
     row.output_index = t.output_index;
     row.method = "none";
-    bool root = t.module.find('.') == std::string::npos && t.topo_index == static_cast<int>(torch_tensors.size()) - 1;
+    bool root = t.module.find('.') == std::string::npos &&
+                t.topo_index == static_cast<int>(torch_tensors.size()) - 1;
     std::vector<std::string> outs = escaping(t.module, t.call_index);
     bool has_exact = exact.count({t.module, t.call_index}) > 0;
     if (root && outs.empty() && t.output_index < static_cast<int>(graph_outputs.size())) {
@@ -121,7 +127,8 @@ Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model
     } else if (!outs.empty()) {
       // a module's output is the last tensor its subtree hands on; tuple outputs by position
       size_t j = outs.size() - 1;
-      if (t.output_index > 0 && static_cast<size_t>(t.output_index) < outs.size()) j = t.output_index;
+      bool tuple = outputs_per_call[{t.module, t.call_index}] > 1;
+      if (tuple && static_cast<size_t>(t.output_index) < outs.size()) j = t.output_index;
       row.onnx_tensor = outs[j];
       row.method = has_exact ? "scope" : "container";
       row.confidence = 1;
@@ -129,8 +136,8 @@ Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model
       row.note = "no ONNX nodes in scope '" + t.module + "'";
     }
     row.confidence = row.onnx_tensor.empty() ? 0 : 1;
-    row_of_module_call[t.module + "#" + std::to_string(t.call_index) + ":" + std::to_string(t.output_index)] =
-        al.rows.size();
+    row_of_module_call[t.module + "#" + std::to_string(t.call_index) + ":" +
+                       std::to_string(t.output_index)] = al.rows.size();
     al.rows.push_back(std::move(row));
   }
   // BatchNorm folded into the preceding Conv (eval-mode export with constant folding): the BN

@@ -33,14 +33,16 @@ Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* al, double min
   std::vector<std::string> fetch_torch;
   for (size_t i = 0; i < al->rows.size(); ++i) {
     const AlignmentRow& r = al->rows[i];
-    if (!r.onnx_tensor.empty() || r.note.rfind("fused", 0) == 0 || r.method == "container") continue;
+    if (!r.onnx_tensor.empty() || r.note.rfind("fused", 0) == 0 || r.method == "container")
+      continue;
     auto tt = torch_by_name.find(r.torch_name);
     if (tt == torch_by_name.end() || tt->second->est_bytes == 0) continue;
     std::vector<std::string> cands;
     for (int d = -24; d <= 24; ++d) {
       int k = expected[i] + d;
       if (k < 0 || k >= static_cast<int>(ot.size())) continue;
-      if (ot[k].est_bytes == tt->second->est_bytes && !claimed.count(ot[k].name)) cands.push_back(ot[k].name);
+      if (ot[k].est_bytes == tt->second->est_bytes && !claimed.count(ot[k].name))
+        cands.push_back(ot[k].name);
     }
     if (cands.empty() || fetch_onnx.size() + cands.size() > 256) continue;
     fetch_onnx.insert(cands.begin(), cands.end());
@@ -62,7 +64,8 @@ Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* al, double min
     std::string best_name;
     for (const auto& c : todo[n].second) {
       const Tensor* b = ov[c];
-      if (b == nullptr || b->shape() != a.shape() || b->dtype() != a.dtype() || claimed.count(c)) continue;
+      if (b == nullptr || b->shape() != a.shape() || b->dtype() != a.dtype() || claimed.count(c))
+        continue;
       double cos = CompareTensors(a, *b, Tolerance(), -1, k).cosine;
       if (cos > best) {
         best = cos;

@@ -99,6 +99,22 @@ class ConsoleReporter : public Reporter {
              std::to_string(r.runs_a) + " runs on A, " + std::to_string(r.runs_b) + " on B), " +
              std::to_string(r.rows.size()) + " tensors probed\n";
     }
+    if (!r.alignment.empty()) {
+      std::map<std::string, int> by;
+      for (const auto& a : r.alignment) ++by[a.method];
+      std::string parts;
+      for (const auto& [m, n] : by)
+        parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + m;
+      out += "alignment of " + std::to_string(r.alignment.size()) +
+             " PyTorch activations: " + parts +
+             " (none: no ONNX counterpart, e.g. fused or no nodes; see the JSON/HTML table)\n";
+      for (const auto& a : r.alignment) {
+        if (a.method == "value") {
+          out += "  matched by value: " + a.torch_name + " -> " + a.onnx_tensor + " (cosine " +
+                 Fmt("%.6f", a.confidence) + ")\n";
+        }
+      }
+    }
     if (r.aborted)
       out +=
           Color("1;31", "ABORTED: ") + r.abort_status.message() + " (rows above were compared)\n";

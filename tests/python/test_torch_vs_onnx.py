@@ -1,0 +1,109 @@
+"""PyTorch vs ONNX end to end: capture with the companion, export with it, compare with
+onnxprobe. Aligned tensors must pass; an injected fault must be named by torch module and node."""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.join(os.environ.get("ONNXPROBE_SRC", ""), "python"))
+import torch_models  # noqa: E402
+from conftest import run  # noqa: E402
+from onnxprobe_torch import capture, export  # noqa: E402
+
+
+def prepare(tmp_path, model, shape, name="m"):
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+    export(model, x, str(tmp_path / f"{name}.onnx"), ["input"], ["output"])
+    capture(model, x, str(tmp_path / f"{name}.cap"), ["input"])
+    return tmp_path / f"{name}.onnx", tmp_path / f"{name}.cap"
+
+
+def compare(onnxprobe, tmp_path, a, b, *extra):
+    r = run([onnxprobe, "compare", a, b, "--json", tmp_path / "r.json", "--html", tmp_path / "r.html"] + list(extra))
+    return r, json.loads((tmp_path / "r.json").read_text())
+
+
+@pytest.mark.parametrize("factory,shape,min_rows", [
+    (torch_models.net, (2, 3, 16, 16), 15),
+    (torch_models.tuple_net, (3, 6), 3),
+    (torch_models.vit, (1, 3, 16, 16), 5),
+    (lambda: torch_models.torchvision_model("resnet50"), (1, 3, 224, 224), 120),
+    (lambda: torch_models.torchvision_model("mobilenet_v2"), (1, 3, 224, 224), 100),
+], ids=["cnn", "tuple", "vit", "resnet50", "mobilenet_v2"])
+def test_every_aligned_tensor_passes(onnxprobe, tmp_path, factory, shape, min_rows):
+    model_path, cap = prepare(tmp_path, factory(), shape)
+    r, rep = compare(onnxprobe, tmp_path, cap, model_path)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert rep["summary"]["first_divergence"] is None
+    assert rep["summary"]["compared"] >= min_rows
+    assert rep["side_a"]["description"].startswith("PyTorch capture")
+    methods = {a["method"] for a in rep["alignment"]}
+    assert "scope" in methods
+    assert "alignment of" in r.stdout
+
+
+def test_alignment_table_explains_what_the_exporter_changed(onnxprobe, tmp_path):
+    model_path, cap = prepare(tmp_path, torch_models.net(), (2, 3, 16, 16))
+    r, rep = compare(onnxprobe, tmp_path, cap, model_path)
+    al = {a["torch"]: a for a in rep["alignment"]}
+    # BatchNorm folded into the Conv: BN's output is the Conv node's output; the pre-BN
+    # activation has no counterpart and is not a failure
+    assert al["layer1.0.bn1"]["method"] == "bn-folded"
+    assert al["layer1.0.bn1"]["onnx"] == "/layer1/layer1.0/conv1/Conv_output_0"
+    assert al["layer1.0.conv1"]["onnx"] is None and "fused" in al["layer1.0.conv1"]["note"]
+    assert "layer1.0.conv1" in rep["only_in_a"]
+    # one ReLU module called twice
+    assert al["layer1.0.relu"]["onnx"] == "/layer1/layer1.0/relu/Relu_output_0"
+    assert al["layer1.0.relu_1"]["onnx"] == "/layer1/layer1.0/relu_1/Relu_output_0"
+    assert al["layer1.0"]["method"] == "container"
+    # a module with no nodes (Dropout in eval) is matched by value, and says so
+    assert al["drop"]["method"] in ("value", "none")
+    if al["drop"]["method"] == "value":
+        assert al["drop"]["confidence"] >= 0.999
+    assert "PyTorch &harr; ONNX alignment" in (tmp_path / "r.html").read_text()
+
+
+def perturb(path, out, node_name, scale=1.05):
+    m = onnx.load(str(path))
+    n = next(n for n in m.graph.node if n.name == node_name)
+    t = next(i for i in m.graph.initializer if i.name == n.input[1])
+    w = numpy_helper.to_array(t).copy()
+    w[1] *= np.float32(scale)
+    t.CopyFrom(numpy_helper.from_array(w, t.name))
+    onnx.save(m, str(out))
+
+
+def test_a_perturbed_weight_is_named_by_module_and_node(onnxprobe, tmp_path):
+    model_path, cap = prepare(tmp_path, torch_models.net(), (2, 3, 16, 16))
+    perturb(model_path, tmp_path / "bad.onnx", "/layer1/layer1.1/conv2/Conv")
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "bad.onnx", "--repro", tmp_path / "repro")
+    assert r.returncode == 1
+    first = rep["tensors"][[t["name"] for t in rep["tensors"]].index(rep["summary"]["first_divergence"])]
+    assert first["name"] == "layer1.1.bn2"  # the torch module (its BN folded into the Conv)
+    assert first["node"] == "/layer1/layer1.1/conv2/Conv"  # and the ONNX node
+    assert rep["localization"]["culprits"][0]["node"] == "/layer1/layer1.1/conv2/Conv"
+    assert "first divergence: layer1.1.bn2 (Conv node /layer1/layer1.1/conv2/Conv)" in r.stdout
+    assert run([onnxprobe, "replay", tmp_path / "repro"]).returncode == 1
+
+
+def test_a_changed_constant_in_a_transformer_is_found(onnxprobe, tmp_path):
+    model_path, cap = prepare(tmp_path, torch_models.vit(), (1, 3, 16, 16))
+    m = onnx.load(str(model_path))
+    # LayerNorm's epsilon in opset 13 is a Constant feeding Add: make it 0.5
+    for n in m.graph.node:
+        if n.op_type == "Add" and "norm" in n.name:
+            c = next((c for c in m.graph.node if c.op_type == "Constant" and c.output[0] in n.input), None)
+            if c is not None:
+                c.attribute[0].t.CopyFrom(numpy_helper.from_array(np.array(0.5, np.float32), c.attribute[0].t.name))
+                target = c.name
+                break
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "bad.onnx")
+    assert r.returncode == 1, r.stdout[-2000:]
+    assert rep["localization"]["culprits"][0]["node"] in (target,) or \
+        any(target in c["nodes"] for c in rep["localization"]["culprits"][:1])
