@@ -6,7 +6,8 @@ namespace onnxprobe {
 namespace {
 
 TEST(ScopeModulePath, TorchExporterNames) {
-  std::vector<std::string> modules = {"layer1", "layer1.0", "layer1.0.conv1", "layer1.0.relu", "features.0", "fc"};
+  std::vector<std::string> modules = {"layer1",        "layer1.0",   "layer1.0.conv1",
+                                      "layer1.0.relu", "features.0", "fc"};
   int call = -1;
   EXPECT_EQ(ScopeModulePath("/layer1/layer1.0/conv1/Conv", modules, &call), "layer1.0.conv1");
   EXPECT_EQ(call, 0);
@@ -43,9 +44,9 @@ TEST(AlignByScope, RealExportedGraphWithFoldedBatchNorm) {
     t.topo_index = order;
     return t;
   };
-  std::vector<SideTensor> torch = {side("features.0", "Conv2d", 0), side("features.1", "BatchNorm2d", 1),
-                                   side("features.2", "ReLU", 2),   side("classifier", "Linear", 3),
-                                   side("model", "DemoCnn", 4)};
+  std::vector<SideTensor> torch = {
+      side("features.0", "Conv2d", 0), side("features.1", "BatchNorm2d", 1),
+      side("features.2", "ReLU", 2), side("classifier", "Linear", 3), side("model", "DemoCnn", 4)};
   Alignment al = AlignByScope(torch, *model);
   ASSERT_EQ(al.rows.size(), 5u);
   EXPECT_EQ(al.rows[0].onnx_tensor, "");  // pre-BatchNorm activation: fused, no counterpart
