@@ -34,7 +34,7 @@ class ConsoleReporter : public Reporter {
 
   std::string Render(const ComparisonResult& r) const override {
     std::string out;
-    if (!o_.quiet) out += Table(r);
+    if (!o_.quiet) out += Table(r) + AlignmentTable(r);
     out += Summary(r);
     return out;
   }
@@ -142,6 +142,28 @@ class ConsoleReporter : public Reporter {
     if (inherited) out += std::to_string(inherited) + " failing tensors only inherit that error\n";
     out += Culprits(r);
     return out;
+  }
+
+  // PyTorch captures: module -> ONNX tensor, how matched (rows without a counterpart included)
+  std::string AlignmentTable(const ComparisonResult& r) const {
+    if (r.alignment.empty()) return "";
+    std::string out =
+        "PyTorch module (call)                         ONNX tensor                                 "
+        "  how\n";
+    size_t shown = 0;
+    for (const auto& a : r.alignment) {
+      if (a.method == "container") continue;  // the same tensor as its last child
+      if (++shown > o_.max_rows) {
+        out += "  ... see the JSON or HTML report for the full alignment table\n";
+        break;
+      }
+      std::string how =
+          a.method == "value" ? "value, cosine " + Fmt("%.4f", a.confidence) : a.method;
+      if (a.onnx_tensor.empty()) how = "no counterpart: " + a.note;
+      out += Pad(Clip(a.torch_name, 44), 44) + "  " +
+             Pad(Clip(a.onnx_tensor.empty() ? "-" : a.onnx_tensor, 44), 44) + "  " + how + "\n";
+    }
+    return out + "\n";
   }
 
   std::string Culprits(const ComparisonResult& r) const {
