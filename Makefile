@@ -36,7 +36,7 @@ test-sanitize: deps
 fuzz: deps
 	@FUZZ_SECONDS=$${FUZZ_SECONDS:-60} bash scripts/fuzz.sh
 
-SOURCES = git ls-files '*.h' '*.cc'
+SOURCES = git ls-files --cached --others --exclude-standard '*.h' '*.cc'
 
 format:
 	$(SOURCES) | xargs clang-format -i
