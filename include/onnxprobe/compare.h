@@ -72,8 +72,8 @@ struct TensorMetrics {
   // log2-spaced histogram of nonzero |b-a| over finite pairs: bin k counts errors in
   // [2^(kHistMinExp + k/8), 2^(kHistMinExp + (k+1)/8)); bin 0 also holds anything smaller
   std::vector<uint64_t> abs_histogram;
-  // The histograms (and so p99) see every histogram_stride-th element: all of them up to 2^20
-  // elements, a systematic sample of about 2^20 beyond; histogram_exact counts its exact matches.
+  // The histograms (and so p99) see every histogram_stride-th element: all of them up to 2^16
+  // elements, a systematic sample of about 2^16 beyond; histogram_exact counts its exact matches.
   uint64_t histogram_stride = 1, histogram_exact = 0;
   double rel_eps = 0;    // the eps the relative errors used
   double atol_used = 0;  // the absolute tolerance applied (atol, scaled when scale_atol)

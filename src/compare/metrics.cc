@@ -460,10 +460,11 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   unsigned threads = options.threads > 0 ? unsigned(options.threads) : hw;
   threads =
-      static_cast<unsigned>(std::min<uint64_t>(threads, std::max<uint64_t>(1, n / (1 << 18))));
+      static_cast<unsigned>(std::min<uint64_t>(threads, std::max<uint64_t>(1, n / (1 << 16))));
   std::vector<Acc> parts(threads);
-  // histograms (p99, the report's error histogram) sample at most ~1M elements per tensor
-  uint64_t stride = std::max<uint64_t>(1, n >> 20);
+  // histograms (p99, the report's error histogram) sample at most ~64K elements per tensor:
+  // binning every element would cost more than the rest of the pass together
+  uint64_t stride = std::max<uint64_t>(1, n >> 16);
   for (auto& p : parts) p.stride = stride;
   uint64_t per = (n + threads - 1) / threads;
   per = (per + kChunk - 1) / kChunk * kChunk;
