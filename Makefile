@@ -38,10 +38,10 @@ fuzz: deps
 
 SOURCES = git ls-files --cached --others --exclude-standard '*.h' '*.cc'
 
-format:
+format: deps
 	$(SOURCES) | xargs clang-format -i
 
-format-check:
+format-check: deps
 	$(SOURCES) | xargs clang-format --dry-run -Werror
 
 tidy: build
