@@ -49,9 +49,10 @@ def test_memory_budget_bounds_peak_rss(onnxprobe, tmp_path):
     assert runs >= total_mib // budget
     # without a budget every activation is alive at once; with it, only a batch plus the model's
     # own working set (input, graph output, two live activations: 4 x 32 MiB) and the process
-    # baseline (~35 MiB)
+    # baseline (~35 MiB), with room for allocator slack
     assert free_rss > total_mib
-    assert rss < budget + 4 * 32 + 64, (rss, free_rss)
+    assert rss < budget + 4 * 32 + 96, (rss, free_rss)  # measured ~290 MiB
+    assert rss < free_rss / 2
     with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
         for k in ("t0", "t11", "t23"):
             np.testing.assert_array_equal(a[k], b[k])
