@@ -391,12 +391,17 @@ Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const 
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
 
   std::vector<int> rows;
+  std::set<std::string> planned;  // several rows can pair with one tensor (containers)
   for (size_t i = 0; i < r->rows.size(); ++i) {
     const TensorResult& t = r->rows[i];
+    if (planned.count(t.name_b)) continue;
     bool take = options.candidates == Candidates::kAll ||
                 (options.candidates == Candidates::kFailing && !t.pass) ||
                 (options.candidates == Candidates::kFrontier && t.role == Role::kIntroduced);
-    if (take && t.reason.rfind("not compared", 0) != 0) rows.push_back(static_cast<int>(i));
+    if (take && t.reason.rfind("not compared", 0) != 0) {
+      rows.push_back(static_cast<int>(i));
+      planned.insert(t.name_b);
+    }
   }
   if (rows.empty()) {
     r->localize_note = "no candidate to isolate";
