@@ -83,7 +83,26 @@ fetch_ort_library() {
   rm -rf "$tmp"
 }
 
+# The newer copy of the ONNX backend node tests, from the PyPI onnx wheel (test data only).
+ONNX_TESTDATA_VERSION="${ONNXPROBE_ONNX_TESTDATA_VERSION:-1.17.0}"
+fetch_onnx_testdata() {
+  local dest="$DEPS/onnx-testdata/$ONNX_TESTDATA_VERSION"
+  [ -d "$dest/node" ] && return 0
+  say "fetching ONNX $ONNX_TESTDATA_VERSION backend test data (PyPI onnx wheel)"
+  local tmp="$DEPS/onnx-testdata/.download"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  $(pip_cmd) download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    -d "$tmp" "onnx==$ONNX_TESTDATA_VERSION" || die "PyPI unreachable or onnx==$ONNX_TESTDATA_VERSION has no wheel"
+  unzip -q -o "$tmp"/onnx-*.whl 'onnx/backend/test/data/node/*' -d "$tmp/x" ||
+    die "the onnx wheel carries no backend/test/data/node"
+  rm -rf "$dest" && mkdir -p "$dest"
+  mv "$tmp/x/onnx/backend/test/data/node" "$dest/node"
+  rm -rf "$tmp"
+}
+
 install_apt_packages
+fetch_onnx_testdata
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"
