@@ -12,34 +12,16 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "onnxprobe/backend.h"
 #include "onnxprobe/compare.h"
 #include "onnxprobe/comparison.h"
 #include "onnxprobe/graph.h"
 
-using namespace onnxprobe;  // NOLINT
-using Clock = std::chrono::steady_clock;
+using namespace onnxprobe;         // NOLINT
+using namespace onnxprobe::bench;  // NOLINT
 
 namespace {
-
-template <typename F>
-double MedianMs(int runs, F&& f) {
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) {
-    auto a = Clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-void Check(const Status& s) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "compare_bench: %s\n", s.message().c_str());
-    std::exit(2);
-  }
-}
 
 void Kernel(uint64_t n, int runs) {
   auto a = *Tensor::Allocate(DType::kFloat32, {int64_t(n)});
