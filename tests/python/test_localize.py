@@ -106,3 +106,21 @@ def test_bisection_finds_the_same_culprit_with_few_tensors_per_run(onnxprobe, ca
         run([onnxprobe, "inspect", out / c["base"], "--json", "--tensors"]).stdout)["tensors"])
     assert rep["localization"]["culprits"][0]["node"] == c["node"]
     assert run([onnxprobe, "replay", tmp_path / "repro"]).returncode == 1
+
+
+def test_a_fault_inside_a_subgraph_body_isolates_the_whole_node(onnxprobe, tmp_path):
+    import models
+    models.if_model(tmp_path / "if.onnx")
+    m = onnx.load(str(tmp_path / "if.onnx"))
+    node = next(n for n in m.graph.node if n.op_type == "If")
+    else_branch = next(a for a in node.attribute if a.name == "else_branch").g
+    else_branch.node[0].op_type = "Neg"  # the body now negates instead of passing through
+    onnx.save(m, str(tmp_path / "if_bad.onnx"))
+    np.save(tmp_path / "X.npy", np.array([1.0, -3.0], np.float32))  # sum < 0: the else branch runs
+    r = run([onnxprobe, "compare", tmp_path / "if.onnx", tmp_path / "if_bad.onnx", "--input", tmp_path / "X.npy",
+             "--json", tmp_path / "r.json", "--repro", tmp_path / "repro"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    top = rep["localization"]["culprits"][0]
+    assert top["node"] == "branch" and top["op_type"] == "If" and top["introduced"]
+    assert run([onnxprobe, "replay", tmp_path / "repro"]).returncode == 1
