@@ -36,6 +36,10 @@ struct TensorSelection {
   std::string regex;                  // ECMAScript regex over tensor names
   // With no criterion set, every capturable tensor is selected.
 };
+// The selection as a predicate over (tensor name, producing op type). Fails on a bad regex.
+Expected<std::function<bool(const std::string& name, const std::string& op_type)>>
+MakeTensorMatcher(const TensorSelection& sel);
+
 // Selected tensor names in topological order. Unknown names and bad regexes fail; subgraph
 // tensors are reported as not capturable.
 Expected<std::vector<std::string>> SelectTensors(const Model& model, const TensorSelection& sel);

@@ -1,3 +1,4 @@
+#include <memory>
 #include <regex>
 #include <set>
 
@@ -5,11 +6,28 @@
 
 namespace onnxprobe {
 
+Expected<std::function<bool(const std::string&, const std::string&)>> MakeTensorMatcher(
+    const TensorSelection& sel) {
+  bool all = sel.names.empty() && sel.op_types.empty() && sel.regex.empty();
+  auto names = std::make_shared<std::set<std::string>>(sel.names.begin(), sel.names.end());
+  auto ops = std::make_shared<std::set<std::string>>(sel.op_types.begin(), sel.op_types.end());
+  std::shared_ptr<std::regex> re;
+  if (!sel.regex.empty()) {
+    try {
+      re = std::make_shared<std::regex>(sel.regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument("bad --regex '" + sel.regex + "': " + e.what());
+    }
+  }
+  return std::function<bool(const std::string&, const std::string&)>(
+      [all, names, ops, re](const std::string& name, const std::string& op) {
+        return all || names->count(name) || ops->count(op) || (re && std::regex_search(name, *re));
+      });
+}
+
 Expected<std::vector<std::string>> SelectTensors(const Model& model, const TensorSelection& sel) {
   const GraphIndex& idx = model.index();
-  bool all = sel.names.empty() && sel.op_types.empty() && sel.regex.empty();
-  std::set<std::string> names(sel.names.begin(), sel.names.end());
-  for (const auto& n : names) {
+  for (const auto& n : std::set<std::string>(sel.names.begin(), sel.names.end())) {
     const TensorEntry* t = idx.Find(n);
     if (t == nullptr)
       return NotFound("tensor '" + n + "' does not exist in " + model.path() +
@@ -24,22 +42,11 @@ Expected<std::vector<std::string>> SelectTensors(const Model& model, const Tenso
                              "; only node outputs are captured");
     }
   }
-  std::set<std::string> ops(sel.op_types.begin(), sel.op_types.end());
-  std::regex re;
-  if (!sel.regex.empty()) {
-    try {
-      re = std::regex(sel.regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument("bad --regex '" + sel.regex + "': " + e.what());
-    }
-  }
+  OP_ASSIGN_OR_RETURN(auto match, MakeTensorMatcher(sel));
   std::vector<std::string> out;
   for (const auto& t : idx.tensors()) {
     if (t.kind != TensorKind::kIntermediate && t.kind != TensorKind::kGraphOutput) continue;
-    const NodeInfo& node = idx.nodes()[t.producer];
-    bool take = all || names.count(t.name) || ops.count(node.op_type) ||
-                (!sel.regex.empty() && std::regex_search(t.name, re));
-    if (take) out.push_back(t.name);
+    if (match(t.name, idx.nodes()[t.producer].op_type)) out.push_back(t.name);
   }
   if (out.empty())
     return InvalidArgument("the tensor selection matches no tensor in " + model.path());

@@ -11,26 +11,15 @@ namespace {
 
 Expected<std::vector<const SideTensor*>> Select(const std::vector<SideTensor>& all,
                                                 const TensorSelection& sel) {
+  OP_ASSIGN_OR_RETURN(auto match, MakeTensorMatcher(sel));
+  std::set<std::string> missing(sel.names.begin(), sel.names.end());
   std::vector<const SideTensor*> out;
-  bool every = sel.names.empty() && sel.op_types.empty() && sel.regex.empty();
-  std::regex re;
-  if (!sel.regex.empty()) {
-    try {
-      re = std::regex(sel.regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument("bad --regex '" + sel.regex + "': " + e.what());
-    }
-  }
-  std::set<std::string> names(sel.names.begin(), sel.names.end()),
-      ops(sel.op_types.begin(), sel.op_types.end());
   for (const auto& t : all) {
-    if (every || names.count(t.name) || ops.count(t.op_type) ||
-        (!sel.regex.empty() && std::regex_search(t.name, re))) {
-      out.push_back(&t);
-      names.erase(t.name);
-    }
+    if (!match(t.name, t.op_type)) continue;
+    out.push_back(&t);
+    missing.erase(t.name);
   }
-  if (!names.empty()) return NotFound("side A has no tensor '" + *names.begin() + "'");
+  if (!missing.empty()) return NotFound("side A has no tensor '" + *missing.begin() + "'");
   return out;
 }
 
