@@ -36,27 +36,14 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
       picks.push_back(idx);
     }
     if (picks.empty()) break;
-    std::vector<std::string> na, nb;
-    for (size_t i : picks) {
-      na.push_back(pairs[i].a->name);
-      nb.push_back(pairs[i].b->name);
-    }
     ++r.bisect_rounds;
-    auto fa = a.Fetch(na);
-    if (!fa.ok()) {
-      r.aborted = true;
-      r.abort_status = fa.status().WithContext("side A");
-      break;
-    }
-    auto fb = b.Fetch(nb);
-    if (!fb.ok()) {
-      r.aborted = true;
-      r.abort_status = fb.status().WithContext("side B");
-      break;
-    }
+    std::vector<Pair> batch;
+    for (size_t i : picks) batch.push_back(pairs[i]);
+    std::vector<RunOutput> fa, fb;
+    if (!FetchBoth(a, b, batch, &fa, &fb, &r)) break;
     size_t first_fail = SIZE_MAX, last_pass = SIZE_MAX;
     for (size_t j = 0; j < picks.size(); ++j) {
-      TensorResult row = ComparePair(pairs[picks[j]], (*fa)[j], (*fb)[j], job);
+      TensorResult row = ComparePair(pairs[picks[j]], fa[j], fb[j], job);
       if (!row.pass && first_fail == SIZE_MAX) first_fail = picks[j];
       if (row.pass && first_fail == SIZE_MAX) last_pass = picks[j];
       probed.emplace(picks[j], std::move(row));
@@ -94,23 +81,15 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
         if (!probed.count(i)) todo.push_back(i);
       }
       for (size_t off = 0; off < todo.size(); off += k) {
-        std::vector<std::string> na, nb;
         std::vector<size_t> picks(todo.begin() + off,
                                   todo.begin() + std::min(todo.size(), off + k));
-        for (size_t i : picks) {
-          na.push_back(pairs[i].a->name);
-          nb.push_back(pairs[i].b->name);
-        }
+        std::vector<Pair> batch;
+        for (size_t i : picks) batch.push_back(pairs[i]);
         ++r.bisect_rounds;
-        auto fa = a.Fetch(na);
-        auto fb = fa.ok() ? b.Fetch(nb) : Expected<std::vector<RunOutput>>(fa.status());
-        if (!fb.ok()) {
-          r.aborted = true;
-          r.abort_status = fb.status();
-          break;
-        }
+        std::vector<RunOutput> fa, fb;
+        if (!FetchBoth(a, b, batch, &fa, &fb, &r)) break;
         for (size_t j = 0; j < picks.size(); ++j)
-          probed.emplace(picks[j], ComparePair(pairs[picks[j]], (*fa)[j], (*fb)[j], job));
+          probed.emplace(picks[j], ComparePair(pairs[picks[j]], fa[j], fb[j], job));
       }
       if (r.aborted) break;
       size_t next = SIZE_MAX;

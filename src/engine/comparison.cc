@@ -47,26 +47,11 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
 
   size_t done = 0;
   for (const auto& batch : batches) {
-    std::vector<std::string> na, nb;
-    for (const auto& p : batch) {
-      na.push_back(p.a->name);
-      nb.push_back(p.b->name);
-    }
-    auto fa = a.Fetch(na);
-    if (!fa.ok()) {
-      r.aborted = true;
-      r.abort_status = fa.status().WithContext("side A");
-      break;
-    }
-    auto fb = b.Fetch(nb);
-    if (!fb.ok()) {
-      r.aborted = true;
-      r.abort_status = fb.status().WithContext("side B");
-      break;
-    }
+    std::vector<RunOutput> va, vb;
+    if (!FetchBoth(a, b, batch, &va, &vb, &r)) break;
     for (size_t i = 0; i < batch.size(); ++i) {
-      RunOutput& oa = (*fa)[i];
-      RunOutput& ob = (*fb)[i];
+      RunOutput& oa = va[i];
+      RunOutput& ob = vb[i];
       TensorResult row = ComparePair(batch[i], oa, ob, job);
       oa = RunOutput();  // free both sides' tensor before the next one
       ob = RunOutput();

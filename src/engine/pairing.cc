@@ -125,6 +125,30 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   return row;
 }
 
+bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<RunOutput>* fa,
+               std::vector<RunOutput>* fb, ComparisonResult* r) {
+  std::vector<std::string> na, nb;
+  for (const auto& p : batch) {
+    na.push_back(p.a->name);
+    nb.push_back(p.b->name);
+  }
+  auto ga = a.Fetch(na);
+  if (!ga.ok()) {
+    r->aborted = true;
+    r->abort_status = ga.status().WithContext("side A");
+    return false;
+  }
+  auto gb = b.Fetch(nb);
+  if (!gb.ok()) {
+    r->aborted = true;
+    r->abort_status = gb.status().WithContext("side B");
+    return false;
+  }
+  *fa = std::move(*ga);
+  *fb = std::move(*gb);
+  return true;
+}
+
 void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp) {
   ComparisonResult& r = *rp;
   for (size_t i = 0; i < r.rows.size(); ++i) {

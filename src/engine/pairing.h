@@ -24,6 +24,11 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
                          const CompareJob& job);
 
+// Fetches one batch from both sides. On failure marks `r` aborted (naming the side) and returns
+// false; the rows compared so far stay.
+bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<RunOutput>* fa,
+               std::vector<RunOutput>* fb, ComparisonResult* r);
+
 // First failure, failure count, introduced/inherited roles, frontier, sides' metadata.
 void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* r);
 
