@@ -72,8 +72,8 @@ Status DumpWriter::Write(const std::string& kind, const std::string& name, const
   e->shape = t.shape();
   e->stats = ComputeStats(t);
   if (npz_) {
-    e->file = name;
-    OP_RETURN_IF_ERROR(npz_writer_->Add(name, t));
+    e->file = kind == "input" ? "input:" + name : name;  // the archive key (inputs kept apart)
+    OP_RETURN_IF_ERROR(npz_writer_->Add(e->file, t));
   } else {
     e->file = (kind == "input" ? "inputs/" : "") + DumpFileName(entries_.size(), name);
     if (kind == "input") {
@@ -88,7 +88,7 @@ Status DumpWriter::Write(const std::string& kind, const std::string& name, const
 }
 
 Status DumpWriter::AddInput(const NamedTensor& input) {
-  return Write("input", npz_ ? "input:" + input.name : input.name, input.tensor, nullptr);
+  return Write("input", input.name, input.tensor, nullptr);
 }
 
 Status DumpWriter::Consume(CapturedTensor&& t) {
@@ -116,12 +116,12 @@ Status DumpWriter::Finish(const CaptureReport& report) {
   j.Key("tensors").BeginArray();
   for (const auto& e : entries_) {
     j.BeginObject();
-    j.Key("name").String(e->name.substr(e->kind == "input" && npz_ ? 6 : 0));
+    j.Key("name").String(e->name);
     j.Key("kind").String(e->kind);
     j.Key("node").String(e->node).Key("op_type").String(e->op_type);
     j.Key("topo_index").Int(e->topo_index);
     j.Key("dtype").String(DTypeName(e->dtype)).Key("shape").IntArray(e->shape);
-    j.Key("file").String(npz_ ? e->file : e->file);
+    j.Key("file").String(e->file);
     j.Key("stats").BeginObject();
     j.Key("min").Number(e->stats.min).Key("max").Number(e->stats.max);
     j.Key("mean").Number(e->stats.mean).Key("std").Number(e->stats.std);

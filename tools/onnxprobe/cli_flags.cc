@@ -58,9 +58,8 @@ bool ParseInputFlag(Args& args, InputOptions* o, Status* st) {
 
 bool ParseSessionFlag(Args& args, const std::string& prefix, SessionFlags* o, Status* st) {
   auto name = [&](const char* f) { return prefix.empty() ? std::string("--") + f : prefix + f; };
-  auto threads = [&](int* field, const char* what) {
-    return [=, &args](const std::string& v) -> Status {
-      (void)args;
+  auto threads = [](int* field, const char* what) {
+    return [field, what](const std::string& v) -> Status {
       OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, what));
       if (n < 0 || n > 4096)
         return InvalidArgument(std::string(what) + " must be between 0 and 4096");
