@@ -162,6 +162,50 @@ void Element(double a, double b, const Tolerance& tol, double eps, uint64_t inde
   }
 }
 
+// Sums of one chunk without NaN/Inf, from a SIMD loop.
+struct ChunkSums {
+  double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
+  uint64_t mism = 0, exact = 0;
+};
+
+// Folds a finite chunk [c, c+n) into `acc`: its sums, the histograms (every acc->stride-th
+// element) and, when the chunk holds a new largest error, where it is.
+template <typename T>
+void AddChunk(const ChunkSums& s, const T* a, const T* b, uint64_t c, size_t n, double eps,
+              Acc* acc) {
+  const uint64_t stride = acc->stride;
+  for (size_t i = static_cast<size_t>((stride - c % stride) % stride); i < n; i += stride) {
+    double ad = std::fabs(double(b[i]) - double(a[i]));
+    ++acc->sampled;
+    if (ad == 0) {
+      ++acc->sampled_exact;
+      continue;
+    }
+    ++acc->hist_abs[Bin(ad)];
+    ++acc->hist_rel[Bin(ad / (std::fabs(double(a[i])) + eps))];
+  }
+  acc->sum_abs += s.sum_abs;
+  acc->sum_rel += s.sum_rel;
+  acc->max_rel = std::max(acc->max_rel, s.cmax_rel);
+  acc->dot += s.dot;
+  acc->na2 += s.na2;
+  acc->nb2 += s.nb2;
+  acc->nd2 += s.nd2;
+  acc->mismatches += s.mism;
+  acc->exact += s.exact;
+  acc->count += n;
+  if (s.cmax_abs <= acc->max_abs) return;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::fabs(double(b[i]) - double(a[i])) == s.cmax_abs) {
+      acc->max_abs = s.cmax_abs;
+      acc->max_index = c + i;
+      acc->a_at = a[i];
+      acc->b_at = b[i];
+      return;
+    }
+  }
+}
+
 void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const Tolerance& tol,
            double eps, Acc* acc) {
   double da[kChunk], db[kChunk];
@@ -176,10 +220,11 @@ void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const
       for (size_t i = 0; i < n; ++i) Element(da[i], db[i], tol, eps, c + i, acc);
       continue;
     }
-    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
-    uint64_t mism = 0;
     const double atol = tol.atol, rtol = tol.rtol;
-#pragma omp simd reduction(+ : sum_abs, sum_rel, dot, na2, nb2, nd2, mism) reduction(max : cmax_abs, cmax_rel)
+    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
+    uint64_t mism = 0, exact = 0;
+#pragma omp simd reduction(+ : sum_abs, sum_rel, dot, na2, nb2, nd2, mism, exact) \
+    reduction(max : cmax_abs, cmax_rel)
     for (size_t i = 0; i < n; ++i) {
       double d = db[i] - da[i];
       double ad = std::fabs(d), aa = std::fabs(da[i]);
@@ -193,50 +238,11 @@ void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const
       nb2 += db[i] * db[i];
       nd2 += d * d;
       mism += ad > atol + rtol * aa ? 1 : 0;
+      exact += ad == 0 ? 1 : 0;
     }
-    for (size_t i = 0; i < n; ++i) {
-      double ad = std::fabs(db[i] - da[i]);
-      if (ad == 0) ++acc->exact;
-      if ((c + i) % acc->stride != 0) continue;
-      ++acc->sampled;
-      if (ad == 0) {
-        ++acc->sampled_exact;
-        continue;
-      }
-      ++acc->hist_abs[Bin(ad)];
-      ++acc->hist_rel[Bin(ad / (std::fabs(da[i]) + eps))];
-    }
-    acc->sum_abs += sum_abs;
-    acc->sum_rel += sum_rel;
-    acc->max_rel = std::max(acc->max_rel, cmax_rel);
-    acc->dot += dot;
-    acc->na2 += na2;
-    acc->nb2 += nb2;
-    acc->nd2 += nd2;
-    acc->mismatches += mism;
-    acc->count += n;
-    if (cmax_abs > acc->max_abs) {
-      for (size_t i = 0; i < n; ++i) {
-        if (std::fabs(db[i] - da[i]) == cmax_abs) {
-          acc->max_abs = cmax_abs;
-          acc->max_index = c + i;
-          acc->a_at = da[i];
-          acc->b_at = db[i];
-          break;
-        }
-      }
-    }
+    AddChunk(ChunkSums{sum_abs, sum_rel, cmax_abs, cmax_rel, dot, na2, nb2, nd2, mism, exact}, da,
+             db, c, n, eps, acc);
   }
-}
-
-// The q-quantile from `zeros` exact matches plus the histogram: the upper edge of the bin that
-// holds it (within one bin, 2^(1/8) ~ 9%).
-// Bin of a positive float from its bits: 8 sub-bins per octave, like Bin().
-inline int BinF(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  int idx = static_cast<int>(bits >> 20) - ((127 + kHistMinExp) << 3);
-  return idx < 0 ? 0 : (idx >= kBins ? kBins - 1 : idx);
 }
 
 // float32 pairs: one fused pass for errors, both sides' statistics and the histograms. Finite
@@ -287,17 +293,6 @@ __attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa,
       }
       continue;
     }
-    const uint64_t stride = acc->stride;
-    for (size_t i = static_cast<size_t>((stride - c % stride) % stride); i < n; i += stride) {
-      float ad = std::fabs(b[i] - a[i]);
-      ++acc->sampled;
-      if (ad == 0) {
-        ++acc->sampled_exact;
-        continue;
-      }
-      ++acc->hist_abs[BinF(ad)];
-      ++acc->hist_rel[BinF(static_cast<float>(double(ad) / (std::fabs(double(a[i])) + eps)))];
-    }
     acc->side_a.sum += sa;
     acc->side_b.sum += sb;
     acc->side_a.sumsq += na2;
@@ -308,27 +303,8 @@ __attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa,
     acc->side_b.mx = std::max<double>(acc->side_b.mx, mxb);
     acc->side_a.count += n;
     acc->side_b.count += n;
-    acc->sum_abs += sum_abs;
-    acc->sum_rel += sum_rel;
-    acc->max_rel = std::max(acc->max_rel, cmax_rel);
-    acc->dot += dot;
-    acc->na2 += na2;
-    acc->nb2 += nb2;
-    acc->nd2 += nd2;
-    acc->mismatches += mism;
-    acc->exact += exact;
-    acc->count += n;
-    if (cmax_abs > acc->max_abs) {
-      for (size_t i = 0; i < n; ++i) {
-        if (std::fabs(double(b[i]) - double(a[i])) == cmax_abs) {
-          acc->max_abs = cmax_abs;
-          acc->max_index = c + i;
-          acc->a_at = a[i];
-          acc->b_at = b[i];
-          break;
-        }
-      }
-    }
+    AddChunk(ChunkSums{sum_abs, sum_rel, cmax_abs, cmax_rel, dot, na2, nb2, nd2, mism, exact}, a, b,
+             c, n, eps, acc);
   }
 }
 
@@ -343,6 +319,8 @@ __attribute__((target_clones("avx2", "default"))) float MaxAbsF32(const float* p
   return m;
 }
 
+// The q-quantile from `zeros` exact matches plus the histogram: the upper edge of the bin that
+// holds it (within one bin, 2^(1/8) ~ 9%).
 double Percentile(const std::vector<uint64_t>& hist, uint64_t zeros, uint64_t total, double q) {
   if (total == 0) return 0;
   uint64_t target = static_cast<uint64_t>(std::ceil(q * double(total)));
