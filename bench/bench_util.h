@@ -5,8 +5,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "onnxprobe/backend.h"
+#include "onnxprobe/capture.h"
+#include "onnxprobe/model.h"
 #include "onnxprobe/status.h"
 
 namespace onnxprobe::bench {
@@ -32,6 +38,28 @@ inline void Check(const Status& s) {
     std::fprintf(stderr, "bench: %s\n", s.message().c_str());
     std::exit(2);
   }
+}
+
+// A model loaded with the default ONNX Runtime and seeded random inputs (batch 1).
+struct BenchModel {
+  Model model;
+  std::shared_ptr<Backend> backend;
+  std::vector<NamedTensor> inputs;
+  std::vector<std::pair<std::string, const Tensor*>> refs;  // into `inputs`, for Run()
+};
+
+inline BenchModel LoadBenchModel(const std::string& path) {
+  auto model = Model::Load(path);
+  Check(model.status());
+  auto backend = LoadOrtBackend();
+  Check(backend.status());
+  InputOptions io;
+  io.dim_params["batch"] = 1;
+  auto inputs = PrepareInputs(*model, io);
+  Check(inputs.status());
+  BenchModel m{std::move(*model), std::move(*backend), std::move(*inputs), {}};
+  for (const auto& nt : m.inputs) m.refs.emplace_back(nt.name, &nt.tensor);
+  return m;
 }
 
 }  // namespace onnxprobe::bench

@@ -43,16 +43,11 @@ int main(int argc, char** argv) {
     if (a == "--threads") threads = std::atoi(argv[i + 1]);
     if (a == "--dump-dir") dump_dir = argv[i + 1];
   }
-  auto model = Model::Load(path);
-  Check(model.status());
-  auto backend = LoadOrtBackend();
-  Check(backend.status());
-  InputOptions io;
-  io.dim_params["batch"] = 1;
-  auto inputs = PrepareInputs(*model, io);
-  Check(inputs.status());
-  std::vector<std::pair<std::string, const Tensor*>> refs;
-  for (const auto& nt : *inputs) refs.emplace_back(nt.name, &nt.tensor);
+  BenchModel bm = LoadBenchModel(path);
+  Model* model = &bm.model;
+  auto* backend = &bm.backend;
+  auto* inputs = &bm.inputs;
+  const auto& refs = bm.refs;
   SessionOptions so;
   so.intra_op_threads = threads;
   std::vector<std::string> outs;

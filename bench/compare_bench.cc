@@ -58,20 +58,15 @@ void Kernel(uint64_t n, int runs) {
 }
 
 void EndToEnd(const std::string& path, int runs) {
-  auto model = Model::Load(path);
-  Check(model.status());
-  auto backend = LoadOrtBackend();
-  Check(backend.status());
-  InputOptions io;
-  io.dim_params["batch"] = 1;
-  auto inputs = PrepareInputs(*model, io);
-  Check(inputs.status());
+  BenchModel bm = LoadBenchModel(path);
+  Model* model = &bm.model;
+  auto* backend = &bm.backend;
+  auto* inputs = &bm.inputs;
+  const auto& refs = bm.refs;
   SessionOptions plain_opts;
   plain_opts.intra_op_threads = 2;
   auto plain = (*backend)->CreateSession(*MarkOutputs(*model, {}), model->dir(), plain_opts);
   Check(plain.status());
-  std::vector<std::pair<std::string, const Tensor*>> refs;
-  for (const auto& nt : *inputs) refs.emplace_back(nt.name, &nt.tensor);
   std::vector<std::string> outs;
   for (const auto& o : model->summary().outputs) outs.push_back(o.name);
   for (int i = 0; i < 3; ++i) Check((*plain)->Run(refs, outs).status());
