@@ -84,6 +84,10 @@ class DumpReader {
   std::unique_ptr<class NpzReader> npz_reader_;
 };
 
+// True when `path` names a dump (a folder, or an .npz holding manifest.json) rather than a model
+// or a plain array file.
+bool IsDumpPath(const std::string& path);
+
 // The file name a tensor gets inside a dump folder: "<index>_<sanitized name>.npy".
 std::string DumpFileName(size_t index, const std::string& tensor_name);
 

@@ -9,6 +9,7 @@
 
 #include "onnxprobe/backend.h"
 #include "onnxprobe/capture.h"
+#include "onnxprobe/dump.h"
 #include "onnxprobe/model.h"
 
 namespace onnxprobe {
@@ -78,7 +79,5 @@ struct SideSpec {
 Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec);
 // A live side over an already loaded model (two sides of one model share its memory).
 Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec);
-// True when `path` names a dump rather than a model.
-bool IsDumpPath(const std::string& path);
 
 }  // namespace onnxprobe

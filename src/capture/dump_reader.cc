@@ -70,6 +70,14 @@ Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, Dump
 
 }  // namespace
 
+bool IsDumpPath(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return true;
+  if (fs::path(path).extension() != ".npz") return false;
+  auto z = NpzReader::Open(path);
+  return z.ok() && (*z)->ReadRaw("manifest.json").ok();
+}
+
 DumpReader::~DumpReader() = default;
 
 Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) {

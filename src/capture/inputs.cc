@@ -20,12 +20,7 @@ Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
     path = spec.substr(eq + 1);
   }
   std::string ext = fs::path(path).extension().string();
-  std::error_code ec;
-  bool is_dump = fs::is_directory(path, ec) || (ext == ".npz" && [&] {
-                   auto z = NpzReader::Open(path);
-                   return z.ok() && (*z)->ReadRaw("manifest.json").ok();
-                 }());
-  if (is_dump) {  // the inputs an earlier `onnxprobe run` used
+  if (IsDumpPath(path)) {  // the inputs an earlier `onnxprobe run` used
     OP_ASSIGN_OR_RETURN(auto dump, DumpReader::Open(path));
     for (const auto& e : dump->entries()) {
       if (e.kind != "input") continue;

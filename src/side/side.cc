@@ -223,14 +223,6 @@ class DumpSide : public Side {
 
 }  // namespace
 
-bool IsDumpPath(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return true;
-  if (fs::path(path).extension() != ".npz") return false;
-  auto z = NpzReader::Open(path);
-  return z.ok() && (*z)->ReadRaw("manifest.json").ok();
-}
-
 Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
   return std::unique_ptr<Side>(
