@@ -24,6 +24,16 @@ struct LocalizeOptions {
 Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const CompareJob& job,
                 const LocalizeOptions& options, ComparisonResult* r);
 
+// The settings a repro bundle records (onnxprobe.json): side B's session options, the ONNX
+// Runtime library it ran on when that version is installed here ("" otherwise), and the
+// tolerances. A bundle without onnxprobe.json gives the defaults; a malformed one fails.
+struct ReproSettings {
+  SessionOptions session;
+  std::string ort_library;
+  TolerancePolicy policy;
+};
+Expected<ReproSettings> ReadReproSettings(const std::string& dir);
+
 // Replays a repro bundle (model.onnx + test_data_set_0/) on a runtime and compares the outputs
 // with the bundle's expected outputs. Returns one row per output.
 struct ReplayResult {

@@ -127,6 +127,41 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   return Status::Ok();
 }
 
+Expected<ReproSettings> ReadReproSettings(const std::string& dir) {
+  ReproSettings out;
+  std::string path = (fs::path(dir) / "onnxprobe.json").string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return out;
+  OP_ASSIGN_OR_RETURN(std::string text, ReadFile(path, 16u << 20));
+  OP_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, path));
+  auto str = [&j](const char* k) {
+    const JsonValue* v = j.Find(k);
+    return v != nullptr && v->is_string() ? v->as_string() : std::string();
+  };
+  auto num = [&j](const char* k, double fallback) {
+    const JsonValue* v = j.Find(k);
+    return v != nullptr && v->is_number() ? v->as_number() : fallback;
+  };
+  if (!str("provider").empty()) out.session.provider = str("provider");
+  out.session.optimization_level = static_cast<int>(num("optimization_level", 0));
+  if (const JsonValue* po = j.Find("provider_options"); po != nullptr) {
+    for (const auto& [k, v] : po->members()) {
+      if (v.is_string()) out.session.provider_options[k] = v.as_string();
+    }
+  }
+  std::string runtime = str("runtime");  // "onnxruntime 1.20.1"
+  if (runtime.rfind("onnxruntime ", 0) == 0) {
+    auto lib = OrtLibraryForVersion(runtime.substr(12));  // the runtime the mismatch was seen on
+    if (lib.ok()) out.ort_library = *lib;
+  }
+  out.policy.global.atol = num("atol", out.policy.global.atol);
+  out.policy.global.rtol = num("rtol", out.policy.global.rtol);
+  out.policy.rel_eps = num("rel_eps", out.policy.rel_eps);
+  if (const JsonValue* sa = j.Find("scale_atol"); sa != nullptr)
+    out.policy.global.scale_atol = sa->as_bool();
+  return out;
+}
+
 Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& ort_library,
                                     const SessionOptions& options, const TolerancePolicy& policy) {
   OP_ASSIGN_OR_RETURN(Model model, Model::Load((fs::path(dir) / "model.onnx").string()));

@@ -1,10 +1,8 @@
 // onnxprobe replay DIR: rerun a repro bundle and say whether the mismatch reproduces.
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include "cli.h"
-#include "onnxprobe/json_value.h"
 #include "onnxprobe/localize.h"
 #include "onnxprobe/report.h"
 
@@ -19,22 +17,11 @@ constexpr const char* kHelp =
     "reference's outputs). Settings default to those recorded in DIR/onnxprobe.json.\n"
     "Exit code 1 when the mismatch reproduces, 0 when every output is within tolerance.\n";
 
-std::string Str(const JsonValue& j, const char* k) {
-  const JsonValue* v = j.Find(k);
-  return v != nullptr && v->is_string() ? v->as_string() : "";
-}
-
-double Num(const JsonValue& j, const char* k, double fallback) {
-  const JsonValue* v = j.Find(k);
-  return v != nullptr && v->is_number() ? v->as_number() : fallback;
-}
-
 }  // namespace
 
 int RunReplay(Args& args) {
   std::string dir;
   SessionFlags flags;
-  TolerancePolicy policy;
   double override_atol = -1, override_rtol = -1;
   Status st;
   while (!args.Done()) {
@@ -61,40 +48,13 @@ int RunReplay(Args& args) {
     }
   }
   if (dir.empty()) return Fail(InvalidArgument("replay: no bundle folder given"));
-  std::error_code ec;
-  std::string meta_path = (std::filesystem::path(dir) / "onnxprobe.json").string();
-  if (std::filesystem::exists(meta_path, ec)) {
-    std::FILE* f = std::fopen(meta_path.c_str(), "rb");
-    std::string text;
-    if (f != nullptr) {
-      char buf[4096];
-      size_t n;
-      while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
-      std::fclose(f);
-    }
-    auto j = ParseJson(text, meta_path);
-    if (!j.ok()) return Fail(j.status());
-    SessionFlags recorded;
-    recorded.session.provider = Str(*j, "provider").empty() ? "CPU" : Str(*j, "provider");
-    recorded.session.optimization_level = static_cast<int>(Num(*j, "optimization_level", 0));
-    if (const JsonValue* po = j->Find("provider_options"); po != nullptr) {
-      for (const auto& [k, v] : po->members()) {
-        if (v.is_string()) recorded.session.provider_options[k] = v.as_string();
-      }
-    }
-    std::string runtime = Str(*j, "runtime");  // "onnxruntime 1.20.1"
-    std::string version = runtime.rfind("onnxruntime ", 0) == 0 ? runtime.substr(12) : "";
-    if (!version.empty()) {  // the runtime the mismatch was seen on, when installed here
-      auto lib = OrtLibraryForVersion(version);
-      if (lib.ok()) recorded.ort_lib = *lib;
-    }
-    policy.global.atol = Num(*j, "atol", policy.global.atol);
-    policy.global.rtol = Num(*j, "rtol", policy.global.rtol);
-    policy.rel_eps = Num(*j, "rel_eps", policy.rel_eps);
-    if (const JsonValue* sa = j->Find("scale_atol"); sa != nullptr)
-      policy.global.scale_atol = sa->as_bool();
-    flags = MergeSessionFlags(recorded, flags);
-  }
+  auto recorded = ReadReproSettings(dir);
+  if (!recorded.ok()) return Fail(recorded.status());
+  SessionFlags from_bundle;
+  from_bundle.session = recorded->session;
+  from_bundle.ort_lib = recorded->ort_library;
+  flags = MergeSessionFlags(from_bundle, flags);  // flags given here win
+  TolerancePolicy policy = recorded->policy;
   if (override_atol >= 0) policy.global.atol = override_atol;
   if (override_rtol >= 0) policy.global.rtol = override_rtol;
   auto lib = ResolveOrtLibrary(flags);
