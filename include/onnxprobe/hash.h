@@ -44,8 +44,6 @@ struct FileHashes {
   uint64_t size = 0;
 };
 
-// Streams the file once; fails with kNotFound / kIoError naming the path.
-Expected<FileHashes> HashFile(const std::string& path);
 
 std::string Sha256Hex(const void* data, size_t size);
 

@@ -114,7 +114,8 @@ class Model {
   // Value info known from the file (inputs, outputs, value_info), by tensor name.
   const ValueInfo* FindValueInfo(const std::string& name) const;
 
-  Expected<FileHashes> Hashes() const;
+  // MD5 (when asked) and SHA-256 of the model file, from the bytes loaded with it.
+  FileHashes Hashes(bool with_md5 = true) const;
   // SHA-256 of every initializer's data bytes (external data read from its side file).
   Expected<std::vector<std::pair<std::string, std::string>>> InitializerHashes() const;
 

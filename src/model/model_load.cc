@@ -197,7 +197,19 @@ const ValueInfo* Model::FindValueInfo(const std::string& name) const {
   return it == impl_->value_infos.end() ? nullptr : &it->second;
 }
 
-Expected<FileHashes> Model::Hashes() const { return HashFile(impl_->path); }
+FileHashes Model::Hashes(bool with_md5) const {
+  // the file's bytes are in memory already (they are the serialization sessions use)
+  const std::string& bytes = impl_->serialized;
+  FileHashes h;
+  h.size = bytes.size();
+  h.sha256 = Sha256Hex(bytes.data(), bytes.size());
+  if (with_md5) {
+    Md5 md5;
+    md5.Update(bytes.data(), bytes.size());
+    h.md5 = md5.HexDigest();
+  }
+  return h;
+}
 
 const onnx::ModelProto* Model::Impl::FullProto() const {
   std::call_once(full_once, [this] {

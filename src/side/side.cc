@@ -43,10 +43,7 @@ class LiveSide : public Side {
     info_.intra_op_threads = options_.intra_op_threads;
     info_.inter_op_threads = options_.inter_op_threads;
     // the hash is for reports only: compute it on another core while the runs go on
-    hash_ = std::async(std::launch::async, [m = model_] {
-              auto h = m.Hashes();
-              return h.ok() ? h->sha256 : std::string();
-            }).share();
+    hash_ = std::async(std::launch::async, [m = model_] { return m.Hashes(false).sha256; }).share();
     const GraphIndex& idx = model_.index();
     for (const auto& t : idx.tensors()) {
       if (t.kind != TensorKind::kIntermediate && t.kind != TensorKind::kGraphOutput) continue;

@@ -177,10 +177,9 @@ int RunInspect(Args& args) {
   if (o.model.empty()) return Fail(InvalidArgument("inspect: no MODEL given"));
   auto model = Model::Load(o.model);
   if (!model.ok()) return Fail(model.status());
-  auto hashes = model->Hashes();
-  if (!hashes.ok()) return Fail(hashes.status());
-  if (o.json) return PrintJson(*model, *hashes, o);
-  PrintText(*model, *hashes, o);
+  FileHashes hashes = model->Hashes();
+  if (o.json) return PrintJson(*model, hashes, o);
+  PrintText(*model, hashes, o);
   return kExitOk;
 }
 
