@@ -44,7 +44,6 @@ struct FileHashes {
   uint64_t size = 0;
 };
 
-
 std::string Sha256Hex(const void* data, size_t size);
 
 }  // namespace onnxprobe
