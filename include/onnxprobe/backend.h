@@ -25,6 +25,9 @@ struct SessionOptions {
   bool sequential = true;
   int intra_op_threads = 0;  // 0 lets the runtime decide
   int inter_op_threads = 0;
+  // Prefer plain allocations to a caching arena (CPU: the arena grows in power-of-two chunks and
+  // keeps them). An explicit use_arena provider option wins.
+  bool low_memory = false;
 };
 
 struct RunOutput {

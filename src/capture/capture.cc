@@ -3,7 +3,6 @@
 #include "onnxprobe/capture.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include "onnxprobe/graph.h"
@@ -71,15 +70,9 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
     in_batch += bytes;
   }
 
-  // ONNX Runtime's CPU arena grows in power-of-two chunks and keeps them: under a memory budget
-  // plain allocations keep the peak near what is actually alive.
+  // under a memory budget, allocations that are freed when done keep the peak near what is alive
   SessionOptions session_options = options.session;
-  std::string provider = session_options.provider;
-  for (char& c : provider) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (options.max_memory > 0 && (provider == "cpu" || provider == "cpuexecutionprovider") &&
-      !session_options.provider_options.count("use_arena")) {
-    session_options.provider_options["use_arena"] = "0";
-  }
+  session_options.low_memory = session_options.low_memory || options.max_memory > 0;
 
   auto refs = InputRefs(inputs);
   std::vector<std::pair<std::string, Tensor>>

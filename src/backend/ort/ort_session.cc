@@ -69,6 +69,9 @@ Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o
     values.push_back(v.c_str());
   }
   if (full == "CPUExecutionProvider") {
+    if (o.low_memory && !o.provider_options.count("use_arena")) {
+      OP_ORT(lib_, api->DisableCpuMemArena(so), "CPU provider");
+    }
     for (const auto& [k, v] : o.provider_options) {
       if (k != "use_arena")
         return InvalidArgument("unknown CPU provider option '" + k + "' (known: use_arena)");
