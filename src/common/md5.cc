@@ -1,6 +1,7 @@
 // MD5 (RFC 1321), streaming. Kept for model identity: many model zoos publish MD5 sums.
 #include <cstring>
 
+#include "common/block_feed.h"
 #include "onnxprobe/hash.h"
 
 namespace onnxprobe {
@@ -65,25 +66,9 @@ void Md5::Block(const uint8_t* p) {
 }
 
 void Md5::Update(const void* data, size_t size) {
-  const auto* p = static_cast<const uint8_t*>(data);
   total_ += size;
-  while (size > 0) {
-    size_t take = std::min(size, 64 - buf_len_);
-    if (buf_len_ == 0 && size >= 64) {
-      Block(p);
-      p += 64;
-      size -= 64;
-      continue;
-    }
-    std::memcpy(buf_ + buf_len_, p, take);
-    buf_len_ += take;
-    p += take;
-    size -= take;
-    if (buf_len_ == 64) {
-      Block(buf_);
-      buf_len_ = 0;
-    }
-  }
+  FeedBlocks(buf_, &buf_len_, static_cast<const uint8_t*>(data), size,
+             [this](const uint8_t* b) { Block(b); });
 }
 
 std::string Md5::HexDigest() {

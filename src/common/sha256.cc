@@ -1,6 +1,7 @@
 // SHA-256 (FIPS 180-4), streaming.
 #include <cstring>
 
+#include "common/block_feed.h"
 #include "onnxprobe/hash.h"
 
 namespace onnxprobe {
@@ -60,28 +61,9 @@ void Sha256::Block(const uint8_t* p) {
 }
 
 void Sha256::Update(const void* data, size_t size) {
-  const auto* p = static_cast<const uint8_t*>(data);
   total_ += size;
-  if (buf_len_ > 0) {
-    size_t take = std::min(size, 64 - buf_len_);
-    std::memcpy(buf_ + buf_len_, p, take);
-    buf_len_ += take;
-    p += take;
-    size -= take;
-    if (buf_len_ == 64) {
-      Block(buf_);
-      buf_len_ = 0;
-    }
-  }
-  while (size >= 64) {
-    Block(p);
-    p += 64;
-    size -= 64;
-  }
-  if (size > 0) {
-    std::memcpy(buf_, p, size);
-    buf_len_ = size;
-  }
+  FeedBlocks(buf_, &buf_len_, static_cast<const uint8_t*>(data), size,
+             [this](const uint8_t* b) { Block(b); });
 }
 
 std::string Sha256::HexDigest() {

@@ -36,5 +36,15 @@ TEST(Md5, KnownVectors) {
             "57edf4a22be3c955ac49da2e2107b67a");
 }
 
+TEST(Md5, StreamingEqualsOneShot) {
+  std::string data(1000, 'x');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = char(i * 13);
+  Md5 one, parts;
+  one.Update(data.data(), data.size());
+  for (size_t i = 0; i < data.size(); i += 29)
+    parts.Update(data.data() + i, std::min<size_t>(29, data.size() - i));
+  EXPECT_EQ(parts.HexDigest(), one.HexDigest());
+}
+
 }  // namespace
 }  // namespace onnxprobe
