@@ -21,7 +21,7 @@ die() { echo "bootstrap: error: $*" >&2; exit 1; }
 APT_PACKAGES=(cmake make g++ pkg-config zlib1g-dev libprotobuf-dev protobuf-compiler libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3 python3-numpy python3-onnx
   python3-pytest python3-pip python3-venv python3-torch python3-torchvision unzip chromium
-  clang-format clang libclang-rt-14-dev)
+  clang-format clang libclang-rt-14-dev libcli11-dev libssl-dev ccache)
 
 install_apt_packages() {
   local missing=()
