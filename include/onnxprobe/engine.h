@@ -1,0 +1,70 @@
+// The whole comparison as one library call: open both sides, prepare the inputs they share,
+// align a PyTorch capture, compare (every tensor, or by bisection), localize, and return one
+// complete report. `onnxprobe compare` is this call plus reporters; a C++ or Python caller gets
+// exactly what the command line gets.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/align.h"
+#include "onnxprobe/comparison.h"
+#include "onnxprobe/localize.h"
+
+namespace onnxprobe {
+
+struct SideRequest {
+  std::string path;  // .onnx model (run live), dump folder or .npz (incl. a PyTorch capture)
+  SessionOptions session;
+  // The caller chose session options or a runtime for this side. A dump side then fails with
+  // kInvalidArgument: the options would silently do nothing there.
+  bool session_given = false;
+  std::string ort_library;  // "" = default; live sides only
+};
+
+struct CompareRequest {
+  SideRequest a, b;           // A is the reference, B the side under test
+  InputOptions inputs;        // shared by both sides; a dump side brings its own (then: empty)
+  bool inputs_given = false;  // the caller set `inputs`: an error when a dump brings inputs
+  CompareJob job;             // tolerances, selection, pairing, memory budget
+  std::string mapping_file;   // renamed tensors (ReadTensorMapping); merged under job.rename
+  std::string graph_model;    // graph for the frontier and isolation when both sides are dumps
+  size_t bisect_per_run = 0;  // > 0: bisection with this many tensors per run
+  bool localize = true;       // isolate candidates when something fails (needs a live side B)
+  LocalizeOptions localize_options;
+  // Run live sides in child processes: a runtime that crashes (segfault in a provider or a
+  // custom op) ends the comparison with kBackend and the rows compared so far, instead of
+  // taking the caller's process down.
+  bool isolate_runtime = false;
+  RowCallback on_row;  // progress, called once per compared row
+};
+
+struct InputInfo {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+};
+
+enum class InputOrigin { kGenerated, kFiles, kRecorded };  // seeded random, given, from a dump
+const char* InputOriginName(InputOrigin o);
+
+// The complete result. Each stage's result is kept as it returned it; `comparison.rows` carry
+// the final roles (localization's verdicts applied, see FinalRoles()).
+struct CompareReport {
+  ComparisonResult comparison;
+  LocalizeResult localization;
+  std::vector<InputInfo> inputs;
+  InputOrigin input_origin = InputOrigin::kGenerated;
+  uint64_t input_seed = 0;  // when generated
+  std::vector<AlignmentRow> alignment;  // a PyTorch capture on side A (empty otherwise)
+  std::vector<std::string> notes;       // what the caller should know (e.g. how an input bound)
+  bool passed() const { return !comparison.aborted && comparison.failures == 0; }
+};
+
+// Runs the request. Fails with kInvalidArgument / kNotFound / kCorrupt on bad input (naming the
+// file, tensor or input), kBackend when a runtime cannot load or rejects a model before anything
+// was compared. A side failing mid-way returns a report with comparison.aborted set.
+Expected<CompareReport> Compare(const CompareRequest& request);
+
+}  // namespace onnxprobe
