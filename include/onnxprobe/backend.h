@@ -20,7 +20,7 @@ struct SessionOptions {
   // for any other provider.
   std::string provider = "CPU";
   std::map<std::string, std::string> provider_options;
-  // 0 disabled (default: debug the graph as exported), 1 basic, 2 extended, 3 layout, 99 all.
+  // 0 disabled (default: debug the graph as exported), 1 basic, 2 extended, 99 all.
   int optimization_level = 0;
   bool sequential = true;
   int intra_op_threads = 0;  // 0 lets the runtime decide
@@ -29,6 +29,11 @@ struct SessionOptions {
   // keeps them). An explicit use_arena provider option wins.
   bool low_memory = false;
 };
+
+// "disabled", "basic", "extended", "all" (99), or the number when unknown.
+std::string OptLevelName(int level);
+// The inverse of OptLevelName, also accepting the numbers; fails naming the accepted values.
+Expected<int> ParseOptLevelName(const std::string& s);
 
 struct RunOutput {
   std::string name;

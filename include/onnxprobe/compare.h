@@ -22,6 +22,8 @@ struct Tolerance {
 // How a tensor is judged once shapes, dtypes and NaN/Inf are in order.
 enum class JudgeBy { kElementwise, kMax, kMean, kP99 };
 const char* JudgeByName(JudgeBy j);
+// "elementwise", "max", "mean", "p99"; fails naming the accepted values.
+Expected<JudgeBy> ParseJudgeBy(const std::string& s);
 
 struct ToleranceRule {
   std::string pattern;  // ECMAScript regex over tensor names, or an op type when by_op_type
@@ -62,7 +64,8 @@ struct TensorMetrics {
   uint64_t nonfinite_differ = 0;  // positions where the NaN/Inf pattern differs at all
   double max_abs = 0, mean_abs = 0, p99_abs = 0;
   double max_rel = 0, mean_rel = 0, p99_rel = 0;
-  uint64_t mismatches = 0;  // |b-a| > atol + rtol*|a|, plus differing NaN/Inf positions
+  uint64_t mismatches = 0;   // |b-a| > atol + rtol*|a|, plus differing NaN/Inf positions
+  double max_tol_ratio = 0;  // max |b-a| / (atol + rtol*|a|) over finite pairs (> 1: mismatch)
   double mismatch_fraction = 0;
   double cosine = 1;                   // 1 when both are all zero
   double snr_db = 0;                   // +inf when identical (written as null in JSON)
@@ -105,5 +108,8 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
 
 // PASS/FAIL under the policy's judging mode; `reason` says why a tensor failed.
 bool Judge(const TensorMetrics& m, const Tolerance& tol, JudgeBy judge, std::string* reason);
+// How close a measured tensor is to its tolerance under the judging mode: error / allowed
+// error, so > 1 fails (infinity for shape, dtype or NaN/Inf failures).
+double ToleranceRatio(const TensorMetrics& m, const Tolerance& tol, JudgeBy judge);
 
 }  // namespace onnxprobe

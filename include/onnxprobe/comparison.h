@@ -4,10 +4,10 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "onnxprobe/align.h"
 #include "onnxprobe/compare.h"
 #include "onnxprobe/side.h"
 
@@ -21,10 +21,18 @@ struct CompareJob {
   TensorSelection selection;                  // restricts side A's tensors; empty = all
   std::vector<std::string> topk_tensors;      // force argmax/top-k on these
   const Model* graph = nullptr;               // graph for the frontier when both sides are dumps
+  // Side A names whose pairing is unconfirmed (found by value alone): their rows are measured
+  // and shown but never fail and are never isolated.
+  std::set<std::string> advisory;
 };
 
 enum class Role { kPass, kIntroduced, kInherited };
 const char* RoleName(Role r);
+
+// kNotCompared: a side could not provide a value (sequence, map, string tensor; `reason` says
+// why). kAdvisory: measured, but the pairing is unconfirmed, so the row never fails.
+enum class RowState { kCompared, kNotCompared, kAdvisory };
+const char* RowStateName(RowState s);
 
 struct TensorResult {
   std::string name;    // side A's name
@@ -33,11 +41,22 @@ struct TensorResult {
   int topo_index = -1;
   Tolerance tolerance;
   TensorMetrics metrics;
+  RowState state = RowState::kCompared;
   bool pass = true;
-  std::string reason;
+  bool within_tolerance = true;  // the measurement alone (an advisory row passes regardless)
+  std::string reason;            // why it failed, or why it was not compared
   Grade grade = Grade::kExcellent;
   Role role = Role::kPass;
+  // error / allowed error under the judging mode (1 = at the limit); 0 when not compared
+  double tolerance_ratio = 0;
 };
+
+// The one rule that judges a pair of tensors, used by the comparison, isolation and replay:
+// measures B against A under row->tolerance and the policy's judging mode and relative eps, and
+// sets metrics, within_tolerance, pass (always true for advisory rows), reason, grade and
+// tolerance_ratio.
+void JudgeRow(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
+              const CompareOptions& kernel, TensorResult* row);
 
 // A node (or the smallest subgraph around it) run alone on side B's runtime, fed with side A's
 // exact input tensors, and compared with side A's output: the test of "introduced here".
@@ -54,12 +73,12 @@ struct Culprit {
   double accumulated_max_rel = 0;  // the comparison's max relative error for the tensor
 };
 
+// The comparison stage's result. Localization returns its own (LocalizeResult); Compare()
+// (engine.h) assembles both into the complete report.
 struct ComparisonResult {
   SideInfo side_a, side_b;
   std::string describe_a, describe_b;
   TolerancePolicy policy;
-  std::vector<std::pair<std::string, std::string>> inputs;  // name, "float32[1, 3, 224, 224]"
-  uint64_t input_seed = 0;
   std::vector<TensorResult> rows;  // topological order of side A
   std::vector<std::string> only_a, only_b;
   int first_failure = -1;     // index into rows
@@ -69,16 +88,8 @@ struct ComparisonResult {
   size_t runs_a = 0, runs_b = 0, batches = 0;
   bool bisected = false;  // rows are the probes of RunBisection
   size_t bisect_rounds = 0;
-  // PyTorch capture vs ONNX: the alignment table (empty otherwise)
-  std::vector<AlignmentRow> alignment;
-  // filled by Localize(): culprits ranked (introduced first, by isolated error), repro bundle
-  bool localized = false;
-  std::string localize_note;
-  std::vector<Culprit> culprits;
-  std::string repro_dir;
-  size_t isolation_runs = 0;
-  double localize_seconds = 0;
-  bool aborted = false;  // a side failed mid-way; rows hold what was compared
+  int first_difference = -1;  // first row (topological order) that is not bitwise identical
+  bool aborted = false;       // a side failed mid-way; rows hold what was compared
   Status abort_status;
   double seconds = 0;
 };

@@ -13,12 +13,15 @@ namespace onnxprobe {
 struct DumpMetadata {
   std::string model_path;
   std::string model_sha256;
-  std::string runtime;  // e.g. "onnxruntime 1.23.2"
+  std::string runtime;          // e.g. "onnxruntime 1.23.2"
+  std::string runtime_version;  // e.g. "1.23.2"
   std::string provider;
   int optimization_level = 0;
   uint64_t seed = 0;
-  std::string source;  // "torch-capture" for PyTorch activations
+  std::string source;  // kTorchCaptureSource for PyTorch activations
 };
+// The manifest's "source" of a dump written by the PyTorch companion.
+constexpr const char* kTorchCaptureSource = "torch-capture";
 
 class DumpWriter : public CaptureSink {
  public:

@@ -56,9 +56,12 @@ struct CompareReport {
   LocalizeResult localization;
   std::vector<InputInfo> inputs;
   InputOrigin input_origin = InputOrigin::kGenerated;
-  uint64_t input_seed = 0;  // when generated
+  uint64_t input_seed = 0;              // when generated
   std::vector<AlignmentRow> alignment;  // a PyTorch capture on side A (empty otherwise)
   std::vector<std::string> notes;       // what the caller should know (e.g. how an input bound)
+  // On a FAIL whose failing tensors are all inherited (no row introduces the error), where the
+  // error is born instead or why that cannot be said; "" otherwise.
+  std::string origin_note;
   bool passed() const { return !comparison.aborted && comparison.failures == 0; }
 };
 

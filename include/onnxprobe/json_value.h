@@ -19,6 +19,7 @@ class JsonValue {
   bool is_array() const { return type_ == Type::kArray; }
   bool is_string() const { return type_ == Type::kString; }
   bool is_number() const { return type_ == Type::kNumber; }
+  bool is_bool() const { return type_ == Type::kBool; }
   bool as_bool() const { return bool_; }
   double as_number() const { return number_; }
   const std::string& as_string() const { return string_; }

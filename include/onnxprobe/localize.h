@@ -18,18 +18,35 @@ struct LocalizeOptions {
   std::string repro_dir;           // write a bundle for the top culprit here ("" = none)
 };
 
-// Isolates candidates of `r` (side B must be live; side A live or a dump) and fills
-// r->culprits, r->repro_dir; rows whose isolated error is within tolerance become inherited.
-// Fails only on bad arguments; isolation problems are recorded per culprit.
-Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const CompareJob& job,
-                const LocalizeOptions& options, ComparisonResult* r);
+struct LocalizeResult {
+  bool ran = false;
+  std::string note;               // why nothing (or no bundle) came out, when that happens
+  std::vector<Culprit> culprits;  // introduced first, by isolated error; failed isolations last
+  std::string repro_dir;          // the bundle written, "" when none
+  size_t isolation_runs = 0;
+  double seconds = 0;
+  // Rows whose role isolation settled (a failing row that is within tolerance alone is
+  // inherited; one that fails alone is introduced). ApplyRoles() writes them into the rows.
+  std::vector<std::pair<int, Role>> settled;
+};
 
-// The settings a repro bundle records (onnxprobe.json): side B's session options, the ONNX
-// Runtime library it ran on when that version is installed here ("" otherwise), and the
-// tolerances. A bundle without onnxprobe.json gives the defaults; a malformed one fails.
+// Isolates candidates of the comparison `r` (side B must be live; side A live or a dump).
+// Fails only on bad arguments; isolation problems are recorded per culprit and in `note`.
+Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs,
+                                  const CompareJob& job, const LocalizeOptions& options,
+                                  const ComparisonResult& r);
+
+// The comparison's rows with localization's settled roles; recomputes the frontier.
+void ApplyRoles(const LocalizeResult& l, ComparisonResult* r);
+
+// The settings a repro bundle records (onnxprobe.json) and replay reads back: side B's session
+// options, its ONNX Runtime version (and the library, when that version is installed here),
+// and the tolerance policy (global tolerance = the culprit's, judging mode, relative eps).
+// A bundle without onnxprobe.json gives the defaults; a malformed one fails.
 struct ReproSettings {
   SessionOptions session;
-  std::string ort_library;
+  std::string ort_version;  // "" when unknown
+  std::string ort_library;  // "" = default runtime
   TolerancePolicy policy;
 };
 Expected<ReproSettings> ReadReproSettings(const std::string& dir);

@@ -1,18 +1,19 @@
 // Output formats for a comparison, behind one interface: terminal table, JSON, HTML.
-// Reporters know nothing of ONNX Runtime; they render a ComparisonResult.
+// Reporters know nothing of ONNX Runtime; they render the complete CompareReport.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine.h"
 
 namespace onnxprobe {
 
 class Reporter {
  public:
   virtual ~Reporter() = default;
-  virtual std::string Render(const ComparisonResult& r) const = 0;
+  virtual std::string Render(const CompareReport& r) const = 0;
 };
 
 struct ConsoleOptions {
@@ -29,6 +30,10 @@ std::unique_ptr<Reporter> MakeJsonReporter();
 std::unique_ptr<Reporter> MakeHtmlReporter();
 
 // Renders and writes atomically (temporary name, then rename).
-Status WriteReport(const Reporter& reporter, const ComparisonResult& r, const std::string& path);
+Status WriteReport(const Reporter& reporter, const CompareReport& r, const std::string& path);
+
+// Rows compared in full, the `n` nearest to (or furthest beyond) their tolerance first: what a
+// report leads with on PASS and FAIL alike.
+std::vector<int> ClosestToTolerance(const ComparisonResult& r, size_t n);
 
 }  // namespace onnxprobe

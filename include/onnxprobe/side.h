@@ -24,12 +24,15 @@ struct SideTensor {
   int call_index = 0, output_index = 0;
 };
 
+enum class SideKind { kLive, kDump, kTorchCapture };
+const char* SideKindName(SideKind k);  // "live", "dump", "torch-capture"
+
 struct SideInfo {
-  std::string source;  // "torch-capture" for PyTorch activations
-  std::string kind;    // "live" or "dump"
-  std::string path;    // model or dump
+  SideKind kind = SideKind::kLive;
+  std::string path;  // model or dump
   std::string model_sha256;
-  std::string runtime;  // "onnxruntime 1.23.2"
+  std::string runtime;          // "onnxruntime 1.23.2"; "" when a dump does not say
+  std::string runtime_version;  // "1.23.2"; "" when unknown
   std::string runtime_library;
   std::string provider;
   std::map<std::string, std::string> provider_options;

@@ -120,6 +120,8 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
   OP_RETURN_IF_ERROR(ReadString(m, "model", &r->meta_.model_path, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "model_sha256", &r->meta_.model_sha256, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "runtime", &r->meta_.runtime, manifest_name, false));
+  OP_RETURN_IF_ERROR(
+      ReadString(m, "runtime_version", &r->meta_.runtime_version, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "provider", &r->meta_.provider, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "source", &r->meta_.source, manifest_name, false));
   const JsonValue* tensors = m.Find("tensors");

@@ -104,7 +104,8 @@ Status DumpWriter::Finish(const CaptureReport& report) {
   j.BeginObject();
   j.Key("format").String("onnxprobe-dump").Key("format_version").Int(1);
   j.Key("model").String(meta_.model_path).Key("model_sha256").String(meta_.model_sha256);
-  j.Key("runtime").String(meta_.runtime).Key("provider").String(meta_.provider);
+  j.Key("runtime").String(meta_.runtime).Key("runtime_version").String(meta_.runtime_version);
+  j.Key("provider").String(meta_.provider);
   j.Key("optimization_level").Int(meta_.optimization_level).Key("seed").UInt(meta_.seed);
   j.Key("runs").UInt(report.runs);
   if (report.observer_checked) {

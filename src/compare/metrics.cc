@@ -16,7 +16,7 @@ constexpr size_t kChunk = 1024;
 constexpr int kBins = kHistOctaves * kHistPerOctave;
 
 struct Acc {
-  double sum_abs = 0, sum_rel = 0, max_abs = -1, max_rel = 0;
+  double sum_abs = 0, sum_rel = 0, max_abs = -1, max_rel = 0, max_ratio = 0;
   double dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
   uint64_t count = 0, mismatches = 0, nonfinite_new = 0, nonfinite_differ = 0, exact = 0;
   uint64_t stride = 1;                      // histograms see every stride-th element
@@ -79,6 +79,7 @@ struct Acc {
       b_at = o.b_at;
     }
     max_rel = std::max(max_rel, o.max_rel);
+    max_ratio = std::max(max_ratio, o.max_ratio);
     dot += o.dot;
     na2 += o.na2;
     nb2 += o.nb2;
@@ -144,6 +145,7 @@ void Element(double a, double b, const Tolerance& tol, double eps, uint64_t inde
   acc->nb2 += b * b;
   acc->nd2 += d * d;
   acc->mismatches += ad > tol.atol + tol.rtol * aa;
+  acc->max_ratio = std::max(acc->max_ratio, ad / (tol.atol + tol.rtol * aa));
   ++acc->count;
   if (ad == 0) ++acc->exact;
   if (index % acc->stride != 0) return;
@@ -164,7 +166,8 @@ void Element(double a, double b, const Tolerance& tol, double eps, uint64_t inde
 
 // Sums of one chunk without NaN/Inf, from a SIMD loop.
 struct ChunkSums {
-  double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
+  double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, cmax_ratio = 0;
+  double dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
   uint64_t mism = 0, exact = 0;
 };
 
@@ -187,6 +190,7 @@ void AddChunk(const ChunkSums& s, const T* a, const T* b, uint64_t c, size_t n, 
   acc->sum_abs += s.sum_abs;
   acc->sum_rel += s.sum_rel;
   acc->max_rel = std::max(acc->max_rel, s.cmax_rel);
+  acc->max_ratio = std::max(acc->max_ratio, s.cmax_ratio);
   acc->dot += s.dot;
   acc->na2 += s.na2;
   acc->nb2 += s.nb2;
@@ -221,18 +225,21 @@ void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const
       continue;
     }
     const double atol = tol.atol, rtol = tol.rtol;
-    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
+    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, cmax_ratio = 0;
+    double dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
     uint64_t mism = 0, exact = 0;
 #pragma omp simd reduction(+ : sum_abs, sum_rel, dot, na2, nb2, nd2, mism, exact) \
-    reduction(max : cmax_abs, cmax_rel)
+    reduction(max : cmax_abs, cmax_rel, cmax_ratio)
     for (size_t i = 0; i < n; ++i) {
       double d = db[i] - da[i];
       double ad = std::fabs(d), aa = std::fabs(da[i]);
       double rel = ad / (aa + eps);
+      double ratio = ad / (atol + rtol * aa);
       sum_abs += ad;
       sum_rel += rel;
       cmax_abs = ad > cmax_abs ? ad : cmax_abs;
       cmax_rel = rel > cmax_rel ? rel : cmax_rel;
+      cmax_ratio = ratio > cmax_ratio ? ratio : cmax_ratio;
       dot += da[i] * db[i];
       na2 += da[i] * da[i];
       nb2 += db[i] * db[i];
@@ -240,8 +247,9 @@ void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const
       mism += ad > atol + rtol * aa ? 1 : 0;
       exact += ad == 0 ? 1 : 0;
     }
-    AddChunk(ChunkSums{sum_abs, sum_rel, cmax_abs, cmax_rel, dot, na2, nb2, nd2, mism, exact}, da,
-             db, c, n, eps, acc);
+    AddChunk(ChunkSums{sum_abs, sum_rel, cmax_abs, cmax_rel, cmax_ratio, dot, na2, nb2, nd2, mism,
+                       exact},
+             da, db, c, n, eps, acc);
   }
 }
 
@@ -255,23 +263,26 @@ __attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa,
     size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, end - c));
     const float* a = pa + c;
     const float* b = pb + c;
-    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
+    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, cmax_ratio = 0;
+    double dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
     double sa = 0, sb = 0, probe = 0;
     float mna = INFINITY, mxa = -INFINITY, mnb = INFINITY, mxb = -INFINITY;
     uint64_t mism = 0, exact = 0;
     const double atol = tol.atol, rtol = tol.rtol;
 #pragma omp simd reduction(+ : sum_abs, sum_rel, dot, na2, nb2, nd2, mism, exact, sa, sb, probe) \
-    reduction(max : cmax_abs, cmax_rel, mxa, mxb) reduction(min : mna, mnb)
+    reduction(max : cmax_abs, cmax_rel, cmax_ratio, mxa, mxb) reduction(min : mna, mnb)
     for (size_t i = 0; i < n; ++i) {
       double x = a[i], y = b[i];
       probe += x * 0.0 + y * 0.0;  // NaN when either is NaN or Inf
       double d = y - x;
       double ad = std::fabs(d), ax = std::fabs(x);
       double rel = ad / (ax + eps);
+      double ratio = ad / (atol + rtol * ax);
       sum_abs += ad;
       sum_rel += rel;
       cmax_abs = ad > cmax_abs ? ad : cmax_abs;
       cmax_rel = rel > cmax_rel ? rel : cmax_rel;
+      cmax_ratio = ratio > cmax_ratio ? ratio : cmax_ratio;
       dot += x * y;
       na2 += x * x;
       nb2 += y * y;
@@ -303,8 +314,9 @@ __attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa,
     acc->side_b.mx = std::max<double>(acc->side_b.mx, mxb);
     acc->side_a.count += n;
     acc->side_b.count += n;
-    AddChunk(ChunkSums{sum_abs, sum_rel, cmax_abs, cmax_rel, dot, na2, nb2, nd2, mism, exact}, a, b,
-             c, n, eps, acc);
+    AddChunk(ChunkSums{sum_abs, sum_rel, cmax_abs, cmax_rel, cmax_ratio, dot, na2, nb2, nd2, mism,
+                       exact},
+             a, b, c, n, eps, acc);
   }
 }
 
@@ -479,6 +491,7 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
     m.max_abs = std::max(0.0, acc.max_abs);
     m.mean_abs = acc.sum_abs / double(acc.count);
     m.max_rel = acc.max_rel;
+    m.max_tol_ratio = acc.max_ratio;
     m.mean_rel = acc.sum_rel / double(acc.count);
     m.p99_abs = std::min(m.max_abs, Percentile(acc.hist_abs, acc.sampled_exact, acc.sampled, 0.99));
     m.p99_rel = std::min(m.max_rel, Percentile(acc.hist_rel, acc.sampled_exact, acc.sampled, 0.99));

@@ -19,6 +19,13 @@ const char* JudgeByName(JudgeBy j) {
   return "?";
 }
 
+Expected<JudgeBy> ParseJudgeBy(const std::string& s) {
+  for (JudgeBy j : {JudgeBy::kElementwise, JudgeBy::kMax, JudgeBy::kMean, JudgeBy::kP99}) {
+    if (s == JudgeByName(j)) return j;
+  }
+  return InvalidArgument("judging mode '" + s + "' is not one of elementwise, max, mean, p99");
+}
+
 const char* GradeName(Grade g) {
   switch (g) {
     case Grade::kExcellent:
@@ -129,6 +136,32 @@ bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::
             Num(tol.atol) + " and " + JudgeByName(judge) + " rel error " + Num(rel_stat) +
             " > rtol " + Num(tol.rtol);
   return false;
+}
+
+double ToleranceRatio(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge) {
+  if (!m.dtype_match || !m.shape_match || m.nonfinite_differ > 0) return INFINITY;
+  double atol = m.atol_used > 0 ? m.atol_used : tol_in.atol;
+  double abs_stat = m.max_abs, rel_stat = m.max_rel;
+  switch (judge) {
+    case JudgeBy::kElementwise:
+      return m.max_tol_ratio;
+    case JudgeBy::kMax:
+      break;
+    case JudgeBy::kMean:
+      abs_stat = m.mean_abs;
+      rel_stat = m.mean_rel;
+      break;
+    case JudgeBy::kP99:
+      abs_stat = m.p99_abs;
+      rel_stat = m.p99_rel;
+      break;
+  }
+  // passes when either error is within its own tolerance: the nearer of the two decides
+  auto ratio = [](double err, double allowed) {
+    if (err == 0) return 0.0;
+    return allowed > 0 ? err / allowed : INFINITY;
+  };
+  return std::min(ratio(abs_stat, atol), ratio(rel_stat, tol_in.rtol));
 }
 
 }  // namespace onnxprobe

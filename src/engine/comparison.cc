@@ -19,6 +19,28 @@ const char* RoleName(Role r) {
   return "?";
 }
 
+const char* RowStateName(RowState s) {
+  switch (s) {
+    case RowState::kCompared:
+      return "compared";
+    case RowState::kNotCompared:
+      return "not-compared";
+    case RowState::kAdvisory:
+      return "advisory";
+  }
+  return "?";
+}
+
+void JudgeRow(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
+              const CompareOptions& kernel, TensorResult* row) {
+  row->metrics = CompareTensors(a, b, row->tolerance, policy.rel_eps, kernel);
+  row->reason.clear();
+  row->within_tolerance = Judge(row->metrics, row->tolerance, policy.judge, &row->reason);
+  row->pass = row->within_tolerance || row->state == RowState::kAdvisory;
+  row->grade = GradeFor(row->metrics.max_rel);
+  row->tolerance_ratio = ToleranceRatio(row->metrics, row->tolerance, policy.judge);
+}
+
 Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job,
                                          const RowCallback& on_row) {
   auto t0 = std::chrono::steady_clock::now();

@@ -111,17 +111,16 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   row.topo_index = p.a->topo_index;
   row.tolerance = job.policy.For(row.name, row.op_type);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
-    row.pass = true;
-    row.reason = "not compared: " + (oa.skipped.empty() ? ob.skipped : oa.skipped);
+    row.state = RowState::kNotCompared;
+    row.reason = oa.skipped.empty() ? ob.skipped : oa.skipped;
     return row;
   }
+  if (job.advisory.count(row.name)) row.state = RowState::kAdvisory;
   CompareOptions k = job.kernel;
   bool forced = std::find(job.topk_tensors.begin(), job.topk_tensors.end(), row.name) !=
                 job.topk_tensors.end();
   k.topk = k.topk || forced || ClassificationLike(*p.a, p.b, oa.tensor.shape());
-  row.metrics = CompareTensors(oa.tensor, ob.tensor, row.tolerance, job.policy.rel_eps, k);
-  row.pass = Judge(row.metrics, row.tolerance, job.policy.judge, &row.reason);
-  row.grade = GradeFor(row.metrics.max_rel);
+  JudgeRow(oa.tensor, ob.tensor, job.policy, k, &row);
   return row;
 }
 
@@ -149,9 +148,16 @@ bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<Run
   return true;
 }
 
+bool Identical(const TensorResult& row) {
+  const TensorMetrics& m = row.metrics;
+  return row.state == RowState::kNotCompared ||
+         (m.shape_match && m.dtype_match && m.nonfinite_differ == 0 && m.exact_matches == m.count);
+}
+
 void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp) {
   ComparisonResult& r = *rp;
   for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (r.first_difference < 0 && !Identical(r.rows[i])) r.first_difference = static_cast<int>(i);
     if (r.rows[i].pass) continue;
     ++r.failures;
     if (r.first_failure < 0) r.first_failure = static_cast<int>(i);

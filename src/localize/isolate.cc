@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "localize/repro.h"
+#include "onnxprobe/format.h"
 #include "onnxprobe/graph.h"
 #include "onnxprobe/localize.h"
 
@@ -32,7 +33,8 @@ struct Ctx {
   Side& b;
   const Model& g;
   const CompareJob& job;
-  ComparisonResult* r;
+  const ComparisonResult& r;
+  LocalizeResult* out;
   std::unordered_map<std::string, std::string> b_to_a;
   std::set<std::string> a_names;
   std::unordered_map<std::string, const Tensor*> shared;
@@ -157,13 +159,13 @@ Run Execute(Ctx& cx, const Plan& p) {
     return run;
   }
   run.bytes = std::move(*bytes);
-  auto out = cx.b.RunOther(run.bytes, cx.g.dir(), run.feed, spec.outputs);
-  ++cx.r->isolation_runs;
-  if (!out.ok()) {
-    run.error = out.status().message();
+  auto got = cx.b.RunOther(run.bytes, cx.g.dir(), run.feed, spec.outputs);
+  ++cx.out->isolation_runs;
+  if (!got.ok()) {
+    run.error = got.status().message();
     return run;
   }
-  run.observed = std::move((*out)[0].tensor);
+  run.observed = std::move((*got)[0].tensor);
   return run;
 }
 
@@ -254,13 +256,14 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   alone.output_types = {{expected.dtype(), expected.shape()}};
   auto bytes = ExtractSubgraph(cx.g, alone);
   if (!bytes.ok()) return;
-  auto out = cx.b.RunOther(*bytes, cx.g.dir(), feed, alone.outputs);
-  ++cx.r->isolation_runs;
-  if (!out.ok()) return;
-  TensorMetrics m =
-      CompareTensors(expected, (*out)[0].tensor, tol, cx.job.policy.rel_eps, cx.job.kernel);
-  std::string why;
-  bool same = m.max_abs == 0 || (c->introduced && Judge(m, tol, cx.job.policy.judge, &why));
+  auto got = cx.b.RunOther(*bytes, cx.g.dir(), feed, alone.outputs);
+  ++cx.out->isolation_runs;
+  if (!got.ok()) return;
+  TensorResult alone_row;
+  alone_row.tolerance = tol;
+  JudgeRow(expected, (*got)[0].tensor, cx.job.policy, cx.job.kernel, &alone_row);
+  const TensorMetrics& m = alone_row.metrics;
+  bool same = m.max_abs == 0 || (c->introduced && alone_row.within_tolerance);
   if (!same || m.max_abs >= c->metrics.max_abs) return;
   for (int k : p.nodes) {
     if (!b_only.count(k)) continue;
@@ -275,18 +278,18 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
 
 void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run,
                      const Culprit& c) {
-  if (o.repro_dir.empty() || !cx.r->repro_dir.empty()) return;
+  if (o.repro_dir.empty() || !cx.out->repro_dir.empty()) return;
   ReproBundle bundle{run.bytes, run.feed, {{p.name_b, run.expected}}, {{p.name_b, &run.observed}}};
-  Status st = WriteReproBundle(o.repro_dir, bundle, c, cx.b, *cx.r);
+  Status st = WriteReproBundle(o.repro_dir, bundle, c, cx.b, cx.r);
   if (st.ok())
-    cx.r->repro_dir = o.repro_dir;
+    cx.out->repro_dir = o.repro_dir;
   else
-    cx.r->localize_note = "repro bundle not written: " + st.message();
+    cx.out->note = "repro bundle not written: " + st.message();
 }
 
 // Stage 2: the ancestors of the first failure that side A also has, isolated one by one.
 void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
-  const TensorResult& fail = cx.r->rows[fail_row];
+  const TensorResult& fail = cx.r.rows[fail_row];
   const GraphIndex& idx = cx.g.index();
   const TensorEntry* t = idx.Find(fail.name_b);
   if (t == nullptr || t->producer < 0) return;
@@ -320,9 +323,10 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
     Run run = Execute(cx, plans[i]);
     if (!run.error.empty()) continue;
     Culprit c = Describe(cx, plans[i], -1);
-    Tolerance tol = cx.job.policy.For(c.tensor, c.op_type);
-    c.metrics =
-        CompareTensors(*run.expected, run.observed, tol, cx.job.policy.rel_eps, cx.job.kernel);
+    TensorResult iso;
+    iso.tolerance = cx.job.policy.For(c.tensor, c.op_type);
+    JudgeRow(*run.expected, run.observed, cx.job.policy, cx.job.kernel, &iso);
+    c.metrics = iso.metrics;
     c.isolated = true;
     if (c.metrics.max_rel > best) {
       best = c.metrics.max_rel;
@@ -340,7 +344,7 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   c.introduced = true;
   c.accumulated_max_rel = fail.metrics.max_rel;
   c.reason = "largest error any ancestor of " + fail.name + " makes on its own (max rel " +
-             std::to_string(c.metrics.max_rel) + "), below tolerance here and amplified downstream";
+             FormatNumber(c.metrics.max_rel) + "), below tolerance here and amplified downstream";
   Tolerance tol = cx.job.policy.For(c.tensor, c.op_type);
   Bypass(cx, *plan, tol, &c);
   if (!o.repro_dir.empty()) {
@@ -363,97 +367,113 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
     Plan rp = MakePlan(cx, fail.name_b, 256, path);
     if (rp.error.empty() && FetchFor(cx, {rp}).ok()) {
       Run run = Execute(cx, rp);
-      std::string why;
-      if (run.error.empty() && !Judge(CompareTensors(*run.expected, run.observed, fail.tolerance,
-                                                     cx.job.policy.rel_eps, cx.job.kernel),
-                                      fail.tolerance, cx.job.policy.judge, &why)) {
-        MaybeWriteRepro(cx, o, rp, run, c);
+      TensorResult check;
+      check.tolerance = fail.tolerance;
+      if (run.error.empty()) {
+        JudgeRow(*run.expected, run.observed, cx.job.policy, cx.job.kernel, &check);
+        if (!check.within_tolerance) MaybeWriteRepro(cx, o, rp, run, c);
       }
     }
   }
-  cx.r->culprits.insert(cx.r->culprits.begin(), std::move(c));
+  cx.out->culprits.insert(cx.out->culprits.begin(), std::move(c));
 }
 
 }  // namespace
 
-Status Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs, const CompareJob& job,
-                const LocalizeOptions& options, ComparisonResult* r) {
+Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs,
+                                  const CompareJob& job, const LocalizeOptions& options,
+                                  const ComparisonResult& r) {
   auto t0 = std::chrono::steady_clock::now();
-  r->localized = true;
+  LocalizeResult out;
+  out.ran = true;
+  auto finish = [&]() {
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  };
   const Model* g = b.model();
   if (g == nullptr) {
-    r->localize_note = "side B is a dump: isolation needs side B's model and runtime";
-    return Status::Ok();
+    out.note = "side B is a dump: isolation needs side B's model and runtime";
+    return finish();
   }
-  Ctx cx{a, b, *g, job, r, {}, {}, {}, {}};
+  Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}};
   for (const auto& [x, y] : job.rename) cx.b_to_a[y] = x;
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
 
   std::vector<int> rows;
   std::set<std::string> planned;  // several rows can pair with one tensor (containers)
-  for (size_t i = 0; i < r->rows.size(); ++i) {
-    const TensorResult& t = r->rows[i];
-    if (planned.count(t.name_b)) continue;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const TensorResult& t = r.rows[i];
+    if (planned.count(t.name_b) || t.state != RowState::kCompared) continue;
     bool take = options.candidates == Candidates::kAll ||
                 (options.candidates == Candidates::kFailing && !t.pass) ||
                 (options.candidates == Candidates::kFrontier && t.role == Role::kIntroduced);
-    if (take && t.reason.rfind("not compared", 0) != 0) {
+    if (take) {
       rows.push_back(static_cast<int>(i));
       planned.insert(t.name_b);
     }
   }
   if (rows.empty()) {
-    r->localize_note = "no candidate to isolate";
-    return Status::Ok();
+    out.note = r.failures > 0 ? "no failing row can be isolated (none was compared on its own)"
+                              : "no candidate to isolate";
+    return finish();
   }
   std::vector<Plan> plans;
-  for (int i : rows) plans.push_back(MakePlan(cx, r->rows[i].name_b, options.max_subgraph_nodes));
+  for (int i : rows) plans.push_back(MakePlan(cx, r.rows[i].name_b, options.max_subgraph_nodes));
   Status fetched = FetchFor(cx, plans);
   if (!fetched.ok()) {
-    r->localize_note = "side A could not provide the candidates' inputs: " + fetched.message();
-    return Status::Ok();
+    out.note = "side A could not provide the candidates' inputs: " + fetched.message();
+    return finish();
   }
   bool any_introduced = false;
   for (size_t i = 0; i < plans.size(); ++i) {
-    TensorResult& row = r->rows[rows[i]];
+    const TensorResult& row = r.rows[rows[i]];
     Culprit c = Describe(cx, plans[i], rows[i]);
     c.accumulated_max_rel = row.metrics.max_rel;
     if (c.error.empty()) {
       Run run = Execute(cx, plans[i]);
       c.error = run.error;
       if (run.error.empty()) {
-        c.metrics = CompareTensors(*run.expected, run.observed, row.tolerance, job.policy.rel_eps,
-                                   job.kernel);
+        TensorResult iso;
+        iso.tolerance = row.tolerance;
+        JudgeRow(*run.expected, run.observed, job.policy, job.kernel, &iso);
+        c.metrics = iso.metrics;
+        c.reason = iso.reason;
         c.isolated = true;
-        c.introduced = !Judge(c.metrics, row.tolerance, job.policy.judge, &c.reason);
+        c.introduced = !iso.within_tolerance;
         if (c.introduced) {
           Bypass(cx, plans[i], row.tolerance, &c);
           MaybeWriteRepro(cx, options, plans[i], run, c);
         }
       }
     }
-    if (c.isolated && !row.pass) row.role = c.introduced ? Role::kIntroduced : Role::kInherited;
+    if (c.isolated && !row.pass)
+      out.settled.emplace_back(rows[i], c.introduced ? Role::kIntroduced : Role::kInherited);
     any_introduced = any_introduced || c.introduced;
-    r->culprits.push_back(std::move(c));
+    out.culprits.push_back(std::move(c));
   }
   // introduced first, then by isolated error; failures to isolate last
-  std::stable_sort(r->culprits.begin(), r->culprits.end(), [](const Culprit& x, const Culprit& y) {
-    if (x.introduced != y.introduced) return x.introduced;
-    if (x.isolated != y.isolated) return x.isolated;
-    return x.metrics.max_rel > y.metrics.max_rel;
-  });
-  if (!any_introduced && r->first_failure >= 0) Upstream(cx, options, r->first_failure);
-  if (!options.repro_dir.empty() && r->repro_dir.empty() && r->localize_note.empty()) {
-    r->localize_note = "no isolated node reproduces the error: no repro bundle written";
+  std::stable_sort(out.culprits.begin(), out.culprits.end(),
+                   [](const Culprit& x, const Culprit& y) {
+                     if (x.introduced != y.introduced) return x.introduced;
+                     if (x.isolated != y.isolated) return x.isolated;
+                     return x.metrics.max_rel > y.metrics.max_rel;
+                   });
+  if (!any_introduced && r.first_failure >= 0) Upstream(cx, options, r.first_failure);
+  if (!options.repro_dir.empty() && out.repro_dir.empty() && out.note.empty()) {
+    out.note = "no isolated node reproduces the error: no repro bundle written";
+  }
+  return finish();
+}
+
+void ApplyRoles(const LocalizeResult& l, ComparisonResult* r) {
+  for (const auto& [row, role] : l.settled) {
+    if (row >= 0 && row < static_cast<int>(r->rows.size())) r->rows[row].role = role;
   }
   r->frontier.clear();
   for (size_t i = 0; i < r->rows.size(); ++i) {
     if (r->rows[i].role == Role::kIntroduced) r->frontier.push_back(static_cast<int>(i));
   }
-  r->localize_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return Status::Ok();
 }
 
 }  // namespace onnxprobe

@@ -49,10 +49,15 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   if (!st.ok()) return fail(st);
 
   const SideInfo& si = b.info();
-  SessionOptions so = b.session_options();
-  Tolerance tol = r.policy.For(culprit.tensor, culprit.op_type);
+  ReproSettings settings;
+  settings.session = b.session_options();
+  settings.ort_version = si.runtime_version;
+  settings.policy.judge = r.policy.judge;
+  settings.policy.rel_eps = r.policy.rel_eps;
+  settings.policy.global = r.policy.For(culprit.tensor, culprit.op_type);
   if (culprit.row >= 0 && culprit.row < static_cast<int>(r.rows.size()))
-    tol = r.rows[culprit.row].tolerance;
+    settings.policy.global = r.rows[culprit.row].tolerance;
+  const SessionOptions& so = settings.session;
   JsonWriter j;
   j.BeginObject();
   j.Key("format").String("onnxprobe-repro").Key("format_version").Int(1);
@@ -69,22 +74,14 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   j.EndArray().EndObject();
   j.Key("reference").String(r.describe_a).Key("under_test").String(r.describe_b);
   j.Key("runtime").String(si.runtime).Key("runtime_library").String(si.runtime_library);
-  j.Key("provider").String(so.provider).Key("provider_options").BeginObject();
-  for (const auto& [k, v] : so.provider_options) j.Key(k).String(v);
-  j.EndObject();
-  j.Key("optimization_level").Int(so.optimization_level).Key("sequential").Bool(so.sequential);
-  j.Key("atol").Number(tol.atol).Key("rtol").Number(tol.rtol);
-  j.Key("scale_atol").Bool(tol.scale_atol).Key("rel_eps").Number(r.policy.rel_eps);
-  j.Key("judge").String(JudgeByName(r.policy.judge));
+  WriteReproSettings(settings, &j);
   j.Key("isolated_max_abs")
       .Number(culprit.metrics.max_abs)
       .Key("isolated_max_rel")
       .Number(culprit.metrics.max_rel);
   j.EndObject();
   st = WriteFileAtomic(tmp + "/onnxprobe.json", j.str() + "\n");
-  static const char* kLevels[] = {"disabled", "basic", "extended"};
-  std::string level =
-      so.optimization_level == 99 ? "all" : kLevels[std::clamp(so.optimization_level, 0, 2)];
+  std::string level = OptLevelName(so.optimization_level);
   std::string readme =
       "onnxprobe repro bundle\n\n"
       "Node " +
@@ -127,6 +124,22 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   return Status::Ok();
 }
 
+void WriteReproSettings(const ReproSettings& s, JsonWriter* jp) {
+  JsonWriter& j = *jp;
+  const SessionOptions& so = s.session;
+  j.Key("runtime_version").String(s.ort_version);
+  j.Key("provider").String(so.provider).Key("provider_options").BeginObject();
+  for (const auto& [k, v] : so.provider_options) j.Key(k).String(v);
+  j.EndObject();
+  j.Key("optimization_level").Int(so.optimization_level).Key("sequential").Bool(so.sequential);
+  j.Key("intra_op_threads").Int(so.intra_op_threads);
+  j.Key("inter_op_threads").Int(so.inter_op_threads);
+  const TolerancePolicy& p = s.policy;
+  j.Key("atol").Number(p.global.atol).Key("rtol").Number(p.global.rtol);
+  j.Key("scale_atol").Bool(p.global.scale_atol).Key("rel_eps").Number(p.rel_eps);
+  j.Key("judge").String(JudgeByName(p.judge));
+}
+
 Expected<ReproSettings> ReadReproSettings(const std::string& dir) {
   ReproSettings out;
   std::string path = (fs::path(dir) / "onnxprobe.json").string();
@@ -134,6 +147,7 @@ Expected<ReproSettings> ReadReproSettings(const std::string& dir) {
   if (!fs::exists(path, ec)) return out;
   OP_ASSIGN_OR_RETURN(std::string text, ReadFile(path, 16u << 20));
   OP_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, path));
+  if (!j.is_object()) return Corrupt(path + ": not a JSON object");
   auto str = [&j](const char* k) {
     const JsonValue* v = j.Find(k);
     return v != nullptr && v->is_string() ? v->as_string() : std::string();
@@ -142,23 +156,34 @@ Expected<ReproSettings> ReadReproSettings(const std::string& dir) {
     const JsonValue* v = j.Find(k);
     return v != nullptr && v->is_number() ? v->as_number() : fallback;
   };
-  if (!str("provider").empty()) out.session.provider = str("provider");
-  out.session.optimization_level = static_cast<int>(num("optimization_level", 0));
-  if (const JsonValue* po = j.Find("provider_options"); po != nullptr) {
+  auto flag = [&j](const char* k, bool fallback) {
+    const JsonValue* v = j.Find(k);
+    return v != nullptr && v->is_bool() ? v->as_bool() : fallback;
+  };
+  SessionOptions& so = out.session;
+  if (!str("provider").empty()) so.provider = str("provider");
+  so.optimization_level = static_cast<int>(num("optimization_level", 0));
+  so.sequential = flag("sequential", so.sequential);
+  so.intra_op_threads = static_cast<int>(num("intra_op_threads", 0));
+  so.inter_op_threads = static_cast<int>(num("inter_op_threads", 0));
+  if (const JsonValue* po = j.Find("provider_options"); po != nullptr && po->is_object()) {
     for (const auto& [k, v] : po->members()) {
-      if (v.is_string()) out.session.provider_options[k] = v.as_string();
+      if (v.is_string()) so.provider_options[k] = v.as_string();
     }
   }
-  std::string runtime = str("runtime");  // "onnxruntime 1.20.1"
-  if (runtime.rfind("onnxruntime ", 0) == 0) {
-    auto lib = OrtLibraryForVersion(runtime.substr(12));  // the runtime the mismatch was seen on
+  out.ort_version = str("runtime_version");
+  if (!out.ort_version.empty()) {
+    auto lib = OrtLibraryForVersion(out.ort_version);  // the runtime the mismatch was seen on
     if (lib.ok()) out.ort_library = *lib;
   }
-  out.policy.global.atol = num("atol", out.policy.global.atol);
-  out.policy.global.rtol = num("rtol", out.policy.global.rtol);
-  out.policy.rel_eps = num("rel_eps", out.policy.rel_eps);
-  if (const JsonValue* sa = j.Find("scale_atol"); sa != nullptr)
-    out.policy.global.scale_atol = sa->as_bool();
+  TolerancePolicy& p = out.policy;
+  p.global.atol = num("atol", p.global.atol);
+  p.global.rtol = num("rtol", p.global.rtol);
+  p.rel_eps = num("rel_eps", p.rel_eps);
+  p.global.scale_atol = flag("scale_atol", p.global.scale_atol);
+  if (std::string judge = str("judge"); !judge.empty()) {
+    OP_ASSIGN_OR_RETURN(p.judge, ParseJudgeBy(judge));
+  }
   return out;
 }
 
@@ -203,10 +228,7 @@ Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& o
     TensorResult row;
     row.name = row.name_b = expected[k].name;
     row.tolerance = policy.For(row.name, "");
-    row.metrics = CompareTensors(expected[k].tensor, outs[k].tensor, row.tolerance, policy.rel_eps,
-                                 CompareOptions());
-    row.pass = Judge(row.metrics, row.tolerance, policy.judge, &row.reason);
-    row.grade = GradeFor(row.metrics.max_rel);
+    JudgeRow(expected[k].tensor, outs[k].tensor, policy, CompareOptions(), &row);
     rr.failures += !row.pass;
     rr.rows.push_back(std::move(row));
   }

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "onnxprobe/comparison.h"
+#include "onnxprobe/json.h"
+#include "onnxprobe/localize.h"
 
 namespace onnxprobe {
 
@@ -21,5 +23,8 @@ struct ReproBundle {
 // (side B's runtime settings and tolerances, read by `onnxprobe replay`), README.txt.
 Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit,
                         const Side& b, const ComparisonResult& r);
+
+// The settings' fields of onnxprobe.json, the same ones ReadReproSettings reads.
+void WriteReproSettings(const ReproSettings& s, JsonWriter* j);
 
 }  // namespace onnxprobe

@@ -1,8 +1,10 @@
 // Terminal table in topological order: rows around the first divergence, then a summary.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
+#include "onnxprobe/format.h"
 #include "onnxprobe/report.h"
 
 namespace onnxprobe {
@@ -32,10 +34,11 @@ class ConsoleReporter : public Reporter {
  public:
   explicit ConsoleReporter(ConsoleOptions o) : o_(o) {}
 
-  std::string Render(const ComparisonResult& r) const override {
+  std::string Render(const CompareReport& report) const override {
     std::string out;
-    if (!o_.quiet) out += Table(r) + AlignmentTable(r);
-    out += Summary(r);
+    if (!o_.quiet && !report.comparison.rows.empty()) out += Table(report.comparison);
+    if (!o_.quiet) out += AlignmentTable(report);
+    out += Summary(report);
     return out;
   }
 
@@ -48,12 +51,15 @@ class ConsoleReporter : public Reporter {
     const TensorMetrics& m = t.metrics;
     std::string verdict =
         t.pass ? Color("32", "PASS") : Color(t.role == Role::kIntroduced ? "1;31" : "33", "FAIL");
+    if (t.state == RowState::kAdvisory) verdict = Color("36", "ADV.");
+    if (t.state == RowState::kNotCompared) verdict = "  - ";
     std::string role = t.pass ? "" : (t.role == Role::kIntroduced ? "introduced" : "inherited");
+    if (t.state == RowState::kAdvisory) role = "by value";
     char line[512];
     std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n",
                   i, Pad(Clip(t.name, 44), 44).c_str(), Pad(Clip(t.op_type, 14), 14).c_str(),
                   verdict.c_str(), role.c_str(),
-                  t.reason.rfind("not compared", 0) == 0 ? "-" : GradeName(t.grade),
+                  t.state == RowState::kNotCompared ? "-" : GradeName(t.grade),
                   Fmt("%.2e", m.max_abs).c_str(), Fmt("%.2e", m.max_rel).c_str(),
                   Fmt("%.6f", m.cosine).c_str(), Fmt("%.1f", m.snr_db).c_str(),
                   Fmt("%.2f%%", 100 * m.mismatch_fraction).c_str());
@@ -69,9 +75,11 @@ class ConsoleReporter : public Reporter {
     out += head;
     size_t n = r.rows.size();
     size_t begin = 0, end = n;
-    if (n > o_.max_rows) {
-      size_t center = r.first_failure >= 0 ? size_t(r.first_failure) : 0;
-      begin = center > o_.context ? center - o_.context : 0;
+    if (n > o_.max_rows) {  // the window always holds the first divergence (or difference)
+      int focus = r.first_failure >= 0 ? r.first_failure : std::max(0, r.first_difference);
+      size_t center = static_cast<size_t>(focus);
+      size_t before = std::min(o_.context, o_.max_rows / 2);
+      begin = center > before ? center - before : 0;
       end = std::min(n, begin + o_.max_rows);
     }
     if (begin > 0) out += "  ... " + std::to_string(begin) + " rows before\n";
@@ -81,7 +89,8 @@ class ConsoleReporter : public Reporter {
     return out + "\n";
   }
 
-  std::string Summary(const ComparisonResult& r) const {
+  std::string Summary(const CompareReport& report) const {
+    const ComparisonResult& r = report.comparison;
     std::string out;
     out += "A (reference): " + r.describe_a + "\n";
     out += "B (under test): " + r.describe_b + "\n";
@@ -99,35 +108,45 @@ class ConsoleReporter : public Reporter {
              std::to_string(r.runs_a) + " runs on A, " + std::to_string(r.runs_b) + " on B), " +
              std::to_string(r.rows.size()) + " tensors probed\n";
     }
-    if (!r.alignment.empty()) {
+    for (const auto& note : report.notes) out += "note: " + note + "\n";
+    out += Leading(r);
+    if (!report.alignment.empty()) {
       std::map<std::string, int> by;
-      for (const auto& a : r.alignment) ++by[a.method];
+      for (const auto& a : report.alignment) ++by[a.method];
       std::string parts;
       for (const auto& [m, n] : by)
         parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + m;
-      out += "alignment of " + std::to_string(r.alignment.size()) +
+      out += "alignment of " + std::to_string(report.alignment.size()) +
              " PyTorch activations: " + parts +
              " (none: no ONNX counterpart, e.g. fused or no nodes; see the JSON/HTML table)\n";
-      for (const auto& a : r.alignment) {
+      for (const auto& a : report.alignment) {
         if (a.method == "value") {
           out += "  matched by value: " + a.torch_name + " -> " + a.onnx_tensor + " (cosine " +
                  Fmt("%.6f", a.confidence) + ")\n";
         }
       }
     }
-    if (r.aborted)
-      out +=
-          Color("1;31", "ABORTED: ") + r.abort_status.message() + " (rows above were compared)\n";
+    if (r.aborted) {
+      // the error itself is the caller's to print, once
+      out += Color("1;31", "ABORTED") + (r.rows.empty()
+                                             ? std::string(" before any tensor was compared\n")
+                                             : " after " + std::to_string(r.rows.size()) +
+                                                   " compared tensors (the rows above)\n");
+    }
     if (r.first_failure < 0) {
-      if (!r.aborted) out += Color("32", "verdict: PASS") + ", no divergence\n";
+      if (!r.aborted) out += Color("32", "verdict: PASS") + ", no tensor beyond tolerance\n";
       return out;
     }
     const TensorResult& f = r.rows[r.first_failure];
     out += Color("1;31", "verdict: FAIL") + "\n";
     out += "first divergence: " + f.name + " (" + f.op_type + " node " + f.node + "): " + f.reason +
            "\n";
-    out += std::string("error introduced at") +
-           (r.frontier_from_graph ? "" : " (no graph: first failure only)") + ":\n";
+    if (r.frontier.empty()) {
+      out += "where the error is born: " + report.origin_note + "\n";
+    } else {
+      out += std::string("error introduced at") +
+             (r.frontier_from_graph ? "" : " (no graph: first failure only)") + ":\n";
+    }
     size_t shown = 0;
     for (int i : r.frontier) {
       if (shown++ == 10) {
@@ -140,12 +159,47 @@ class ConsoleReporter : public Reporter {
     }
     size_t inherited = r.failures - r.frontier.size();
     if (inherited) out += std::to_string(inherited) + " failing tensors only inherit that error\n";
-    out += Culprits(r);
+    out += Culprits(report.localization);
+    return out;
+  }
+
+  // What a reader needs first, PASS or FAIL: where the sides stop being bit-exact, the tensors
+  // nearest their tolerance, and what a high-risk grade on a passing row means.
+  std::string Leading(const ComparisonResult& r) const {
+    std::string out;
+    if (r.first_difference < 0) {
+      if (!r.rows.empty()) out += "bit-exact: every compared tensor is identical on both sides\n";
+    } else {
+      const TensorResult& d = r.rows[r.first_difference];
+      out += "first difference: " + d.name + " (" + d.op_type + " node " + d.node + "), max abs " +
+             FormatNumber(d.metrics.max_abs) +
+             (r.first_difference == 0
+                  ? std::string("; the first compared tensor\n")
+                  : "; bit-exact before it (" + std::to_string(r.first_difference) + " tensors)\n");
+    }
+    std::vector<int> closest = ClosestToTolerance(r, 3);
+    if (!closest.empty() && r.rows[closest[0]].tolerance_ratio > 0) {
+      out += "closest to tolerance (error / allowed):";
+      for (int i : closest) {
+        if (r.rows[i].tolerance_ratio <= 0) break;
+        out += " " + r.rows[i].name + " " + FormatNumber(r.rows[i].tolerance_ratio) + ";";
+      }
+      out.back() = '\n';
+    }
+    size_t risky = 0;
+    for (const auto& t : r.rows)
+      risky += t.pass && t.state == RowState::kCompared && t.grade == Grade::kHighRisk;
+    if (risky > 0) {
+      out += std::to_string(risky) +
+             " passing tensors grade high-risk: a grade rates the largest relative error alone "
+             "(>= 1e-3, often where values are near 0); the verdict applies atol + rtol*|a| "
+             "(docs/metrics.md, grades and verdicts)\n";
+    }
     return out;
   }
 
   // PyTorch captures: module -> ONNX tensor, how matched (rows without a counterpart included)
-  std::string AlignmentTable(const ComparisonResult& r) const {
+  std::string AlignmentTable(const CompareReport& r) const {
     if (r.alignment.empty()) return "";
     std::string out =
         "PyTorch module (call)                         ONNX tensor                                 "
@@ -166,10 +220,10 @@ class ConsoleReporter : public Reporter {
     return out + "\n";
   }
 
-  std::string Culprits(const ComparisonResult& r) const {
-    if (!r.localized) return "";
+  std::string Culprits(const LocalizeResult& r) const {
+    if (!r.ran) return "";
     std::string out;
-    if (!r.localize_note.empty()) out += "isolation: " + r.localize_note + "\n";
+    if (!r.note.empty()) out += "isolation: " + r.note + "\n";
     if (r.culprits.empty()) return out;
     out += "isolation (each node run alone on B's runtime with A's inputs; " +
            std::to_string(r.isolation_runs) + " runs):\n";

@@ -11,7 +11,7 @@ constexpr const char* kPage =
 
 class HtmlReporter : public Reporter {
  public:
-  std::string Render(const ComparisonResult& r) const override {
+  std::string Render(const CompareReport& r) const override {
     JsonWriter j(false);
     WriteComparisonJson(r, j);
     // inside <script> the only sequence that can end the element early is "</"

@@ -7,7 +7,7 @@ namespace {
 
 class JsonReporter : public Reporter {
  public:
-  std::string Render(const ComparisonResult& r) const override {
+  std::string Render(const CompareReport& r) const override {
     JsonWriter j;
     WriteComparisonJson(r, j);
     return j.str() + "\n";

@@ -11,13 +11,21 @@ namespace {
 
 void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) {
   j.BeginObject();
-  j.Key("kind").String(s.kind).Key("path").String(s.path).Key("description").String(description);
+  j.Key("kind")
+      .String(SideKindName(s.kind))
+      .Key("path")
+      .String(s.path)
+      .Key("description")
+      .String(description);
   j.Key("model_sha256").String(s.model_sha256).Key("runtime").String(s.runtime);
+  j.Key("runtime_version").String(s.runtime_version);
   j.Key("runtime_library").String(s.runtime_library).Key("provider").String(s.provider);
   j.Key("provider_options").BeginObject();
   for (const auto& [k, v] : s.provider_options) j.Key(k).String(v);
   j.EndObject();
-  j.Key("optimization_level").Int(s.optimization_level).Key("sequential").Bool(s.sequential);
+  j.Key("optimization_level").Int(s.optimization_level);
+  j.Key("optimization").String(OptLevelName(s.optimization_level));
+  j.Key("sequential").Bool(s.sequential);
   j.Key("intra_op_threads").Int(s.intra_op_threads).Key("inter_op_threads").Int(s.inter_op_threads);
   j.EndObject();
 }
@@ -34,6 +42,9 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   if (t.name_b != t.name) j.Key("name_b").String(t.name_b);
   j.Key("node").String(t.node).Key("op_type").String(t.op_type).Key("topo_index").Int(t.topo_index);
   j.Key("verdict").String(t.pass ? "PASS" : "FAIL").Key("role").String(RoleName(t.role));
+  j.Key("state").String(RowStateName(t.state));
+  j.Key("within_tolerance").Bool(t.within_tolerance);
+  j.Key("tolerance_ratio").Number(t.tolerance_ratio);
   j.Key("grade").String(GradeName(t.grade)).Key("reason").String(t.reason);
   j.Key("atol").Number(t.tolerance.atol).Key("rtol").Number(t.tolerance.rtol);
   j.Key("atol_used").Number(m.atol_used);
@@ -98,7 +109,9 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
 
 }  // namespace
 
-void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
+void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
+  const ComparisonResult& r = report.comparison;
+  const LocalizeResult& l = report.localization;
   j.BeginObject();
   j.Key("schema").String("onnxprobe-compare").Key("schema_version").Int(kReportSchemaVersion);
   j.Key("onnxprobe_version").String(Version());
@@ -110,10 +123,17 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("side_b");
   SideJson(j, r.side_b, r.describe_b);
   j.Key("inputs").BeginArray();
-  for (const auto& [n, t] : r.inputs)
-    j.BeginObject().Key("name").String(n).Key("type").String(t).EndObject();
+  for (const auto& in : report.inputs) {
+    j.BeginObject().Key("name").String(in.name);
+    j.Key("type").String(std::string(DTypeName(in.dtype)) + ShapeToString(in.shape));
+    j.Key("dtype").String(DTypeName(in.dtype)).Key("shape").IntArray(in.shape).EndObject();
+  }
   j.EndArray();
-  j.Key("input_seed").UInt(r.input_seed);
+  j.Key("input_origin").String(InputOriginName(report.input_origin));
+  j.Key("input_seed").UInt(report.input_seed);
+  j.Key("notes").BeginArray();
+  for (const auto& n : report.notes) j.String(n);
+  j.EndArray();
   j.Key("tolerance").BeginObject();
   j.Key("atol").Number(r.policy.global.atol).Key("rtol").Number(r.policy.global.rtol);
   j.Key("scale_atol").Bool(r.policy.global.scale_atol);
@@ -133,8 +153,20 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
     j.String(r.rows[r.first_failure].name);
   else
     j.Null();
+  j.Key("first_difference");
+  if (r.first_difference >= 0)
+    j.String(r.rows[r.first_difference].name);
+  else
+    j.Null();
   j.Key("frontier").BeginArray();
   for (int i : r.frontier) j.String(r.rows[i].name);
+  j.EndArray();
+  j.Key("origin_note").String(report.origin_note);
+  j.Key("closest_to_tolerance").BeginArray();
+  for (int i : ClosestToTolerance(r, 5)) {
+    j.BeginObject().Key("name").String(r.rows[i].name).Key("index").Int(i);
+    j.Key("tolerance_ratio").Number(r.rows[i].tolerance_ratio).EndObject();
+  }
   j.EndArray();
   j.Key("frontier_from_graph").Bool(r.frontier_from_graph);
   j.Key("runs_a").UInt(r.runs_a).Key("runs_b").UInt(r.runs_b).Key("batches").UInt(r.batches);
@@ -142,7 +174,7 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.Key("seconds").Number(r.seconds);
   j.EndObject();
   j.Key("alignment").BeginArray();
-  for (const auto& a : r.alignment) {
+  for (const auto& a : report.alignment) {
     j.BeginObject().Key("torch").String(a.torch_name).Key("module").String(a.module);
     j.Key("module_type").String(a.module_type).Key("call_index").Int(a.call_index);
     j.Key("output_index").Int(a.output_index).Key("onnx");
@@ -160,15 +192,15 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   }
   j.EndArray();
   j.Key("localization").BeginObject();
-  j.Key("ran").Bool(r.localized).Key("note").String(r.localize_note);
-  j.Key("isolation_runs").UInt(r.isolation_runs).Key("seconds").Number(r.localize_seconds);
+  j.Key("ran").Bool(l.ran).Key("note").String(l.note);
+  j.Key("isolation_runs").UInt(l.isolation_runs).Key("seconds").Number(l.seconds);
   j.Key("repro_dir");
-  if (r.repro_dir.empty())
+  if (l.repro_dir.empty())
     j.Null();
   else
-    j.String(r.repro_dir);
+    j.String(l.repro_dir);
   j.Key("culprits").BeginArray();
-  for (const auto& c : r.culprits) {
+  for (const auto& c : l.culprits) {
     j.BeginObject().Key("tensor").String(c.tensor).Key("node").String(c.node).Key("op_type").String(
         c.op_type);
     j.Key("row").Int(c.row).Key("isolated").Bool(c.isolated).Key("introduced").Bool(c.introduced);
@@ -205,7 +237,19 @@ void WriteComparisonJson(const ComparisonResult& r, JsonWriter& j) {
   j.EndObject();
 }
 
-Status WriteReport(const Reporter& reporter, const ComparisonResult& r, const std::string& path) {
+std::vector<int> ClosestToTolerance(const ComparisonResult& r, size_t n) {
+  std::vector<int> idx;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (r.rows[i].state == RowState::kCompared) idx.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(idx.begin(), idx.end(), [&](int x, int y) {
+    return r.rows[x].tolerance_ratio > r.rows[y].tolerance_ratio;
+  });
+  if (idx.size() > n) idx.resize(n);
+  return idx;
+}
+
+Status WriteReport(const Reporter& reporter, const CompareReport& r, const std::string& path) {
   return WriteFileAtomic(path, reporter.Render(r));
 }
 

@@ -12,15 +12,31 @@ namespace fs = std::filesystem;
 
 namespace onnxprobe {
 
+const char* SideKindName(SideKind k) {
+  switch (k) {
+    case SideKind::kLive:
+      return "live";
+    case SideKind::kDump:
+      return "dump";
+    case SideKind::kTorchCapture:
+      return "torch-capture";
+  }
+  return "?";
+}
+
 std::string Side::Describe() const {
   const SideInfo& i = info();
-  if (i.source == "torch-capture")
-    return "PyTorch capture " + i.path + (i.runtime.empty() ? "" : " (" + i.runtime + ")");
-  if (i.kind == "dump") return "dump " + i.path + (i.runtime.empty() ? "" : " (" + i.runtime + ")");
-  static const char* kLevels[] = {"disabled", "basic", "extended"};
-  std::string level =
-      i.optimization_level == 99 ? "all" : kLevels[std::clamp(i.optimization_level, 0, 2)];
-  return i.path + " on " + i.runtime + " " + i.provider + ", optimizations " + level;
+  std::string rt = i.runtime.empty() ? "" : " (" + i.runtime + ")";
+  switch (i.kind) {
+    case SideKind::kTorchCapture:
+      return "PyTorch capture " + i.path + rt;
+    case SideKind::kDump:
+      return "dump " + i.path + rt;
+    case SideKind::kLive:
+      break;
+  }
+  return i.path + " on " + i.runtime + " " + i.provider + ", optimizations " +
+         OptLevelName(i.optimization_level);
 }
 
 namespace {
@@ -32,9 +48,10 @@ class LiveSide : public Side {
         backend_(std::move(backend)),
         options_(std::move(options)),
         keep_session_(keep_session) {
-    info_.kind = "live";
+    info_.kind = SideKind::kLive;
     info_.path = model_.path();
     info_.runtime = "onnxruntime " + backend_->version();
+    info_.runtime_version = backend_->version();
     info_.runtime_library = backend_->library_path();
     info_.provider = options_.provider;
     info_.provider_options = options_.provider_options;
@@ -160,14 +177,14 @@ class LiveSide : public Side {
 class DumpSide : public Side {
  public:
   explicit DumpSide(std::unique_ptr<DumpReader> r) : reader_(std::move(r)) {
-    info_.kind = "dump";
-    info_.path = reader_->path();
     const DumpMetadata& m = reader_->metadata();
+    info_.kind = m.source == kTorchCaptureSource ? SideKind::kTorchCapture : SideKind::kDump;
+    info_.path = reader_->path();
     info_.model_sha256 = m.model_sha256;
     info_.runtime = m.runtime;
+    info_.runtime_version = m.runtime_version;
     info_.provider = m.provider;
     info_.optimization_level = m.optimization_level;
-    info_.source = m.source;
     for (const auto& e : reader_->entries()) {
       if (e.kind != "tensor") continue;
       uint64_t bytes = 0;

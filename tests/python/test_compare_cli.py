@@ -41,7 +41,10 @@ def test_faulty_node_is_named_as_where_error_is_introduced(onnxprobe, tmp_path):
     assert "mostly channel 5" in r.stdout
     assert "HTML report: " in r.stdout and (tmp_path / "r.html").exists()
     assert rep["side_a"]["model_sha256"] != rep["side_b"]["model_sha256"]
-    assert rep["inputs"] == [{"name": "input", "type": "float32[2, 3, 32, 32]"}]
+    assert [(i["name"], i["type"], i["shape"]) for i in rep["inputs"]] == [
+        ("input", "float32[2, 3, 32, 32]", [2, 3, 32, 32])
+    ]
+    assert rep["input_origin"] == "generated"
 
 
 def test_optimizations_off_vs_all_pass(onnxprobe, tmp_path):
@@ -67,7 +70,8 @@ def test_live_vs_saved_dump_uses_the_dump_inputs(onnxprobe, tmp_path):
     r, rep = compare(onnxprobe, tmp_path, DEMO, dump)
     assert r.returncode == 1, r.stderr
     assert rep["side_b"]["kind"] == "dump"
-    assert rep["inputs"] == [{"name": "input", "type": "float32[3, 3, 32, 32]"}]
+    assert [(i["name"], i["type"]) for i in rep["inputs"]] == [("input", "float32[3, 3, 32, 32]")]
+    assert rep["input_origin"] == "recorded"
     assert rep["summary"]["frontier"] == [FAULTY_TENSOR]
     r, _ = compare(onnxprobe, tmp_path, FAULTY, dump)
     assert r.returncode == 0, r.stdout

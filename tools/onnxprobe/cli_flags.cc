@@ -4,11 +4,10 @@
 namespace onnxprobe::cli {
 
 Expected<int> ParseOptLevel(const std::string& s) {
-  if (s == "0" || s == "disabled" || s == "off") return 0;
-  if (s == "1" || s == "basic") return 1;
-  if (s == "2" || s == "extended") return 2;
-  if (s == "99" || s == "all") return 99;
-  return InvalidArgument("bad --opt-level '" + s + "' (disabled, basic, extended or all)");
+  auto level = ParseOptLevelName(s);
+  if (!level.ok())
+    return InvalidArgument("bad --opt-level '" + s + "' (disabled, basic, extended or all)");
+  return level;
 }
 
 namespace {

@@ -7,8 +7,7 @@
 #include <optional>
 
 #include "cli.h"
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/localize.h"
+#include "onnxprobe/engine.h"
 #include "onnxprobe/report.h"
 
 namespace onnxprobe::cli {
@@ -209,53 +208,6 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
   return Status::Ok();
 }
 
-// `cache` holds a model loaded for side A, reused when side B names the same file.
-Expected<std::unique_ptr<Side>> Open(const std::string& path, const SessionFlags& shared,
-                                     const SessionFlags& own, std::optional<Model>* cache) {
-  SessionFlags f = MergeSessionFlags(shared, own);
-  OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f));
-  SideSpec spec{path, f.session, lib};
-  if (IsDumpPath(path)) return OpenSide(spec);
-  if (!cache->has_value() || (*cache)->path() != path) {
-    OP_ASSIGN_OR_RETURN(Model m, Model::Load(path));
-    *cache = std::move(m);
-  }
-  return OpenLiveSide(**cache, spec);
-}
-
-// Inputs shared by both sides: a dump's recorded inputs, else given or generated from a model.
-Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const InputOptions& io,
-                                                uint64_t* seed) {
-  OP_ASSIGN_OR_RETURN(auto ra, a.RecordedInputs());
-  OP_ASSIGN_OR_RETURN(auto rb, b.RecordedInputs());
-  bool given =
-      !io.files.empty() || !io.shapes.empty() || !io.dim_params.empty() || !io.ranges.empty();
-  if ((!ra.empty() || !rb.empty()) && given) {
-    return InvalidArgument("a dump side brings its own inputs; drop --input/--shape/--dim/--range");
-  }
-  if (!ra.empty() && !rb.empty()) {
-    for (const auto& x : ra) {
-      auto it = std::find_if(rb.begin(), rb.end(),
-                             [&](const NamedTensor& y) { return y.name == x.name; });
-      if (it == rb.end() || !x.tensor.BitwiseEqual(it->tensor)) {
-        return InvalidArgument("the two dumps were made from different inputs (input '" + x.name +
-                               "' differs)");
-      }
-    }
-  }
-  if (!ra.empty()) return ra;
-  if (!rb.empty()) return rb;
-  const Model* m = a.model() != nullptr ? a.model() : b.model();
-  if (m == nullptr) {  // two dumps without recorded inputs: nothing to run
-    if (given)
-      return InvalidArgument(
-          "both sides are dumps: there is nothing to feed --input/--shape/--dim/--range to");
-    return std::vector<NamedTensor>();
-  }
-  *seed = io.seed;
-  return PrepareInputs(*m, io);
-}
-
 }  // namespace
 
 int RunCompare(Args& args) {
@@ -269,59 +221,30 @@ int RunCompare(Args& args) {
   }
   if (!o.color_forced)
     o.console.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-  if (o.job.max_memory > 0) SetAllocationLimit(o.job.max_memory);
-  if (!o.mapping.empty()) {
-    auto m = ReadTensorMapping(o.mapping);
-    if (!m.ok()) return Fail(m.status());
-    o.job.rename = std::move(*m);
-  }
-  std::optional<Model> cache;
-  auto a = Open(o.a, o.shared, o.side_a, &cache);
-  if (!a.ok()) return Fail(a.status().WithContext("side A"));
-  auto b = Open(o.b, o.shared, o.side_b, &cache);
-  if (!b.ok()) return Fail(b.status().WithContext("side B"));
-  Expected<Model> graph = Status();
-  if (!o.graph.empty()) {
-    graph = Model::Load(o.graph);
-    if (!graph.ok()) return Fail(graph.status());
-    o.job.graph = &*graph;
-  }
-  uint64_t seed = 0;
-  auto inputs = SharedInputs(**a, **b, o.inputs, &seed);
-  if (!inputs.ok()) return Fail(inputs.status());
-  st = (*a)->SetInputs(*inputs);
-  if (st.ok()) st = (*b)->SetInputs(*inputs);
-  if (!st.ok()) return Fail(st);
-
-  // a PyTorch capture on one side: align its module outputs with the ONNX tensors
-  Alignment alignment;
-  bool torch_a = (*a)->info().source == "torch-capture" && (*b)->model() != nullptr;
-  if (torch_a) {
-    alignment = AlignByScope((*a)->tensors(), *(*b)->model());
-    st = AlignByValue(**a, **b, &alignment);
-    if (!st.ok()) return Fail(st.WithContext("aligning the PyTorch capture"));
-    for (const auto& [x, y] : alignment.rename) o.job.rename.emplace(x, y);  // --map entries win
-  }
-
+  CompareRequest req;
+  auto side = [&](const std::string& path, const SessionFlags& own) -> Expected<SideRequest> {
+    SessionFlags f = MergeSessionFlags(o.shared, own);
+    OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f));
+    return SideRequest{path, f.session, !f.touched.empty(), lib};
+  };
+  auto sa = side(o.a, o.side_a);
+  if (!sa.ok()) return Fail(sa.status());
+  auto sb = side(o.b, o.side_b);
+  if (!sb.ok()) return Fail(sb.status());
+  req.a = *sa;
+  req.b = *sb;
+  req.inputs = o.inputs;
+  req.job = o.job;
+  req.mapping_file = o.mapping;
+  req.graph_model = o.graph;
+  req.bisect_per_run = o.bisect;
+  req.localize = o.isolate;
+  req.localize_options = o.localize;
   ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
-  auto result = o.bisect > 0
-                    ? RunBisection(**a, **b, o.job, o.bisect)
-                    : RunComparison(**a, **b, o.job, [&](const TensorResult&, size_t d, size_t t) {
-                        progress.Update(d, t);
-                      });
-  if (!result.ok()) return Fail(result.status());
+  req.on_row = [&](const TensorResult&, size_t d, size_t t) { progress.Update(d, t); };
+  auto result = Compare(req);
   progress.Update(1, 1);
-  result->input_seed = seed;
-  if (torch_a) result->alignment = alignment.rows;
-  bool any_failure = result->failures > 0;
-  if (o.isolate && !result->aborted && (any_failure || o.localize.candidates == Candidates::kAll)) {
-    st = Localize(**a, **b, *inputs, o.job, o.localize, &*result);
-    if (!st.ok()) return Fail(st);
-  }
-  for (const auto& in : *inputs) {
-    result->inputs.emplace_back(
-        in.name, std::string(DTypeName(in.tensor.dtype())) + ShapeToString(in.tensor.shape()));
-  }
+  if (!result.ok()) return Fail(result.status());
   // reports first: rows compared before a failure must reach the files
   if (!o.json.empty()) {
     st = WriteReport(*MakeJsonReporter(), *result, o.json);
@@ -334,11 +257,12 @@ int RunCompare(Args& args) {
   std::fputs(MakeConsoleReporter(o.console)->Render(*result).c_str(), stdout);
   if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
   if (!o.html.empty()) std::printf("HTML report: %s\n", o.html.c_str());
-  if (result->aborted) {
+  for (const auto& n : result->notes) std::fprintf(stderr, "onnxprobe: note: %s\n", n.c_str());
+  if (result->comparison.aborted) {
     std::fflush(stdout);
-    return Fail(result->abort_status);
+    return Fail(result->comparison.abort_status);
   }
-  return result->failures > 0 ? kExitMismatch : kExitOk;
+  return result->comparison.failures > 0 ? kExitMismatch : kExitOk;
 }
 
 }  // namespace onnxprobe::cli

@@ -130,6 +130,7 @@ int RunRun(Args& args) {
   DumpMetadata meta;
   meta.model_path = o.model;
   meta.runtime = "onnxruntime " + (*backend)->version();
+  meta.runtime_version = (*backend)->version();
   meta.provider = o.capture.session.provider;
   meta.optimization_level = o.capture.session.optimization_level;
   meta.seed = o.inputs.seed;

@@ -1,0 +1,181 @@
+// Compare(request): the whole comparison as one library call. Each stage returns its own
+// result (sides, inputs, alignment, comparison, localization); this file only assembles them.
+#include "onnxprobe/engine.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "onnxprobe/dump.h"
+
+namespace onnxprobe {
+namespace {
+
+const char* SideName(bool is_a) { return is_a ? "side A" : "side B"; }
+
+// `cache` holds a model loaded for side A, reused when side B names the same file.
+Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a,
+                                              std::optional<Model>* cache) {
+  SideSpec spec{s.path, s.session, s.ort_library};
+  if (IsDumpPath(s.path)) {
+    if (s.session_given) {
+      return InvalidArgument(std::string(SideName(is_a)) + " (" + s.path +
+                             ") is a dump: session options and runtimes apply to live models only");
+    }
+    return OpenSide(spec);
+  }
+  if (!cache->has_value() || (*cache)->path() != s.path) {
+    OP_ASSIGN_OR_RETURN(Model m, Model::Load(s.path));
+    *cache = std::move(m);
+  }
+  return OpenLiveSide(**cache, spec);
+}
+
+bool InputsGiven(const InputOptions& io) {
+  return !io.files.empty() || !io.shapes.empty() || !io.dim_params.empty() || !io.ranges.empty();
+}
+
+// Inputs shared by both sides: a dump's recorded inputs, else given or generated from a model.
+Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const CompareRequest& req,
+                                                CompareReport* report) {
+  OP_ASSIGN_OR_RETURN(auto ra, a.RecordedInputs());
+  OP_ASSIGN_OR_RETURN(auto rb, b.RecordedInputs());
+  bool given = req.inputs_given || InputsGiven(req.inputs);
+  if ((!ra.empty() || !rb.empty()) && given) {
+    return InvalidArgument("a dump side (" + (ra.empty() ? b : a).info().path +
+                           ") brings its own inputs; other inputs cannot be given");
+  }
+  if (!ra.empty() && !rb.empty()) {
+    for (const auto& x : ra) {
+      auto it = std::find_if(rb.begin(), rb.end(),
+                             [&](const NamedTensor& y) { return y.name == x.name; });
+      if (it == rb.end() || !x.tensor.BitwiseEqual(it->tensor)) {
+        return InvalidArgument("the two dumps were made from different inputs (input '" + x.name +
+                               "' differs)");
+      }
+    }
+  }
+  if (!ra.empty() || !rb.empty()) {
+    report->input_origin = InputOrigin::kRecorded;
+    return ra.empty() ? rb : ra;
+  }
+  const Model* m = a.model() != nullptr ? a.model() : b.model();
+  if (m == nullptr) {  // two dumps without recorded inputs: nothing to run
+    if (given) return InvalidArgument("both sides are dumps: there is no model to feed inputs to");
+    report->input_origin = InputOrigin::kRecorded;
+    return std::vector<NamedTensor>();
+  }
+  report->input_origin = req.inputs.files.empty() ? InputOrigin::kGenerated : InputOrigin::kFiles;
+  report->input_seed = req.inputs.seed;
+  return PrepareInputs(*m, req.inputs);
+}
+
+Status CheckRequest(const CompareRequest& req, const Side& b) {
+  const std::string& repro = req.localize_options.repro_dir;
+  if (repro.empty()) return Status::Ok();
+  if (!req.localize)
+    return InvalidArgument("a repro bundle (" + repro + ") needs localization, which is off");
+  if (b.model() == nullptr) {
+    return InvalidArgument("a repro bundle (" + repro + ") needs side B to run live; side B (" +
+                           b.info().path + ") is a dump");
+  }
+  return Status::Ok();
+}
+
+// Every FAIL says where its error is born, or why that cannot be said.
+std::string OriginNote(const CompareReport& report) {
+  const ComparisonResult& r = report.comparison;
+  if (r.failures == 0 || !r.frontier.empty()) return "";
+  const LocalizeResult& l = report.localization;
+  for (const auto& c : l.culprits) {
+    if (c.introduced && c.row < 0) {
+      return "no failing tensor fails on its own; the largest error made alone comes from " +
+             c.node + " (" + c.op_type + "), below tolerance there and amplified downstream";
+    }
+  }
+  const TensorResult& f = r.rows[r.first_failure];
+  std::string s =
+      "every failing tensor is within tolerance when its node runs alone on B's "
+      "runtime with A's inputs: the error accumulates over several nodes, none of "
+      "which makes it alone; it first exceeds tolerance at " +
+      f.name + " (" + f.op_type + " node " + f.node + ")";
+  if (!l.note.empty()) s += "; isolation: " + l.note;
+  return s;
+}
+
+}  // namespace
+
+const char* InputOriginName(InputOrigin o) {
+  switch (o) {
+    case InputOrigin::kGenerated:
+      return "generated";
+    case InputOrigin::kFiles:
+      return "files";
+    case InputOrigin::kRecorded:
+      return "recorded";
+  }
+  return "?";
+}
+
+Expected<CompareReport> Compare(const CompareRequest& req) {
+  CompareJob job = req.job;
+  if (job.max_memory > 0) SetAllocationLimit(job.max_memory);
+  if (!req.mapping_file.empty()) {
+    OP_ASSIGN_OR_RETURN(auto mapping, ReadTensorMapping(req.mapping_file));
+    for (auto& [x, y] : mapping) job.rename.emplace(x, y);  // explicit entries win
+  }
+  if (req.isolate_runtime) {
+    return Unsupported("running live sides in a child process is not available in this build");
+  }
+  std::optional<Model> cache;
+  auto a = OpenRequested(req.a, true, &cache);
+  if (!a.ok()) return a.status().WithContext("side A");
+  auto b = OpenRequested(req.b, false, &cache);
+  if (!b.ok()) return b.status().WithContext("side B");
+  Side& sa = **a;
+  Side& sb = **b;
+  OP_RETURN_IF_ERROR(CheckRequest(req, sb));
+  std::optional<Model> graph;
+  if (!req.graph_model.empty()) {
+    OP_ASSIGN_OR_RETURN(Model g, Model::Load(req.graph_model));
+    graph = std::move(g);
+    job.graph = &*graph;
+  }
+
+  CompareReport report;
+  OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, req, &report));
+  OP_RETURN_IF_ERROR(sa.SetInputs(inputs));
+  OP_RETURN_IF_ERROR(sb.SetInputs(inputs));
+  for (const auto& in : inputs)
+    report.inputs.push_back({in.name, in.tensor.dtype(), in.tensor.shape()});
+
+  // a PyTorch capture on side A: align its module outputs with the ONNX tensors
+  if (sa.info().kind == SideKind::kTorchCapture && sb.model() != nullptr) {
+    Alignment al = AlignByScope(sa.tensors(), *sb.model());
+    Status st = AlignByValue(sa, sb, &al);
+    if (!st.ok()) return st.WithContext("aligning the PyTorch capture");
+    for (const auto& [x, y] : al.rename) job.rename.emplace(x, y);  // explicit entries win
+    for (const auto& row : al.rows) {
+      if (row.method == "value" && job.rename.count(row.torch_name) &&
+          job.rename.at(row.torch_name) == row.onnx_tensor)
+        job.advisory.insert(row.torch_name);
+    }
+    report.alignment = std::move(al.rows);
+  }
+
+  auto compared = req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
+                                         : RunComparison(sa, sb, job, req.on_row);
+  if (!compared.ok()) return compared.status();
+  report.comparison = std::move(*compared);
+  ComparisonResult& r = report.comparison;
+  bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll;
+  if (req.localize && !r.aborted && wanted) {
+    OP_ASSIGN_OR_RETURN(report.localization,
+                        Localize(sa, sb, inputs, job, req.localize_options, r));
+    ApplyRoles(report.localization, &r);
+  }
+  report.origin_note = OriginNote(report);
+  return report;
+}
+
+}  // namespace onnxprobe
