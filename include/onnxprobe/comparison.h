@@ -57,6 +57,8 @@ struct TensorResult {
 // tolerance_ratio.
 void JudgeRow(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
               const CompareOptions& kernel, TensorResult* row);
+// True when the row's tensor is bit-exact on both sides (rows not compared count as exact).
+bool RowIdentical(const TensorResult& row);
 
 // A node (or the smallest subgraph around it) run alone on side B's runtime, fed with side A's
 // exact input tensors, and compared with side A's output: the test of "introduced here".

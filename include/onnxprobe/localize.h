@@ -16,6 +16,15 @@ struct LocalizeOptions {
   Candidates candidates = Candidates::kFrontier;
   size_t max_subgraph_nodes = 32;  // nodes only in B pulled in around a candidate
   std::string repro_dir;           // write a bundle for the top culprit here ("" = none)
+  // Failing rows that look inherited but may introduce error of their own (a fault downstream
+  // of another): the ones whose error grows most over their inputs' are isolated too, at most
+  // this many.
+  size_t max_growth_candidates = 32;
+  // Drift origins: the nodes that introduce a difference of any size, also when every tensor
+  // passes. Rows whose inputs are bit-exact need no run; others are isolated (compared
+  // bitwise), the largest error growth first, at most max_drift_candidates.
+  bool drift = true;
+  size_t max_drift_candidates = 256;
 };
 
 struct LocalizeResult {
@@ -25,6 +34,10 @@ struct LocalizeResult {
   std::string repro_dir;          // the bundle written, "" when none
   size_t isolation_runs = 0;
   double seconds = 0;
+  // Nodes that introduce a difference of any size (culprit records; `introduced` means "makes
+  // a difference"), in topological order, and how many differing rows were left unexamined.
+  std::vector<Culprit> drift_origins;
+  size_t drift_unexamined = 0;
   // Rows whose role isolation settled (a failing row that is within tolerance alone is
   // inherited; one that fails alone is introduced). ApplyRoles() writes them into the rows.
   std::vector<std::pair<int, Role>> settled;

@@ -31,6 +31,12 @@ const char* RowStateName(RowState s) {
   return "?";
 }
 
+bool RowIdentical(const TensorResult& row) {
+  const TensorMetrics& m = row.metrics;
+  return row.state == RowState::kNotCompared ||
+         (m.shape_match && m.dtype_match && m.nonfinite_differ == 0 && m.exact_matches == m.count);
+}
+
 void JudgeRow(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
               const CompareOptions& kernel, TensorResult* row) {
   row->metrics = CompareTensors(a, b, row->tolerance, policy.rel_eps, kernel);

@@ -168,7 +168,8 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   if (!compared.ok()) return compared.status();
   report.comparison = std::move(*compared);
   ComparisonResult& r = report.comparison;
-  bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll;
+  bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll ||
+                (req.localize_options.drift && r.first_difference >= 0 && sb.model() != nullptr);
   if (req.localize && !r.aborted && wanted) {
     OP_ASSIGN_OR_RETURN(report.localization,
                         Localize(sa, sb, inputs, job, req.localize_options, r));

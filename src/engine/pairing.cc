@@ -148,16 +148,11 @@ bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<Run
   return true;
 }
 
-bool Identical(const TensorResult& row) {
-  const TensorMetrics& m = row.metrics;
-  return row.state == RowState::kNotCompared ||
-         (m.shape_match && m.dtype_match && m.nonfinite_differ == 0 && m.exact_matches == m.count);
-}
-
 void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp) {
   ComparisonResult& r = *rp;
   for (size_t i = 0; i < r.rows.size(); ++i) {
-    if (r.first_difference < 0 && !Identical(r.rows[i])) r.first_difference = static_cast<int>(i);
+    if (r.first_difference < 0 && !RowIdentical(r.rows[i]))
+      r.first_difference = static_cast<int>(i);
     if (r.rows[i].pass) continue;
     ++r.failures;
     if (r.first_failure < 0) r.first_failure = static_cast<int>(i);

@@ -12,6 +12,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "localize/growth.h"
 #include "localize/repro.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/graph.h"
@@ -378,6 +379,75 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   cx.out->culprits.insert(cx.out->culprits.begin(), std::move(c));
 }
 
+constexpr double kMinGrowthDb = 1.0;  // error relative to signal grows by >= 12%
+
+std::vector<int> ByGrowth(std::vector<int> rows, const std::vector<RowGrowth>& growth, size_t max,
+                          size_t* dropped) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](int x, int y) { return growth[x].growth_db > growth[y].growth_db; });
+  if (rows.size() > max) {
+    if (dropped != nullptr) *dropped = rows.size() - max;
+    rows.resize(max);
+  }
+  return rows;
+}
+
+// Where differences of any size are born: rows whose inputs are bit-exact introduce theirs by
+// construction; others are run alone with A's inputs and compared bitwise.
+void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& growth) {
+  std::vector<int> direct, others;
+  for (const auto& gr : growth) {
+    const TensorResult& row = cx.r.rows[gr.row];
+    if (row.state == RowState::kNotCompared || RowIdentical(row)) continue;
+    if (gr.inputs_known && gr.inputs_identical && !gr.via_b_only)
+      direct.push_back(gr.row);
+    else
+      others.push_back(gr.row);
+  }
+  others = ByGrowth(others, growth, o.max_drift_candidates, &cx.out->drift_unexamined);
+  std::vector<Culprit>& found = cx.out->drift_origins;
+  for (int i : direct) {
+    const TensorResult& row = cx.r.rows[i];
+    Culprit c = Describe(cx, MakePlan(cx, row.name_b, o.max_subgraph_nodes), i);
+    c.error.clear();
+    c.metrics = row.metrics;
+    c.introduced = true;
+    c.reason = "its inputs are bit-exact on both sides";
+    found.push_back(std::move(c));
+  }
+  constexpr size_t kPerFetch = 16;  // side A tensors held at once
+  for (size_t begin = 0; begin < others.size(); begin += kPerFetch) {
+    std::vector<Plan> plans;
+    std::vector<int> rows;
+    for (size_t k = begin; k < std::min(others.size(), begin + kPerFetch); ++k) {
+      plans.push_back(MakePlan(cx, cx.r.rows[others[k]].name_b, o.max_subgraph_nodes));
+      rows.push_back(others[k]);
+    }
+    cx.from_a.clear();
+    if (!FetchFor(cx, plans).ok()) break;
+    for (size_t k = 0; k < plans.size(); ++k) {
+      if (!plans[k].error.empty()) continue;
+      Run run = Execute(cx, plans[k]);
+      if (!run.error.empty() || run.observed.BitwiseEqual(*run.expected)) continue;
+      const TensorResult& row = cx.r.rows[rows[k]];
+      Culprit c = Describe(cx, plans[k], rows[k]);
+      TensorResult iso;
+      iso.tolerance = row.tolerance;
+      JudgeRow(*run.expected, run.observed, cx.job.policy, cx.job.kernel, &iso);
+      c.metrics = iso.metrics;
+      c.isolated = true;
+      c.accumulated_max_rel = row.metrics.max_rel;
+      Bypass(cx, plans[k], row.tolerance, &c);
+      c.introduced = true;
+      c.reason = "differs when run alone with A's exact inputs";
+      found.push_back(std::move(c));
+    }
+  }
+  cx.from_a.clear();
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Culprit& x, const Culprit& y) { return x.row < y.row; });
+}
+
 }  // namespace
 
 Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs,
@@ -400,7 +470,12 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
 
-  std::vector<int> rows;
+  std::vector<RowGrowth> growth = ErrorGrowth(*g, r);
+  if (r.failures == 0 && options.candidates != Candidates::kAll) {
+    if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
+    return finish();
+  }
+  std::vector<int> rows, inherited;
   std::set<std::string> planned;  // several rows can pair with one tensor (containers)
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const TensorResult& t = r.rows[i];
@@ -411,11 +486,19 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     if (take) {
       rows.push_back(static_cast<int>(i));
       planned.insert(t.name_b);
+    } else if (!t.pass && growth[i].growth_db >= kMinGrowthDb) {
+      inherited.push_back(static_cast<int>(i));
     }
   }
+  // every introduced error, not only the first: inherited-looking rows whose error grows most
+  for (int i : ByGrowth(inherited, growth, options.max_growth_candidates, nullptr)) {
+    if (planned.insert(r.rows[i].name_b).second) rows.push_back(i);
+  }
+  std::sort(rows.begin(), rows.end());
   if (rows.empty()) {
     out.note = r.failures > 0 ? "no failing row can be isolated (none was compared on its own)"
                               : "no candidate to isolate";
+    if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
     return finish();
   }
   std::vector<Plan> plans;
@@ -423,6 +506,7 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
   Status fetched = FetchFor(cx, plans);
   if (!fetched.ok()) {
     out.note = "side A could not provide the candidates' inputs: " + fetched.message();
+    if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
     return finish();
   }
   bool any_introduced = false;
@@ -450,7 +534,10 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     if (c.isolated && !row.pass)
       out.settled.emplace_back(rows[i], c.introduced ? Role::kIntroduced : Role::kInherited);
     any_introduced = any_introduced || c.introduced;
-    out.culprits.push_back(std::move(c));
+    // a row picked for its error growth is listed only when it does introduce error
+    if (row.role == Role::kIntroduced || c.introduced ||
+        options.candidates != Candidates::kFrontier)
+      out.culprits.push_back(std::move(c));
   }
   // introduced first, then by isolated error; failures to isolate last
   std::stable_sort(out.culprits.begin(), out.culprits.end(),
@@ -460,6 +547,7 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
                      return x.metrics.max_rel > y.metrics.max_rel;
                    });
   if (!any_introduced && r.first_failure >= 0) Upstream(cx, options, r.first_failure);
+  if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
   if (!options.repro_dir.empty() && out.repro_dir.empty() && out.note.empty()) {
     out.note = "no isolated node reproduces the error: no repro bundle written";
   }

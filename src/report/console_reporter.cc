@@ -109,7 +109,7 @@ class ConsoleReporter : public Reporter {
              std::to_string(r.rows.size()) + " tensors probed\n";
     }
     for (const auto& note : report.notes) out += "note: " + note + "\n";
-    out += Leading(r);
+    out += Leading(r) + DriftLine(report);
     if (!report.alignment.empty()) {
       std::map<std::string, int> by;
       for (const auto& a : report.alignment) ++by[a.method];
@@ -194,6 +194,35 @@ class ConsoleReporter : public Reporter {
              " passing tensors grade high-risk: a grade rates the largest relative error alone "
              "(>= 1e-3, often where values are near 0); the verdict applies atol + rtol*|a| "
              "(docs/metrics.md, grades and verdicts)\n";
+    }
+    return out;
+  }
+
+  // "differences are born at 3 nodes (Conv 2, Add 1): ..." under PASS and FAIL alike
+  std::string DriftLine(const CompareReport& report) const {
+    const LocalizeResult& l = report.localization;
+    if (l.drift_origins.empty()) return "";
+    std::map<std::string, int> by_op;
+    for (const auto& c : l.drift_origins) ++by_op[c.op_type];
+    std::string ops;
+    for (const auto& [op, n] : by_op)
+      ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(n);
+    std::string out = "differences are born at " + std::to_string(l.drift_origins.size()) +
+                      " node" + (l.drift_origins.size() == 1 ? "" : "s") + " (" + ops + ")" +
+                      (report.comparison.failures == 0 ? "; all within tolerance" : "") +
+                      (l.drift_unexamined ? "; " + std::to_string(l.drift_unexamined) +
+                                                " differing tensors not examined"
+                                          : "") +
+                      ":\n";
+    size_t shown = 0;
+    for (const auto& c : l.drift_origins) {
+      if (++shown > 5) {
+        out += "  ... " + std::to_string(l.drift_origins.size() - 5) + " more (JSON/HTML)\n";
+        break;
+      }
+      out += "  " + c.node + " (" + c.op_type + ") -> " + c.tensor + ": max abs " +
+             FormatNumber(c.metrics.max_abs) + ", max rel " + FormatNumber(c.metrics.max_rel) +
+             (c.nodes_only_in_b.empty() ? "" : " (node only in B)") + "\n";
     }
     return out;
   }

@@ -219,6 +219,18 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     j.EndObject();
   }
   j.EndArray().EndObject();
+  j.Key("drift_origins").BeginArray();
+  for (const auto& c : l.drift_origins) {
+    j.BeginObject().Key("node").String(c.node).Key("op_type").String(c.op_type);
+    j.Key("tensor").String(c.tensor).Key("isolated").Bool(c.isolated);
+    j.Key("isolated_max_abs").Number(c.metrics.max_abs);
+    j.Key("isolated_max_rel").Number(c.metrics.max_rel);
+    j.Key("nodes_only_in_b").BeginArray();
+    for (const auto& n : c.nodes_only_in_b) j.String(n);
+    j.EndArray().Key("reason").String(c.reason).EndObject();
+  }
+  j.EndArray();
+  j.Key("drift_unexamined").UInt(l.drift_unexamined);
   j.Key("only_in_a").BeginArray();
   for (const auto& n : r.only_a) j.String(n);
   j.EndArray().Key("only_in_b").BeginArray();

@@ -108,8 +108,8 @@ def change_pads(m):
     return n.name
 
 
-def insert_fp16_roundtrip(m, op):
-    n = [n for n in m.graph.node if n.op_type == op][1]
+def insert_fp16_roundtrip(m, op, index=1):
+    n = [n for n in m.graph.node if n.op_type == op][index]
     src = n.output[0]
     half, back = src + "__fp16", src + "__fp32"
     cast1 = helper.make_node("Cast", [src], [half], name="injected_cast_to_fp16", to=onnx.TensorProto.FLOAT16)
@@ -127,6 +127,20 @@ def insert_fp16_roundtrip(m, op):
     return "injected_cast_to_fp16"
 
 
+def perturb_two_weights(m, op):
+    """Two faults, the second downstream of the first: both must be named."""
+    inits = {i.name for i in m.graph.initializer}
+    nodes = [n for n in m.graph.node if n.op_type == op and len(n.input) > 1 and n.input[1] in inits]
+    names = []
+    for n, factor in ((nodes[0], 1.05), (nodes[-1], 1.5)):
+        t = init_of(m, n.input[1])
+        w = numpy_helper.to_array(t).copy()
+        w[0] *= np.float32(factor)
+        t.CopyFrom(numpy_helper.from_array(w, t.name))
+        names.append(n.name)
+    return names
+
+
 def change_constant(m):
     # the ViT's attention scale or LayerNorm epsilon: a scalar Constant node feeding Div/Add/Mul
     for n in m.graph.node:
@@ -142,13 +156,15 @@ def change_constant(m):
     raise ValueError("no scalar float Constant to change")
 
 
-def write_case(out, base, base_model, fault, fn, cases):
+def write_case(out, base, base_model, fault, fn, cases, **extra):
     m = onnx.ModelProto()
     m.CopyFrom(base_model)
     node = fn(m)
     name = f"{base}__{fault}.onnx"
     onnx.save(m, os.path.join(out, name))
-    cases.append({"base": f"{base}.onnx", "faulty": name, "fault": fault, "node": node})
+    nodes = node if isinstance(node, list) else [node]
+    cases.append({"base": f"{base}.onnx", "faulty": name, "fault": fault, "node": nodes[0],
+                  "nodes": nodes, **extra})
 
 
 def main(out, size):
@@ -179,6 +195,12 @@ def main(out, size):
     write_case(out, "vit", base, "weight", lambda m: perturb_weight(m, "Gemm"), cases)
     write_case(out, "vit", base, "constant", change_constant, cases)
     write_case(out, "vit", base, "fp16_cast", lambda m: insert_fp16_roundtrip(m, "Softmax"), cases)
+    if size == "small":  # issue 10: masked and sub-tolerance faults (after the single-fault cases)
+        cnn = onnx.load(os.path.join(out, "cnn.onnx"))
+        write_case(out, "cnn", cnn, "two_weights", lambda m: perturb_two_weights(m, "Conv"), cases,
+                   expect="fail")
+        write_case(out, "cnn", cnn, "fp16_subtol", lambda m: insert_fp16_roundtrip(m, "ReduceMean", 0), cases,
+                   expect="pass")
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
     print(f"{len(cases)} cases in {out}")

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -32,7 +33,8 @@ def load_pb(path):
 
 def test_every_fault_kind_is_generated(cases):
     _, cs = cases
-    assert {c["fault"] for c in cs} == {"weight", "bn_epsilon", "conv_pads", "fp16_cast", "constant"}
+    assert {c["fault"] for c in cs} == {"weight", "bn_epsilon", "conv_pads", "fp16_cast", "constant",
+                                        "two_weights", "fp16_subtol"}
 
 
 @pytest.mark.parametrize("index", range(7))
@@ -124,3 +126,59 @@ def test_a_fault_inside_a_subgraph_body_isolates_the_whole_node(onnxprobe, tmp_p
     top = rep["localization"]["culprits"][0]
     assert top["node"] == "branch" and top["op_type"] == "If" and top["introduced"]
     assert run([onnxprobe, "replay", tmp_path / "repro"]).returncode == 1
+
+
+def test_a_fault_downstream_of_another_is_named_too(onnxprobe, cases, tmp_path):
+    out, cs = cases
+    c = next(c for c in cs if c["fault"] == "two_weights")
+    r = run([onnxprobe, "compare", out / c["base"], out / c["faulty"], "--json", tmp_path / "r.json"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    introduced = [x["node"] for x in rep["localization"]["culprits"] if x["introduced"]]
+    assert sorted(introduced) == sorted(c["nodes"])
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert sorted(rows[n]["node"] for n in rep["summary"]["frontier"]) == sorted(c["nodes"])
+    assert sorted(d["node"] for d in rep["drift_origins"]) == sorted(c["nodes"])
+
+
+def test_a_sub_tolerance_fp16_round_trip_passes_and_is_named_as_a_drift_origin(onnxprobe, cases, tmp_path):
+    out, cs = cases
+    c = next(c for c in cs if c["fault"] == "fp16_subtol")
+    r = run([onnxprobe, "compare", out / c["base"], out / c["faulty"], "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["verdict"] == "PASS"
+    assert [d["node"] for d in rep["drift_origins"]] == [c["node"]]
+    assert rep["drift_origins"][0]["isolated_max_abs"] > 0
+    m = onnx.load(str(out / c["base"]))
+    assert rep["summary"]["first_difference"] == m.graph.node[-1].output[0]  # the Gemm after the cast
+    assert "differences are born at 1 node (Cast 1); all within tolerance" in r.stdout
+
+
+def test_two_runtime_versions_name_the_kernels_that_changed(onnxprobe, cases, tmp_path):
+    out, _ = cases
+    if not (Path(SRC) / ".deps" / "ort" / "1.20.1").exists():
+        pytest.skip("ONNX Runtime 1.20.1 is not installed (ONNXPROBE_ORT_EXTRA_VERSIONS)")
+    # reference: each version's own dump (bit-exact with its Python API, tested elsewhere), read
+    # with numpy: nodes whose inputs are identical on both versions but whose output is not
+    model = onnx.load(str(out / "cnn.onnx"))
+    dumps = []
+    for i, extra in enumerate([[], ["--ort-version", "1.20.1"]]):
+        assert run([onnxprobe, "run", out / "cnn.onnx", "-o", tmp_path / f"d{i}", *extra]).returncode == 0
+        man = json.loads((tmp_path / f"d{i}" / "manifest.json").read_text())
+        dumps.append({t["name"]: np.load(tmp_path / f"d{i}" / t["file"]) for t in man["tensors"]})
+    same = {n for n in dumps[0] if np.array_equal(dumps[0][n], dumps[1][n])}
+    same |= {i.name for i in model.graph.initializer}
+    order = [o for n in model.graph.node for o in n.output]
+    first = next(o for o in order if o not in same)
+    born = [n.name for n in model.graph.node if n.output[0] not in same and all(x in same for x in n.input)]
+    assert born  # the two versions do differ on this model
+
+    r = run([onnxprobe, "compare", out / "cnn.onnx", "--b-ort-version", "1.20.1", "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["summary"]["first_difference"] == first
+    named = [d["node"] for d in rep["drift_origins"]]
+    assert set(born) <= set(named), (born, named)
+    # nodes named beyond those differ when run alone with version A's inputs: confirmed by isolation
+    assert all(d["isolated"] for d in rep["drift_origins"] if d["node"] not in born)
