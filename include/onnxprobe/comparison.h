@@ -88,7 +88,7 @@ struct ComparisonResult {
   size_t failures = 0;
   bool frontier_from_graph = false;
   size_t runs_a = 0, runs_b = 0, batches = 0;
-  bool bisected = false;  // rows are the probes of RunBisection
+  bool bisected = false;  // RunBisection: the first failure was searched for before the rest
   size_t bisect_rounds = 0;
   int first_difference = -1;  // first row (topological order) that is not bitwise identical
   bool aborted = false;       // a side failed mid-way; rows hold what was compared
@@ -104,10 +104,11 @@ using RowCallback = std::function<void(const TensorResult& row, size_t done, siz
 Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job,
                                          const RowCallback& on_row = nullptr);
 
-// When capturing everything does not fit: a k-ary search over side A's topological order for the
-// first failing tensor, capturing at most `per_run` tensors per side per run (fewer if the
-// memory budget says so). Assumes error, once introduced, persists downstream; the rows are the
-// probed tensors only. `bisect_runs` in the result counts the probe rounds.
+// Finds the first failing tensor early: a k-ary search over side A's topological order with at
+// most `per_run` tensors per side per run (fewer if the memory budget says so) and a walk up the
+// graph to a node whose inputs pass; then compares every remaining tensor under the memory
+// budget, so the rows, frontier and verdict equal RunComparison's. `bisect_rounds` counts the
+// search's runs, `batches` all runs.
 Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job, size_t per_run);
 
 // Reads a mapping of renamed tensors: a JSON object {"name in A": "name in B"} or a text file

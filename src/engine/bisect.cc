@@ -104,8 +104,31 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
       current = next;
     }
   }
+  // The search only tells where the first failure is. The verdict needs every tensor: the rest
+  // is compared under the memory budget, so rows, frontier and verdict are the full comparison's
+  // (a fault whose error fades before the outputs, or a second one downstream, is not missed).
+  std::vector<Pair> rest;
+  std::vector<size_t> rest_index;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (!probed.count(i)) {
+      rest.push_back(pairs[i]);
+      rest_index.push_back(i);
+    }
+  }
+  size_t sweeps = 0, at = 0;
+  for (const auto& batch :
+       r.aborted ? std::vector<std::vector<Pair>>() : PlanBatches(rest, job.max_memory)) {
+    std::vector<RunOutput> fa, fb;
+    ++sweeps;
+    if (!FetchBoth(a, b, batch, &fa, &fb, &r)) break;
+    for (size_t j = 0; j < batch.size(); ++j, ++at) {
+      probed.emplace(rest_index[at], ComparePair(batch[j], fa[j], fb[j], job));
+      fa[j] = RunOutput();
+      fb[j] = RunOutput();
+    }
+  }
   for (auto& [i, row] : probed) r.rows.push_back(std::move(row));
-  r.batches = r.bisect_rounds;
+  r.batches = r.bisect_rounds + sweeps;
   FinishResult(a, b, job, &r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

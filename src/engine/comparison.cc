@@ -56,21 +56,7 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
 
   OP_ASSIGN_OR_RETURN(std::vector<Pair> pairs, PairTensors(a, b, job, &r.only_a, &r.only_b));
 
-  // batches whose tensors, on both sides, fit the memory budget
-  uint64_t known_max = 0;
-  for (const auto& p : pairs) known_max = std::max({known_max, p.a->est_bytes, p.b->est_bytes});
-  std::vector<std::vector<Pair>> batches(1);
-  uint64_t in_batch = 0;
-  for (const auto& p : pairs) {
-    uint64_t bytes = (p.a->est_bytes ? p.a->est_bytes : known_max) +
-                     (p.b->est_bytes ? p.b->est_bytes : known_max);
-    if (job.max_memory > 0 && !batches.back().empty() && in_batch + bytes > job.max_memory) {
-      batches.emplace_back();
-      in_batch = 0;
-    }
-    batches.back().push_back(p);
-    in_batch += bytes;
-  }
+  std::vector<std::vector<Pair>> batches = PlanBatches(pairs, job.max_memory);
   r.batches = batches.size();
 
   size_t done = 0;

@@ -124,6 +124,25 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   return row;
 }
 
+std::vector<std::vector<Pair>> PlanBatches(const std::vector<Pair>& pairs, uint64_t max_memory) {
+  uint64_t known_max = 0;
+  for (const auto& p : pairs) known_max = std::max({known_max, p.a->est_bytes, p.b->est_bytes});
+  std::vector<std::vector<Pair>> batches(1);
+  uint64_t in_batch = 0;
+  for (const auto& p : pairs) {
+    uint64_t bytes = (p.a->est_bytes ? p.a->est_bytes : known_max) +
+                     (p.b->est_bytes ? p.b->est_bytes : known_max);
+    if (max_memory > 0 && !batches.back().empty() && in_batch + bytes > max_memory) {
+      batches.emplace_back();
+      in_batch = 0;
+    }
+    batches.back().push_back(p);
+    in_batch += bytes;
+  }
+  if (batches.back().empty()) batches.pop_back();
+  return batches;
+}
+
 bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<RunOutput>* fa,
                std::vector<RunOutput>* fb, ComparisonResult* r) {
   std::vector<std::string> na, nb;

@@ -24,6 +24,10 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
                          const CompareJob& job);
 
+// Splits pairs, in order, into batches whose tensors on both sides fit `max_memory` (0: one
+// batch); a tensor of unknown size counts as the largest known one.
+std::vector<std::vector<Pair>> PlanBatches(const std::vector<Pair>& pairs, uint64_t max_memory);
+
 // Fetches one batch from both sides. On failure marks `r` aborted (naming the side) and returns
 // false; the rows compared so far stay.
 bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<RunOutput>* fa,
