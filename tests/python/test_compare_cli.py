@@ -333,7 +333,6 @@ def test_html_report_marks_advisory_and_not_compared_rows_and_explains_grades(on
     rows = rep["tensors"]
     rows[9].update(state="advisory", within_tolerance=False, tolerance_ratio=4.0, verdict="PASS")
     rows[1].update(state="not-compared", reason="a sequence output", tolerance_ratio=0)
-    rows[0]["grade"] = "high-risk"  # a passing row with a large relative error near 0
     dom, text = render_in_chromium(with_report(tmp_path / "r.html", rep, tmp_path / "edited.html"))
     assert text["headline"].startswith("PASS") and "FAIL" not in text[""]
     assert "8 tensors compared: 8 passed, 0 failed, 1 advisory" in text["headline"]
@@ -341,10 +340,26 @@ def test_html_report_marks_advisory_and_not_compared_rows_and_explains_grades(on
     assert "advisory" in table_row_text(dom, 9) and "PASS" not in table_row_text(dom, 9)
     assert table_row_text(dom, 1).split()[3:] == ["-"] * 9  # verdict, grade and every metric
     assert len(re.findall(r'<circle[^>]*class="pt', dom)) == 9  # nothing measured, nothing drawn
+
+
+@needs_chromium
+def test_html_report_explains_a_high_risk_grade_on_a_passing_tensor(onnxprobe, tmp_path):
+    # docs/metrics.md's example: max abs(a) = 1, so atol_used = 1e-5 and eps = 1e-3; at a = 0 the
+    # difference 5e-6 is a relative error of 5e-3 (high-risk) yet half the allowed error
+    write_dump(tmp_path / "A", [("t", np.array([1, 0], np.float32))])
+    write_dump(tmp_path / "B", [("t", np.array([1, 5e-6], np.float32))])
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "A", tmp_path / "B", "--html", tmp_path / "r.html")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert rep["tensors"][0]["max_rel"] == pytest.approx(5e-3, rel=1e-3)
+    dom, text = render_in_chromium(tmp_path / "r.html")
+    assert text["headline"].startswith("PASS")
     assert "1 passing tensor grades high-risk" in text["gradenote"]
     assert "grade rates the largest relative error alone" in text["gradenote"]
     assert "docs/metrics.md" in text["gradenote"]
+    assert "0.5000" in text["closest"]  # 5e-6 of an allowed 1e-5
+    # the grade cell itself carries the explanation, and so does the detail view
     assert re.search(r'<tr data-i="0"[^>]*>(?:(?!</tr>).)*class="risk" title="[^"]*docs/metrics.md', dom, re.S)
+    assert "High-risk grade on a passing tensor" in text["detail"]
 
 
 @needs_chromium
@@ -359,4 +374,5 @@ def test_html_report_of_an_aborted_comparison_says_so_and_shows_the_rows_compare
     assert text["headline"].startswith("ERROR") and "ABORTED after" in text["headline"]
     assert late["file"] in text["headline"]
     assert "aborted" in text["frontier"] and "No tensor fails" not in text[""]
+    assert "bit-exact everywhere" not in text["firstdiff"]  # only the rows before the abort were seen
     assert len(re.findall(r"<tr data-i=\"\d+\"", dom)) == rep["summary"]["compared"] > 0
