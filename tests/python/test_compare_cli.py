@@ -290,6 +290,11 @@ def test_html_report_of_a_pass_leads_with_first_difference_and_closest_to_tolera
     for c in rep["summary"]["closest_to_tolerance"]:
         assert c["name"] in text["closest"]
     assert text[""].index("Closest to tolerance") < text[""].index("Error vs depth")
+    # where the differences (all within tolerance) are born
+    assert rep["drift_origins"]
+    assert f"differences are born at {len(rep['drift_origins'])} node" in text["drift"]
+    for c in rep["drift_origins"][:10]:
+        assert c["node"] + " " in text["drift"]
     # optimization levels by name, never the number
     assert re.findall(r'class="opt">([^<]*)<', dom) == ["disabled", "all"]
 
