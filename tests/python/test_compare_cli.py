@@ -4,6 +4,7 @@ import os
 import re
 import shutil
 import subprocess
+from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -179,22 +180,204 @@ def test_json_schema_is_versioned_and_complete(onnxprobe, tmp_path):
         assert key in row
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
-def test_html_report_renders_in_headless_chromium(onnxprobe, tmp_path):
-    r, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=2", "--html", tmp_path / "r.html")
-    assert r.returncode == 1
-    html = (tmp_path / "r.html").read_text()
-    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "") and "https://" not in html
+class _VisibleText(HTMLParser):
+    """Text a reader sees (no script, style or SVG tooltips), for the whole page and per element id."""
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.text = [], {"": []}
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        ident = dict(attrs).get("id")
+        self.stack.append((tag, ident))
+        if ident:
+            self.text.setdefault(ident, [])
+
+    def handle_endtag(self, tag):
+        for k in range(len(self.stack) - 1, -1, -1):
+            if self.stack[k][0] == tag:
+                del self.stack[k:]
+                break
+
+    def handle_data(self, data):
+        if any(tag in ("script", "style", "title", "head") for tag, _ in self.stack):
+            return
+        self.text[""].append(data)
+        for _, ident in self.stack:
+            if ident:
+                self.text[ident].append(data)
+
+
+def visible_text(dom):
+    p = _VisibleText()
+    p.feed(dom)
+    return {k: " ".join(" ".join(v).split()) for k, v in p.text.items()}
+
+
+def render_in_chromium(html_path):
+    """The DOM after the page's script ran; fails on a script error or a console error."""
     p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-                        "--v=0", "--virtual-time-budget=5000", "--dump-dom", f"file://{tmp_path / 'r.html'}"],
+                        "--v=0", "--virtual-time-budget=5000", "--dump-dom", f"file://{html_path}"],
                        capture_output=True, text=True, timeout=120)
     dom = p.stdout
     assert 'data-rendered="ok"' in dom, p.stderr[-2000:]
     assert not re.search(r"<body[^>]*data-error", dom)
     console_errors = [l for l in p.stderr.splitlines() if "CONSOLE" in l and ("Error" in l or "Uncaught" in l)]
     assert console_errors == []
+    dom = re.sub(r"<script\b.*?</script>", "", dom, flags=re.S)  # the markup the script built
+    return dom, visible_text(dom)
+
+
+def with_report(html_path, rep, out_path):
+    """The page of `html_path` with its embedded report replaced, as html_reporter.cc splices it."""
+    html = html_path.read_text()
+    tag = '<script id="data" type="application/json">'
+    start = html.index(tag) + len(tag)
+    end = html.index("</script>", start)
+    out_path.write_text(html[:start] + json.dumps(rep).replace("</", "<\\/") + html[end:])
+    return out_path
+
+
+def table_row_text(dom, index):
+    m = re.search(r'<tr data-i="%d"[^>]*>(.*?)</tr>' % index, dom, re.S)
+    assert m, f"no table row {index}"
+    return " ".join(re.sub(r"<[^>]+>", " ", m.group(1)).split())
+
+
+needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+
+
+@needs_chromium
+def test_html_report_renders_in_headless_chromium(onnxprobe, tmp_path):
+    r, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=2", "--html", tmp_path / "r.html")
+    assert r.returncode == 1
+    html = (tmp_path / "r.html").read_text()
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "") and "https://" not in html
+    dom, text = render_in_chromium(tmp_path / "r.html")
     assert len(re.findall(r'<circle[^>]*class="pt', dom)) == rep["summary"]["compared"]
     assert 'class="first-divergence"' in dom and 'class="tolerance"' in dom
     assert len(re.findall(r"<tr data-i=\"\d+\"", dom)) == rep["summary"]["compared"]
     assert "Tensor detail: <code>" + FAULTY_TENSOR in dom
     assert "mismatches per channel" in dom
+    # where the error is born: the faulty node, marked introduced, and its isolation
+    assert "/features/features.3/Conv " in text["frontier"] and "introduced" in text["frontier"]
+    assert "No tensor fails" not in text[""] and "nothing to localize" not in text[""]
+    # what matters, near the top: the first difference (two bit-exact tensors before the fault)
+    # and the tensors nearest their tolerance
+    assert text["headline"].startswith("FAIL")
+    assert "bit-exact until " + FAULTY_TENSOR in text["firstdiff"] and "the 2 tensors before it" in text["firstdiff"]
+    assert text[""].index("bit-exact until") < text[""].index("Tensor detail")
+    for c in rep["summary"]["closest_to_tolerance"]:
+        assert c["name"] in text["closest"]
+    # the chart holds every channel of axis 1 of the faulty conv output
+    faulty = next(t for t in rep["tensors"] if t["name"] == FAULTY_TENSOR)
+    assert f"all {faulty['shape_a'][1]} channels" in text["chancaption"]
+    assert re.findall(r'class="opt">([^<]*)<', dom) == ["disabled", "disabled"]
+
+
+@needs_chromium
+def test_html_report_of_a_pass_leads_with_first_difference_and_closest_to_tolerance(onnxprobe, tmp_path):
+    r, rep = compare(onnxprobe, tmp_path, DEMO, "--b-opt-level", "all", "--dim", "batch=1",
+                     "--html", tmp_path / "r.html")
+    assert r.returncode == 0, r.stdout + r.stderr
+    dom, text = render_in_chromium(tmp_path / "r.html")
+    assert text["headline"].startswith("PASS") and "FAIL" not in text[""]
+    assert "bit-exact" in text["firstdiff"] or "first difference" in text["firstdiff"]
+    assert rep["summary"]["closest_to_tolerance"]
+    for c in rep["summary"]["closest_to_tolerance"]:
+        assert c["name"] in text["closest"]
+    assert text[""].index("Closest to tolerance") < text[""].index("Error vs depth")
+    # where the differences (all within tolerance) are born
+    assert rep["drift_origins"]
+    assert f"differences are born at {len(rep['drift_origins'])} node" in text["drift"]
+    for c in rep["drift_origins"][:10]:
+        assert c["node"] + " " in text["drift"]
+    # optimization levels by name, never the number
+    assert re.findall(r'class="opt">([^<]*)<', dom) == ["disabled", "all"]
+
+
+@needs_chromium
+def test_html_report_of_a_fail_without_an_introducing_row_shows_where_the_error_is_born(onnxprobe, tmp_path):
+    # a FAIL whose failing rows are all inherited: isolation found each within tolerance alone,
+    # and stage 2 named an ancestor whose own error is below tolerance and amplified downstream
+    _, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=1", "--html", tmp_path / "r.html")
+    assert rep["verdict"] == "FAIL"
+    for t in rep["tensors"]:
+        if t["role"] == "introduced":
+            t["role"] = "inherited"
+    rep["summary"]["frontier"] = []
+    note = ("no failing tensor fails on its own; the largest error made alone comes from "
+            "/features/features.0/Conv (Conv), below tolerance there and amplified downstream")
+    rep["summary"]["origin_note"] = note
+    for c in rep["localization"]["culprits"]:
+        c["introduced"] = False
+    source = dict(rep["localization"]["culprits"][0], tensor="/features/features.0/Conv_output_0",
+                  node="/features/features.0/Conv", op_type="Conv", row=-1, introduced=True,
+                  reason="largest error any ancestor makes on its own, below tolerance here")
+    rep["localization"]["culprits"].insert(0, source)
+    first = rep["tensors"][2]
+    first["channels"] = [[c, 1e-3 * (c % 7), 1e-4, c % 11] for c in range(200)]
+    dom, text = render_in_chromium(with_report(tmp_path / "r.html", rep, tmp_path / "edited.html"))
+    assert text["headline"].startswith("FAIL")
+    assert "No tensor fails" not in text[""] and "nothing to localize" not in text[""]
+    assert note in text["originnote"]
+    assert "/features/features.0/Conv " in text["frontier"] and "source" in text["frontier"]
+    assert "amplified downstream" in text["culprits"]
+    assert f"All {rep['summary']['failed']} failing tensors inherit the error" in text["frontier"]
+    # 200 channels: the chart samples and says so
+    assert "showing 64 of 200 channels (largest errors)" in text["detail"]
+
+
+@needs_chromium
+def test_html_report_marks_advisory_and_not_compared_rows_and_explains_grades(onnxprobe, tmp_path):
+    _, rep = compare(onnxprobe, tmp_path, DEMO, "--b-opt-level", "all", "--dim", "batch=1",
+                     "--html", tmp_path / "r.html")
+    rows = rep["tensors"]
+    rows[9].update(state="advisory", within_tolerance=False, tolerance_ratio=4.0, verdict="PASS")
+    rows[1].update(state="not-compared", reason="a sequence output", tolerance_ratio=0)
+    dom, text = render_in_chromium(with_report(tmp_path / "r.html", rep, tmp_path / "edited.html"))
+    assert text["headline"].startswith("PASS") and "FAIL" not in text[""]
+    assert "8 tensors compared: 8 passed, 0 failed, 1 advisory" in text["headline"]
+    assert "1 not compared" in text["headline"]
+    assert "advisory" in table_row_text(dom, 9) and "PASS" not in table_row_text(dom, 9)
+    assert table_row_text(dom, 1).split()[3:] == ["-"] * 9  # verdict, grade and every metric
+    assert len(re.findall(r'<circle[^>]*class="pt', dom)) == 9  # nothing measured, nothing drawn
+
+
+@needs_chromium
+def test_html_report_explains_a_high_risk_grade_on_a_passing_tensor(onnxprobe, tmp_path):
+    # docs/metrics.md's example: max abs(a) = 1, so atol_used = 1e-5 and eps = 1e-3; at a = 0 the
+    # difference 5e-6 is a relative error of 5e-3 (high-risk) yet half the allowed error
+    write_dump(tmp_path / "A", [("t", np.array([1, 0], np.float32))])
+    write_dump(tmp_path / "B", [("t", np.array([1, 5e-6], np.float32))])
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "A", tmp_path / "B", "--html", tmp_path / "r.html")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert rep["tensors"][0]["max_rel"] == pytest.approx(5e-3, rel=1e-3)
+    dom, text = render_in_chromium(tmp_path / "r.html")
+    assert text["headline"].startswith("PASS")
+    assert "1 passing tensor grades high-risk" in text["gradenote"]
+    assert "grade rates the largest relative error alone" in text["gradenote"]
+    assert "docs/metrics.md" in text["gradenote"]
+    assert "0.5000" in text["closest"]  # 5e-6 of an allowed 1e-5
+    # the grade cell itself carries the explanation, and so does the detail view
+    assert re.search(r'<tr data-i="0"[^>]*>(?:(?!</tr>).)*class="risk" title="[^"]*docs/metrics.md', dom, re.S)
+    assert "High-risk grade on a passing tensor" in text["detail"]
+
+
+@needs_chromium
+def test_html_report_of_an_aborted_comparison_says_so_and_shows_the_rows_compared(onnxprobe, tmp_path):
+    assert run([onnxprobe, "run", DEMO, "--dim", "batch=1", "-o", tmp_path / "d"]).returncode == 0
+    manifest = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    late = [t for t in manifest["tensors"] if t["kind"] == "tensor"][-2]
+    os.remove(tmp_path / "d" / late["file"])
+    r, rep = compare(onnxprobe, tmp_path, DEMO, tmp_path / "d", "--max-memory", "100K", "--html", tmp_path / "r.html")
+    assert r.returncode == 2 and rep["verdict"] == "ERROR"
+    dom, text = render_in_chromium(tmp_path / "r.html")
+    assert text["headline"].startswith("ERROR") and "ABORTED after" in text["headline"]
+    assert late["file"] in text["headline"]
+    assert "aborted" in text["frontier"] and "No tensor fails" not in text[""]
+    assert "bit-exact everywhere" not in text["firstdiff"]  # only the rows before the abort were seen
+    assert len(re.findall(r"<tr data-i=\"\d+\"", dom)) == rep["summary"]["compared"] > 0
