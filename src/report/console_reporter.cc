@@ -191,7 +191,8 @@ class ConsoleReporter : public Reporter {
       risky += t.pass && t.state == RowState::kCompared && t.grade == Grade::kHighRisk;
     if (risky > 0) {
       out += std::to_string(risky) +
-             " passing tensors grade high-risk: a grade rates the largest relative error alone "
+             (risky == 1 ? " passing tensor grades" : " passing tensors grade") +
+             " high-risk: a grade rates the largest relative error alone "
              "(>= 1e-3, often where values are near 0); the verdict applies atol + rtol*|a| "
              "(docs/metrics.md, grades and verdicts)\n";
     }
