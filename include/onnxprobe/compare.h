@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct Tolerance {
   // atol * max(1, max|a|), since float32 rounding in a sum grows with the size of its terms,
   // not of the result (an element near 0 in a tensor of magnitude 50 carries ~50x the noise).
   bool scale_atol = true;
+  // Differences up to this size are what the runtime itself cannot reproduce run to run (a
+  // measured noise floor): the absolute tolerance applied is never below it.
+  double noise_floor = 0;
 };
 
 // How a tensor is judged once shapes, dtypes and NaN/Inf are in order.
@@ -39,6 +43,8 @@ struct TolerancePolicy {
   // eps = kRelEpsScale * max|a| of the reference tensor, so elements far below the tensor's own
   // scale (cancellation near zero) do not dominate the relative error.
   double rel_eps = -1;
+  // Per-tensor noise floors (ReadNoiseFloor): For() sets Tolerance::noise_floor from them.
+  std::map<std::string, double> noise_floor;
   // The tolerance for one tensor. Fails only for malformed regex patterns.
   Tolerance For(const std::string& tensor, const std::string& op_type) const;
   Status Validate() const;

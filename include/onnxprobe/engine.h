@@ -10,6 +10,7 @@
 
 #include "onnxprobe/align.h"
 #include "onnxprobe/comparison.h"
+#include "onnxprobe/determinism.h"
 #include "onnxprobe/localize.h"
 
 namespace onnxprobe {
@@ -24,14 +25,15 @@ struct SideRequest {
 };
 
 struct CompareRequest {
-  SideRequest a, b;           // A is the reference, B the side under test
-  InputOptions inputs;        // shared by both sides; a dump side brings its own (then: empty)
-  bool inputs_given = false;  // the caller set `inputs`: an error when a dump brings inputs
-  CompareJob job;             // tolerances, selection, pairing, memory budget
-  std::string mapping_file;   // renamed tensors (ReadTensorMapping); merged under job.rename
-  std::string graph_model;    // graph for the frontier and isolation when both sides are dumps
-  size_t bisect_per_run = 0;  // > 0: bisection with this many tensors per run
-  bool localize = true;       // isolate candidates when something fails (needs a live side B)
+  SideRequest a, b;              // A is the reference, B the side under test
+  InputOptions inputs;           // shared by both sides; a dump side brings its own (then: empty)
+  bool inputs_given = false;     // the caller set `inputs`: an error when a dump brings inputs
+  CompareJob job;                // tolerances, selection, pairing, memory budget
+  std::string mapping_file;      // renamed tensors (ReadTensorMapping); merged under job.rename
+  std::string graph_model;       // graph for the frontier and isolation when both sides are dumps
+  std::string noise_floor_file;  // per-tensor floors from `determinism` (WriteNoiseFloor)
+  size_t bisect_per_run = 0;     // > 0: bisection with this many tensors per run
+  bool localize = true;          // isolate candidates when something fails (needs a live side B)
   LocalizeOptions localize_options;
   // Run live sides in child processes: a runtime that crashes (segfault in a provider or a
   // custom op) ends the comparison with kBackend and the rows compared so far, instead of

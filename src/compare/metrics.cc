@@ -443,6 +443,7 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   m.rel_eps = rel_eps;
   Tolerance used = tol_in;
   if (used.scale_atol) used.atol *= std::max(1.0, scale);
+  used.atol = std::max(used.atol, used.noise_floor);
   m.atol_used = used.atol;
   const Tolerance& tol = used;
 

@@ -73,6 +73,7 @@ Tolerance TolerancePolicy::For(const std::string& tensor, const std::string& op_
       // Validate() reports malformed patterns before any comparison
     }
   }
+  if (auto it = noise_floor.find(tensor); it != noise_floor.end()) t.noise_floor = it->second;
   return t;
 }
 

@@ -124,6 +124,9 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     OP_ASSIGN_OR_RETURN(auto mapping, ReadTensorMapping(req.mapping_file));
     for (auto& [x, y] : mapping) job.rename.emplace(x, y);  // explicit entries win
   }
+  if (!req.noise_floor_file.empty()) {
+    OP_ASSIGN_OR_RETURN(job.policy.noise_floor, ReadNoiseFloor(req.noise_floor_file));
+  }
   if (req.isolate_runtime) {
     return Unsupported("running live sides in a child process is not available in this build");
   }

@@ -89,5 +89,6 @@ int RunInspect(Args& args);
 int RunRun(Args& args);
 int RunCompare(Args& args);
 int RunReplay(Args& args);
+int RunDeterminism(Args& args);
 
 }  // namespace onnxprobe::cli

@@ -21,6 +21,8 @@ constexpr const char* kUsage =
     "  compare A [B]     compare two sides tensor by tensor (models run live, or dumps) and find\n"
     "                    the node where error is introduced; terminal, JSON and HTML reports\n"
     "  replay DIR        rerun a repro bundle written by compare --repro\n"
+    "  determinism MODEL run several times (and with other thread settings); name the first\n"
+    "                    tensor that is not reproducible\n"
     "  --version         onnxprobe and ONNX Runtime versions\n"
     "\n"
     "onnxprobe <command> --help shows the options of a command.\n"
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return onnxprobe::cli::RunRun(args);
     if (cmd == "compare") return onnxprobe::cli::RunCompare(args);
     if (cmd == "replay") return onnxprobe::cli::RunReplay(args);
+    if (cmd == "determinism") return onnxprobe::cli::RunDeterminism(args);
     std::fprintf(stderr, "onnxprobe: error: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return onnxprobe::cli::kExitBadInput;
   } catch (const std::exception& e) {
