@@ -109,6 +109,7 @@ TEST_F(LocalizeDemo, TheChangedNodeIsIntroducedAndItsConsumersInherit) {
 
   LocalizeOptions o;
   o.candidates = Candidates::kFailing;  // isolate every failing row
+  o.drift = false;                      // one isolation run per failing row, nothing else
   auto l = Localize(*a_, *b_, inputs_, job_, o, r_);
   ASSERT_TRUE(l.ok()) << l.status().message();
   EXPECT_TRUE(l->ran);
@@ -175,12 +176,29 @@ TEST_F(LocalizeDemo, NothingToIsolateOnAPass) {
   }
   pass.failures = 0;
   pass.first_failure = -1;
+  pass.first_difference = -1;  // bit-exact: no drift to trace either
   pass.frontier.clear();
+  size_t fetches = a_->fetches();
   auto l = Localize(*a_, *b_, inputs_, job_, LocalizeOptions(), pass);
   ASSERT_TRUE(l.ok());
   EXPECT_TRUE(l->culprits.empty());
+  EXPECT_TRUE(l->drift_origins.empty());
   EXPECT_EQ(l->isolation_runs, 0u);
-  EXPECT_EQ(l->note, "no candidate to isolate");
+  EXPECT_EQ(a_->fetches(), fetches);  // side A not asked for anything
+}
+
+// Where differences are born: the changed convolution reads bit-exact inputs, so it is a drift
+// origin without a run; every node after it, run alone on B with A's inputs, is bit-exact.
+TEST_F(LocalizeDemo, TheChangedNodeIsTheOnlyDriftOrigin) {
+  ASSERT_EQ(r_.first_difference, RowOf(kFaultyTensor));
+  LocalizeOptions o;
+  o.drift = true;
+  auto l = Localize(*a_, *b_, inputs_, job_, o, r_);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->drift_origins.size(), 1u);
+  EXPECT_EQ(l->drift_origins[0].tensor, kFaultyTensor);
+  EXPECT_TRUE(l->drift_origins[0].introduced);
+  EXPECT_EQ(l->drift_unexamined, 0u);
 }
 
 }  // namespace
