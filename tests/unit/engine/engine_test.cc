@@ -66,17 +66,27 @@ TEST(Compare, AModelAgainstItselfPasses) {
   EXPECT_FALSE(rep->localization.ran);              // nothing failed: nothing to isolate
 }
 
-TEST(Compare, BisectionFindsTheSameFirstFailure) {
+TEST(Compare, BisectionAgreesWithTheFullComparison) {
   CompareRequest req = DemoRequest(kFaulty);
-  req.bisect_per_run = 2;
   req.localize = false;
+  auto full = Compare(req);
+  req.bisect_per_run = 2;
   auto rep = Compare(req);
+  ASSERT_TRUE(full.ok()) << full.status().message();
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   const ComparisonResult& r = rep->comparison;
   EXPECT_TRUE(r.bisected);
+  EXPECT_FALSE(full->comparison.bisected);
   ASSERT_GE(r.first_failure, 0);
   EXPECT_EQ(r.rows[r.first_failure].name, kFaultyTensor);
-  EXPECT_LT(r.rows.size(), 10u);
+  EXPECT_EQ(r.frontier, full->comparison.frontier);
+  EXPECT_EQ(r.failures, full->comparison.failures);
+  ASSERT_EQ(r.rows.size(), full->comparison.rows.size());
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    EXPECT_EQ(r.rows[i].name, full->comparison.rows[i].name);
+    EXPECT_EQ(r.rows[i].role, full->comparison.rows[i].role) << r.rows[i].name;
+  }
+  EXPECT_GT(r.bisect_rounds, 0u);
   EXPECT_FALSE(rep->localization.ran);
 }
 
