@@ -52,6 +52,10 @@ void MarkRoles(const Model& model, ComparisonResult* r) {
         continue;
       }
       TensorResult& row = r->rows[it->second];
+      if (row.state == RowState::kNotCompared) {  // no value: it carries what it reads
+        if (input_tainted) tainted.insert(out);
+        continue;
+      }
       if (row.pass) continue;
       tainted.insert(out);
       row.role = input_tainted ? Role::kInherited : Role::kIntroduced;

@@ -1,0 +1,297 @@
+// RunComparison on in-memory sides: roles, frontier, first failure and first difference,
+// not-compared and advisory rows, a side failing mid-way, batching under a memory budget.
+#include "onnxprobe/comparison.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+
+#include "../fake_side.h"
+
+namespace onnxprobe {
+namespace {
+
+using fake::BuildModel;
+using fake::FakeSide;
+using fake::GraphNode;
+using fake::MakeF32;
+
+const std::vector<float> kRef = {1, 2, 3, 4};
+
+// atol 1e-3 and rtol 1e-3, not scaled: an element of value v passes within 1e-3 + 1e-3*v.
+CompareJob PlainJob() {
+  CompareJob job;
+  job.policy.global = Tolerance{1e-3, 1e-3, false};
+  return job;
+}
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+// x -> A -> a -> B -> b -> C -> c -> D -> d
+Model ChainModel(const std::vector<std::string>& names) {
+  std::vector<GraphNode> nodes;
+  std::string prev = "x";
+  for (const auto& n : names) {
+    std::string node = n;
+    node[0] = static_cast<char>(std::toupper(node[0]));
+    nodes.push_back({node, "Relu", {prev}, {n}});
+    prev = n;
+  }
+  auto m =
+      BuildModel(TempPath("chain_" + std::to_string(names.size()) + ".onnx"), nodes, {"x"}, {prev});
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return std::move(*m);
+}
+
+std::string NodeOf(const std::string& t) {
+  std::string n = t;
+  n[0] = static_cast<char>(std::toupper(n[0]));
+  return n;
+}
+
+// Side A holds kRef for every name; side B holds kRef changed as `b_values` says.
+void Fill(FakeSide* a, FakeSide* b, const std::vector<std::string>& names,
+          const std::map<std::string, std::vector<float>>& b_values) {
+  for (const auto& n : names) {
+    a->Add(n, NodeOf(n), "Relu", MakeF32({1, 4}, kRef));
+    auto it = b_values.find(n);
+    b->Add(n, NodeOf(n), "Relu", MakeF32({1, 4}, it == b_values.end() ? kRef : it->second));
+  }
+}
+
+std::vector<Role> Roles(const ComparisonResult& r) {
+  std::vector<Role> out;
+  for (const auto& row : r.rows) out.push_back(row.role);
+  return out;
+}
+
+TEST(RunComparison, ChainMarksTheFaultIntroducedAndWhatFollowsInherited) {
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  Model m = ChainModel(names);
+  FakeSide a("A"), b("B");
+  // b: 2 -> 2.000001, |d| ~1e-6 against an allowed 3e-3 (not bit-exact, within tolerance);
+  // c and d: 3 -> 3.5, |d| 0.5 against an allowed 4e-3
+  Fill(&a, &b, names,
+       {{"b", {1, 2.000001f, 3, 4}}, {"c", {1, 2, 3.5f, 4}}, {"d", {1, 2, 3.5f, 4}}});
+  a.SetModel(&m);
+  auto r = RunComparison(a, b, PlainJob());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 4u);
+  EXPECT_EQ(Roles(*r),
+            (std::vector<Role>{Role::kPass, Role::kPass, Role::kIntroduced, Role::kInherited}));
+  EXPECT_EQ(r->frontier, std::vector<int>{2});
+  EXPECT_TRUE(r->frontier_from_graph);
+  EXPECT_EQ(r->first_failure, 2);
+  EXPECT_EQ(r->first_difference, 1);
+  EXPECT_EQ(r->failures, 2u);
+  EXPECT_TRUE(r->rows[1].pass);
+  EXPECT_FALSE(r->rows[2].pass);
+  EXPECT_EQ(r->rows[2].node, "C");
+  EXPECT_EQ(r->rows[2].metrics.max_abs, 0.5);
+  EXPECT_FALSE(r->aborted);
+  EXPECT_EQ(r->batches, 1u);
+  EXPECT_EQ(a.runs(), 1u);
+  EXPECT_EQ(b.runs(), 1u);
+}
+
+TEST(RunComparison, WithoutAGraphOnlyTheFirstFailureIsIntroduced) {
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  FakeSide a("A"), b("B");
+  Fill(&a, &b, names, {{"b", {1, 2.5f, 3, 4}}, {"c", {1, 2, 3.5f, 4}}, {"d", {1, 2, 3.5f, 4}}});
+  auto r = RunComparison(a, b, PlainJob());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Roles(*r), (std::vector<Role>{Role::kPass, Role::kIntroduced, Role::kInherited,
+                                          Role::kInherited}));
+  EXPECT_EQ(r->frontier, std::vector<int>{1});
+  EXPECT_FALSE(r->frontier_from_graph);
+  EXPECT_EQ(r->first_difference, 1);
+}
+
+TEST(RunComparison, BitExactSidesHaveNoDifference) {
+  const std::vector<std::string> names = {"a", "b"};
+  FakeSide a("A"), b("B");
+  Fill(&a, &b, names, {});
+  auto r = RunComparison(a, b, PlainJob());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->first_difference, -1);
+  EXPECT_EQ(r->first_failure, -1);
+  EXPECT_EQ(r->failures, 0u);
+  EXPECT_TRUE(r->frontier.empty());
+}
+
+TEST(RunComparison, TwoBranchesEachIntroducingErrorAreBothInTheFrontier) {
+  // x -> P -> p; p -> L1 -> l1 -> L2 -> l2; p -> R1 -> r1 -> R2 -> r2; Add(l2, r2) -> out
+  std::vector<GraphNode> nodes = {
+      {"P", "Relu", {"x"}, {"p"}},    {"L1", "Relu", {"p"}, {"l1"}},
+      {"L2", "Relu", {"l1"}, {"l2"}}, {"R1", "Relu", {"p"}, {"r1"}},
+      {"R2", "Relu", {"r1"}, {"r2"}}, {"Out", "Add", {"l2", "r2"}, {"out"}}};
+  auto m = BuildModel(TempPath("branches.onnx"), nodes, {"x"}, {"out"});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  FakeSide a("A"), b("B");
+  const std::vector<float> bad = {1, 2, 3, 5};
+  for (const auto& n : nodes) {
+    const std::string& t = n.outputs[0];
+    a.Add(t, n.name, n.op_type, MakeF32({1, 4}, kRef));
+    bool wrong = t != "p";  // l1 and r1 make the error, the rest carry it
+    b.Add(t, n.name, n.op_type, MakeF32({1, 4}, wrong ? bad : kRef));
+  }
+  b.SetModel(&*m);  // either side's graph serves
+  auto r = RunComparison(a, b, PlainJob());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // rows: p l1 l2 r1 r2 out
+  EXPECT_EQ(Roles(*r), (std::vector<Role>{Role::kPass, Role::kIntroduced, Role::kInherited,
+                                          Role::kIntroduced, Role::kInherited, Role::kInherited}));
+  EXPECT_EQ(r->frontier, (std::vector<int>{1, 3}));
+  EXPECT_EQ(r->failures, 5u);
+  EXPECT_EQ(r->first_failure, 1);
+}
+
+TEST(RunComparison, NotComparedRowsNeverFail) {
+  const std::vector<std::string> names = {"a", "b", "c"};
+  FakeSide a("A"), b("B");
+  a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  a.Add("b", "B", "SequenceConstruct", MakeF32({1, 4}, kRef));
+  b.AddSkipped("b", "B", "SequenceConstruct", "a sequence, not a tensor");
+  a.Add("c", "C", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("c", "C", "Relu", MakeF32({1, 4}, kRef));
+  auto r = RunComparison(a, b, PlainJob());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_EQ(r->rows[1].state, RowState::kNotCompared);
+  EXPECT_TRUE(r->rows[1].pass);
+  EXPECT_EQ(r->rows[1].role, Role::kPass);
+  EXPECT_EQ(r->rows[1].reason, "a sequence, not a tensor");
+  EXPECT_EQ(r->rows[1].tolerance_ratio, 0);
+  EXPECT_EQ(r->failures, 0u);
+  EXPECT_EQ(r->first_difference, -1);  // a row without a value is no difference
+}
+
+// docs/metrics.md: a tensor is tainted when it fails, or when it was not compared and its
+// producer reads a tainted tensor. b fails, c (its consumer) has no value, d reads c and fails:
+// d only inherits b's error.
+TEST(RunComparison, TaintFlowsThroughARowThatWasNotCompared) {
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  Model m = ChainModel(names);
+  FakeSide a("A"), b("B");
+  const std::vector<float> bad = {1, 2, 3, 5};
+  a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  a.Add("b", "B", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("b", "B", "Relu", MakeF32({1, 4}, bad));
+  a.AddSkipped("c", "C", "Relu", "not a tensor");
+  b.Add("c", "C", "Relu", MakeF32({1, 4}, bad));
+  a.Add("d", "D", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("d", "D", "Relu", MakeF32({1, 4}, bad));
+  a.SetModel(&m);
+  auto r = RunComparison(a, b, PlainJob());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Roles(*r),
+            (std::vector<Role>{Role::kPass, Role::kIntroduced, Role::kPass, Role::kInherited}));
+  EXPECT_EQ(r->frontier, std::vector<int>{1});
+}
+
+TEST(RunComparison, AdvisoryRowsAreMeasuredButPass) {
+  const std::vector<std::string> names = {"a", "b", "c"};
+  FakeSide a("A"), b("B");
+  Fill(&a, &b, names, {{"b", {1, 2, 3.5f, 4}}});
+  CompareJob job = PlainJob();
+  job.advisory = {"b"};
+  auto r = RunComparison(a, b, job);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TensorResult& row = r->rows[1];
+  EXPECT_EQ(row.state, RowState::kAdvisory);
+  EXPECT_TRUE(row.pass);
+  EXPECT_FALSE(row.within_tolerance);
+  EXPECT_EQ(row.metrics.max_abs, 0.5);
+  EXPECT_DOUBLE_EQ(row.tolerance_ratio, 0.5 / (1e-3 + 1e-3 * 3));
+  EXPECT_EQ(row.role, Role::kPass);
+  EXPECT_EQ(r->failures, 0u);
+  EXPECT_EQ(r->first_failure, -1);
+  EXPECT_TRUE(r->frontier.empty());
+  EXPECT_EQ(r->first_difference, 1);
+}
+
+TEST(RunComparison, ASideFailingMidwayKeepsTheRowsCompared) {
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  FakeSide a("A"), b("B");
+  Fill(&a, &b, names, {{"a", {1, 2, 3.5f, 4}}});
+  b.FailOnFetch(2, BackendError("the runtime gave up"));
+  CompareJob job = PlainJob();
+  job.max_memory = 32;  // one pair of 16-byte tensors per run
+  size_t callbacks = 0;
+  auto r = RunComparison(a, b, job, [&](const TensorResult&, size_t done, size_t total) {
+    ++callbacks;
+    EXPECT_EQ(done, callbacks);
+    EXPECT_EQ(total, 4u);
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->aborted);
+  EXPECT_EQ(r->abort_status.code(), ErrorCode::kBackend);
+  EXPECT_NE(r->abort_status.message().find("side B"), std::string::npos);
+  EXPECT_NE(r->abort_status.message().find("the runtime gave up"), std::string::npos);
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].name, "a");
+  EXPECT_FALSE(r->rows[0].pass);
+  EXPECT_EQ(r->failures, 1u);
+  EXPECT_EQ(r->frontier, std::vector<int>{0});
+  EXPECT_EQ(callbacks, 1u);
+  EXPECT_EQ(b.fetches(), 2u);
+}
+
+TEST(RunComparison, MemoryBudgetSplitsTheRunsIntoBatches) {
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
+  FakeSide a("A"), b("B");
+  Fill(&a, &b, names, {});
+  CompareJob job = PlainJob();
+  job.max_memory = 64;  // each pair holds 2 x 16 bytes: two pairs per run
+  auto r = RunComparison(a, b, job);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rows.size(), 5u);
+  EXPECT_EQ(r->batches, 3u);
+  EXPECT_EQ(r->runs_a, 3u);
+  EXPECT_EQ(r->runs_b, 3u);
+  EXPECT_EQ(a.fetch_log(), (std::vector<std::vector<std::string>>{{"a", "b"}, {"c", "d"}, {"e"}}));
+  EXPECT_EQ(b.fetch_log(), a.fetch_log());
+
+  FakeSide a2("A"), b2("B");
+  Fill(&a2, &b2, names, {});
+  auto whole = RunComparison(a2, b2, PlainJob());  // no budget: one run per side
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->batches, 1u);
+  EXPECT_EQ(a2.runs(), 1u);
+  EXPECT_EQ(b2.fetched_tensors(), 5u);
+}
+
+TEST(RunComparison, PairsByExactNameOrTheMapping) {
+  FakeSide a("A"), b("B");
+  a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  a.Add("b", "B", "Relu", MakeF32({1, 4}, kRef));
+  a.Add("gone", "G", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("b_renamed", "B", "Relu", MakeF32({1, 4}, {1, 2, 3.5f, 4}));
+  b.Add("new", "N", "Relu", MakeF32({1, 4}, kRef));
+  CompareJob job = PlainJob();
+  job.rename = {{"b", "b_renamed"}};
+  auto r = RunComparison(a, b, job);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_EQ(r->rows[1].name, "b");
+  EXPECT_EQ(r->rows[1].name_b, "b_renamed");
+  EXPECT_FALSE(r->rows[1].pass);
+  EXPECT_EQ(r->only_a, std::vector<std::string>{"gone"});
+  EXPECT_EQ(r->only_b, std::vector<std::string>{"new"});
+}
+
+TEST(RunComparison, SidesWithNothingInCommonFail) {
+  FakeSide a("A"), b("B");
+  a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("z", "Z", "Relu", MakeF32({1, 4}, kRef));
+  auto r = RunComparison(a, b, PlainJob());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(a.fetches(), 0u);
+}
+
+}  // namespace
+}  // namespace onnxprobe
