@@ -181,3 +181,30 @@ def test_two_runtime_versions_name_the_kernels_that_changed(onnxprobe, cases, tm
     assert set(born) <= set(named), (born, named)
     # nodes named beyond those differ when run alone with version A's inputs: confirmed by isolation
     assert all(d["isolated"] for d in rep["drift_origins"] if d["node"] not in born)
+
+
+def test_determinism_of_a_deterministic_model_and_a_noise_floor_that_compare_honours(onnxprobe, tmp_path):
+    demo = Path(SRC) / "tests" / "data" / "demo"
+    r = run([onnxprobe, "determinism", demo / "demo_cnn.onnx", "--dim", "batch=2", "--runs", "3",
+             "--json", tmp_path / "d.json", "--save-noise-floor", tmp_path / "floor.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "d.json").read_text())
+    assert rep["outputs_reproducible"] and rep["first_nondeterministic"] is None
+    assert rep["runs"] == 6 and len(rep["configurations"]) == 4
+    m = onnx.load(str(demo / "demo_cnn.onnx"))
+    assert [t["name"] for t in rep["tensors"]] == [o for n in m.graph.node for o in n.output]
+    assert json.loads((tmp_path / "floor.json").read_text())["tensors"] == {}
+    # a floor above the faulty Conv's error (0.0076, by construction of the demo's fault) and its
+    # consumers' lets those tensors pass; without it they fail
+    faulty = demo / "demo_cnn_faulty.onnx"
+    names = [o for n in m.graph.node for o in n.output]
+    floor = {"format": "onnxprobe-noise-floor", "format_version": 1, "tensors": {n: 1.0 for n in names}}
+    (tmp_path / "big.json").write_text(json.dumps(floor))
+    base = [onnxprobe, "compare", demo / "demo_cnn.onnx", faulty, "--dim", "batch=1", "--isolate", "none"]
+    assert run(base).returncode == 1
+    r = run(base + ["--noise-floor", tmp_path / "big.json", "--json", tmp_path / "c.json"])
+    assert r.returncode == 0, r.stdout
+    assert all(t["atol_used"] >= 1.0 for t in json.loads((tmp_path / "c.json").read_text())["tensors"])
+    (tmp_path / "bad.json").write_text("{\"format\": \"other\"}")
+    r = run(base + ["--noise-floor", tmp_path / "bad.json"])
+    assert r.returncode == 2 and "bad.json" in r.stderr and "noise-floor" in r.stderr

@@ -42,6 +42,8 @@ constexpr const char* kHelp =
     "  --map FILE                renamed tensors: JSON {\"a\": \"b\"} or two columns per line\n"
     "  --topk NAMES              argmax/top-k agreement for these tensors (graph outputs get it)\n"
     "  --model MODEL             graph used to localize errors when both sides are dumps\n"
+    "  --noise-floor FILE        per-tensor run-to-run noise from determinism --save-noise-floor:\n"
+    "                            differences up to it are never failures\n"
     "  --max-memory SIZE         both sides' tensors alive at once (e.g. 1G)\n"
     "localization (side B live)\n"
     "  --isolate WHICH           run candidates alone on side B's runtime with side A's inputs:\n"
@@ -53,7 +55,7 @@ constexpr const char* kHelp =
     "  --json FILE  --html FILE  -q/--quiet  --rows N  --color/--no-color\n";
 
 struct CompareCli {
-  std::string a, b, json, html, mapping, graph;
+  std::string a, b, json, html, mapping, graph, noise_floor;
   LocalizeOptions localize;
   bool isolate = true;
   size_t bisect = 0;  // tensors per run when bisecting; 0 = full comparison
@@ -142,6 +144,8 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     } else if (args.Flag("--topk")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       for (auto& n : SplitList(v)) o->job.topk_tensors.push_back(n);
+    } else if (args.Flag("--noise-floor")) {
+      OP_ASSIGN_OR_RETURN(o->noise_floor, args.Value());
     } else if (args.Flag("--model")) {
       OP_ASSIGN_OR_RETURN(o->graph, args.Value());
     } else if (args.Flag("--max-memory")) {
@@ -237,6 +241,7 @@ int RunCompare(Args& args) {
   req.job = o.job;
   req.mapping_file = o.mapping;
   req.graph_model = o.graph;
+  req.noise_floor_file = o.noise_floor;
   req.bisect_per_run = o.bisect;
   req.localize = o.isolate;
   req.localize_options = o.localize;
