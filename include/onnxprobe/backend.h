@@ -28,6 +28,9 @@ struct SessionOptions {
   // Prefer plain allocations to a caching arena (CPU: the arena grows in power-of-two chunks and
   // keeps them). An explicit use_arena provider option wins.
   bool low_memory = false;
+  // Runtime session configuration entries (ONNX Runtime: AddSessionConfigEntry keys such as
+  // "optimization.disable_specified_optimizers"), applied as given.
+  std::map<std::string, std::string> config_entries;
 };
 
 // "disabled", "basic", "extended", "all" (99), or the number when unknown.

@@ -11,6 +11,7 @@
 #include "onnxprobe/align.h"
 #include "onnxprobe/comparison.h"
 #include "onnxprobe/determinism.h"
+#include "onnxprobe/explain.h"
 #include "onnxprobe/localize.h"
 
 namespace onnxprobe {
@@ -39,6 +40,9 @@ struct CompareRequest {
   // custom op) ends the comparison with kBackend and the rows compared so far, instead of
   // taking the caller's process down.
   bool isolate_runtime = false;
+  // Both sides run one model on one runtime and differ only in optimization level: also walk
+  // the optimization ladder and name the graph transformers that change the outputs.
+  bool explain_optimizations = false;
   RowCallback on_row;  // progress, called once per compared row
 };
 
@@ -64,6 +68,8 @@ struct CompareReport {
   // On a FAIL whose failing tensors are all inherited (no row introduces the error), where the
   // error is born instead or why that cannot be said; "" otherwise.
   std::string origin_note;
+  bool optimizations_explained = false;
+  ExplainResult optimizations;
   bool passed() const { return !comparison.aborted && comparison.failures == 0; }
 };
 

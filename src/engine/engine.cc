@@ -179,6 +179,22 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     ApplyRoles(report.localization, &r);
   }
   report.origin_note = OriginNote(report);
+  if (req.explain_optimizations) {
+    const SideRequest& x = req.a;
+    const SideRequest& y = req.b;
+    SessionOptions ya = x.session, yb = y.session;
+    ya.optimization_level = yb.optimization_level = 0;
+    bool same_model = x.path == y.path && sa.model() != nullptr && sb.model() != nullptr;
+    if (!same_model || x.ort_library != y.ort_library || ya.provider != yb.provider ||
+        x.session.optimization_level != 0 || y.session.optimization_level == 0) {
+      return InvalidArgument(
+          "explaining optimizations needs one model on one runtime and provider, side A with "
+          "optimizations disabled and side B with them enabled");
+    }
+    ExplainRequest er{y.path, y.ort_library, y.session, req.inputs, job.policy};
+    OP_ASSIGN_OR_RETURN(report.optimizations, ExplainOptimizations(er));
+    report.optimizations_explained = true;
+  }
   return report;
 }
 

@@ -109,7 +109,7 @@ class ConsoleReporter : public Reporter {
              std::to_string(r.rows.size()) + " tensors probed\n";
     }
     for (const auto& note : report.notes) out += "note: " + note + "\n";
-    out += Leading(r) + DriftLine(report);
+    out += Leading(r) + DriftLine(report) + Optimizations(report);
     if (!report.alignment.empty()) {
       std::map<std::string, int> by;
       for (const auto& a : report.alignment) ++by[a.method];
@@ -196,6 +196,30 @@ class ConsoleReporter : public Reporter {
              "(>= 1e-3, often where values are near 0); the verdict applies atol + rtol*|a| "
              "(docs/metrics.md, grades and verdicts)\n";
     }
+    return out;
+  }
+
+  std::string Optimizations(const CompareReport& report) const {
+    if (!report.optimizations_explained) return "";
+    const ExplainResult& e = report.optimizations;
+    std::string out = "optimization ladder (graph outputs vs optimizations disabled):";
+    for (const auto& st : e.ladder) {
+      out += " " + OptLevelName(st.level) + " " +
+             (st.differing_outputs == 0
+                  ? std::string("bit-exact")
+                  : "max abs " + FormatNumber(st.max_abs) + (st.within_tolerance ? "" : " FAIL")) +
+             ";";
+    }
+    out.back() = '\n';
+    if (e.first_level_with_difference < 0) return out;
+    std::string names;
+    for (const auto& n : e.responsible) names += (names.empty() ? "" : ", ") + n;
+    out += "transformers that change the outputs: " + (names.empty() ? "none found" : names) +
+           (e.explained_by_transformers
+                ? ""
+                : " (disabling every known transformer does not make the outputs bit-exact: "
+                  "part of the difference comes from elsewhere)") +
+           "; " + std::to_string(e.runs) + " runs\n";
     return out;
   }
 

@@ -219,6 +219,24 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     j.EndObject();
   }
   j.EndArray().EndObject();
+  if (report.optimizations_explained) {
+    const ExplainResult& e = report.optimizations;
+    j.Key("optimizations").BeginObject().Key("ladder").BeginArray();
+    for (const auto& st : e.ladder) {
+      j.BeginObject().Key("level").String(OptLevelName(st.level)).Key("max_abs").Number(st.max_abs);
+      j.Key("differing_outputs").UInt(st.differing_outputs);
+      j.Key("within_tolerance").Bool(st.within_tolerance).EndObject();
+    }
+    j.EndArray().Key("first_level_with_difference");
+    if (e.first_level_with_difference < 0)
+      j.Null();
+    else
+      j.String(OptLevelName(e.first_level_with_difference));
+    j.Key("responsible").BeginArray();
+    for (const auto& n : e.responsible) j.String(n);
+    j.EndArray().Key("explained_by_transformers").Bool(e.explained_by_transformers);
+    j.Key("runs").UInt(e.runs).EndObject();
+  }
   j.Key("drift_origins").BeginArray();
   for (const auto& c : l.drift_origins) {
     j.BeginObject().Key("node").String(c.node).Key("op_type").String(c.op_type);

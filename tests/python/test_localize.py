@@ -208,3 +208,19 @@ def test_determinism_of_a_deterministic_model_and_a_noise_floor_that_compare_hon
     (tmp_path / "bad.json").write_text("{\"format\": \"other\"}")
     r = run(base + ["--noise-floor", tmp_path / "bad.json"])
     assert r.returncode == 2 and "bad.json" in r.stderr and "noise-floor" in r.stderr
+
+
+def test_explain_optimizations_names_the_fusion_that_changes_the_outputs(onnxprobe, cases, tmp_path):
+    # the CNN keeps BatchNormalization after each Conv; at level basic ONNX Runtime folds it into the
+    # Conv's weights (its ConvBNFusion rewrite rule), which changes the last bits of the outputs
+    out, cs = cases
+    r = run([onnxprobe, "compare", out / "cnn.onnx", "--b-opt-level", "basic", "--explain-optimizations",
+             "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    e = json.loads((tmp_path / "r.json").read_text())["optimizations"]
+    assert [s["level"] for s in e["ladder"]] == ["basic"]
+    assert e["first_level_with_difference"] == "basic" and e["ladder"][0]["differing_outputs"] == 1
+    assert e["responsible"] == ["ConvBNFusion"] and e["explained_by_transformers"]
+    assert "transformers that change the outputs: ConvBNFusion" in r.stdout
+    r = run([onnxprobe, "compare", out / "cnn.onnx", out / cs[0]["faulty"], "--explain-optimizations"])
+    assert r.returncode == 2 and "optimization" in r.stderr

@@ -42,6 +42,9 @@ constexpr const char* kHelp =
     "  --map FILE                renamed tensors: JSON {\"a\": \"b\"} or two columns per line\n"
     "  --topk NAMES              argmax/top-k agreement for these tensors (graph outputs get it)\n"
     "  --model MODEL             graph used to localize errors when both sides are dumps\n"
+    "  --explain-optimizations   (one model, A optimizations off, B on) the level at which "
+    "outputs\n"
+    "                            change and the runtime's graph transformers that change them\n"
     "  --noise-floor FILE        per-tensor run-to-run noise from determinism --save-noise-floor:\n"
     "                            differences up to it are never failures\n"
     "  --max-memory SIZE         both sides' tensors alive at once (e.g. 1G)\n"
@@ -65,6 +68,7 @@ struct CompareCli {
   ConsoleOptions console;
   bool color_forced = false;
   bool absolute_atol = false;
+  bool explain = false;
 };
 
 Expected<Tolerance> ParseTol(const std::string& s, const std::string& what) {
@@ -144,6 +148,8 @@ Status Parse(Args& args, CompareCli* o, bool* help) {
     } else if (args.Flag("--topk")) {
       OP_ASSIGN_OR_RETURN(std::string v, args.Value());
       for (auto& n : SplitList(v)) o->job.topk_tensors.push_back(n);
+    } else if (args.Flag("--explain-optimizations")) {
+      o->explain = true;
     } else if (args.Flag("--noise-floor")) {
       OP_ASSIGN_OR_RETURN(o->noise_floor, args.Value());
     } else if (args.Flag("--model")) {
@@ -242,6 +248,7 @@ int RunCompare(Args& args) {
   req.mapping_file = o.mapping;
   req.graph_model = o.graph;
   req.noise_floor_file = o.noise_floor;
+  req.explain_optimizations = o.explain;
   req.bisect_per_run = o.bisect;
   req.localize = o.isolate;
   req.localize_options = o.localize;

@@ -160,6 +160,10 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
     OP_ORT(lib_, api->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
            "session options");
   }
+  for (const auto& [k, v] : o.config_entries) {
+    OP_ORT(lib_, api->AddSessionConfigEntry(so, k.c_str(), v.c_str()),
+           "session config entry '" + k + "'");
+  }
   OP_RETURN_IF_ERROR(AppendProvider(so, o));
   OP_ORT(lib_, api->CreateSessionFromArray(lib_->env, bytes.data(), bytes.size(), so, &session_),
          "ONNX Runtime " + lib_->version + " rejected the model");
