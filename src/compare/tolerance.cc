@@ -93,6 +93,11 @@ std::string Index(const std::vector<int64_t>& idx) {
 
 }  // namespace
 
+CompareOptions KernelOptionsFor(const TolerancePolicy& policy, CompareOptions options) {
+  if (policy.judge == JudgeBy::kP99) options.full_histogram = true;
+  return options;
+}
+
 bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::string* reason) {
   Tolerance tol = tol_in;
   if (m.shape_match && m.dtype_match) tol.atol = m.atol_used;
