@@ -66,6 +66,17 @@ struct CaptureOptions {
   bool check_observer = false;
 };
 
+// A graph output that capturing changed (the observer effect): the run with extra outputs (b)
+// against the plain run (a).
+struct ObserverDifference {
+  std::string name;
+  bool layout_differs = false;  // dtype or shape differ; then `layout` says how, the rest is 0
+  std::string layout;           // e.g. "float32[1, 10] vs float16[1, 10]"
+  uint64_t elements = 0, differing = 0;  // elements compared, and those not bit-identical
+  double max_abs = 0;                    // max |b - a|; +inf where NaN/Inf differ
+  double max_rel = 0;                    // max |b - a| / |a| over elements with a != 0
+};
+
 struct CaptureReport {
   size_t runs = 0;  // inference runs it took (batches)
   size_t captured = 0;
@@ -74,7 +85,7 @@ struct CaptureReport {
   size_t unknown_sizes = 0;      // tensors whose size shape inference could not tell
   bool observer_checked = false;
   bool observer_identical = false;
-  std::vector<std::string> observer_differences;  // graph outputs that changed
+  std::vector<ObserverDifference> observer_differences;  // graph outputs that changed
 };
 
 using ProgressFn = std::function<void(size_t done, size_t total)>;

@@ -79,11 +79,16 @@ struct TensorMetrics {
   double a_at_max = 0, b_at_max = 0;
   uint64_t exact_matches = 0;  // finite pairs with b == a
   // log2-spaced histogram of nonzero |b-a| over finite pairs: bin k counts errors in
-  // [2^(kHistMinExp + k/8), 2^(kHistMinExp + (k+1)/8)); bin 0 also holds anything smaller
+  // [HistogramEdge(k), HistogramEdge(k+1)) (see HistogramBin)
   std::vector<uint64_t> abs_histogram;
-  // The histograms (and so p99) see every histogram_stride-th element: all of them up to 2^16
-  // elements, a systematic sample of about 2^16 beyond; histogram_exact counts its exact matches.
+  // The histograms see every histogram_stride-th element: all of them below 2^17 elements (or
+  // when CompareOptions::full_histogram), a systematic sample of about 2^16 beyond;
+  // histogram_exact counts its exact matches.
   uint64_t histogram_stride = 1, histogram_exact = 0;
+  // p99_abs/p99_rel are numpy.percentile(x, 99) exactly below 2^17 elements; otherwise the upper
+  // edge of the histogram bin holding numpy's "higher" 99th percentile of the elements binned:
+  // never below it, less than 2^(1/8) (~9%) above (docs/metrics.md).
+  bool p99_exact = false;
   double rel_eps = 0;    // the eps the relative errors used
   double atol_used = 0;  // the absolute tolerance applied (atol, scaled when scale_atol)
   std::vector<ChannelError> channels;  // per index of axis 1, for failing tensors of rank >= 2
@@ -98,12 +103,23 @@ constexpr double kRelEpsScale = 1e-3;
 constexpr int kHistMinExp = -40;  // 2^-40 ~ 9e-13
 constexpr int kHistOctaves = 64;
 constexpr int kHistPerOctave = 8;
+constexpr int kHistBins = kHistOctaves * kHistPerOctave;
+
+// The one definition of the error histograms' bins, used by the kernel, the percentiles and any
+// reader of a histogram: bin k covers [HistogramEdge(k), HistogramEdge(k+1)) with
+// HistogramEdge(k) = 2^(kHistMinExp + k / kHistPerOctave) (the double nearest to it); bin 0 also
+// holds anything smaller (and 0), bin kHistBins-1 anything larger. Valid k: 0..kHistBins.
+int HistogramBin(double v);
+double HistogramEdge(int k);
 
 struct CompareOptions {
   int threads = 0;       // 0: hardware concurrency
   bool channels = true;  // per-channel breakdown when the tensor fails
   bool topk = false;     // force argmax/top-k metrics
   int k = 5;
+  // Bin every element of large tensors too (p99 then bounded for the whole tensor, not a sample);
+  // costs a histogram update per element. Set for judging by p99.
+  bool full_histogram = false;
 };
 
 // Compares B (under test) against A (reference), accumulating in double. Shape or dtype
@@ -111,6 +127,10 @@ struct CompareOptions {
 // the scale-relative eps described in TolerancePolicy.
 TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& tol, double rel_eps,
                              const CompareOptions& options);
+
+// The kernel options judging under `policy` needs: judging by p99 bins every element, so p99 is
+// exact (or a bound for the whole tensor), never a sample's estimate (docs/metrics.md).
+CompareOptions KernelOptionsFor(const TolerancePolicy& policy, CompareOptions options);
 
 // PASS/FAIL under the policy's judging mode; `reason` says why a tensor failed.
 bool Judge(const TensorMetrics& m, const Tolerance& tol, JudgeBy judge, std::string* reason);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "onnxprobe/graph.h"
 
@@ -16,18 +17,30 @@ std::vector<std::pair<std::string, const Tensor*>> InputRefs(const std::vector<N
   return refs;
 }
 
-std::string DescribeDifference(const std::string& name, const Tensor& a, const Tensor& b) {
+ObserverDifference Difference(const std::string& name, const Tensor& a, const Tensor& b) {
+  ObserverDifference d;
+  d.name = name;
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
-    return name + ": " + DTypeName(a.dtype()) + ShapeToString(a.shape()) + " vs " +
-           DTypeName(b.dtype()) + ShapeToString(b.shape());
+    d.layout_differs = true;
+    d.layout = DTypeName(a.dtype()) + ShapeToString(a.shape()) + " vs " + DTypeName(b.dtype()) +
+               ShapeToString(b.shape());
+    return d;
   }
-  double max_diff = 0;
+  d.elements = a.num_elements();
+  const size_t size = DTypeSize(a.dtype());
+  const auto* pa = static_cast<const unsigned char*>(a.data());
+  const auto* pb = static_cast<const unsigned char*>(b.data());
   for (uint64_t i = 0; i < a.num_elements(); ++i) {
-    double d = std::fabs(ElementAsDouble(a, i) - ElementAsDouble(b, i));
-    if (std::isnan(d)) d = INFINITY;
-    max_diff = std::max(max_diff, d);
+    if (std::memcmp(pa + i * size, pb + i * size, size) == 0) continue;
+    ++d.differing;  // -0 vs +0 or NaN payloads count here with a magnitude of 0
+    double x = ElementAsDouble(a, i), y = ElementAsDouble(b, i);
+    if (x == y || (std::isnan(x) && std::isnan(y))) continue;
+    double ad = std::fabs(y - x);
+    if (std::isnan(ad)) ad = INFINITY;
+    d.max_abs = std::max(d.max_abs, ad);
+    if (x != 0) d.max_rel = std::max(d.max_rel, ad / std::fabs(x));
   }
-  return name + ": max abs difference " + std::to_string(max_diff);
+  return d;
 }
 
 }  // namespace
@@ -137,8 +150,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
       }
       if (seen == nullptr || plain[i].tensor.empty() || seen->empty()) continue;
       if (!plain[i].tensor.BitwiseEqual(*seen)) {
-        report.observer_differences.push_back(
-            DescribeDifference(plain[i].name, plain[i].tensor, *seen));
+        report.observer_differences.push_back(Difference(plain[i].name, plain[i].tensor, *seen));
       }
     }
     report.observer_identical = report.observer_differences.empty();

@@ -55,7 +55,7 @@ Expected<std::unique_ptr<DumpWriter>> DumpWriter::Create(const std::string& path
 }
 
 DumpWriter::~DumpWriter() {
-  if (!finished_ && !tmp_.empty()) RemoveAll(tmp_);
+  if (!finished_ && !tmp_.empty()) RemoveTemporary(tmp_);
 }
 
 Status DumpWriter::Write(const std::string& kind, const std::string& name, const Tensor& t,
@@ -146,7 +146,7 @@ Status DumpWriter::Finish(const CaptureReport& report) {
       }
       fs::remove_all(path_, ec);
     }
-    fs::rename(tmp_, path_, ec);
+    ec = RenameTemporary(tmp_, path_);
     if (ec) return IoError(path_ + ": cannot move dump into place (" + ec.message() + ")");
   }
   finished_ = true;

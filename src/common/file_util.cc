@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/temp_registry.h"
+
 namespace fs = std::filesystem;
 
 namespace onnxprobe {
@@ -38,26 +40,42 @@ Expected<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
 
 std::string TempSiblingPath(const std::string& path) {
   static std::atomic<int> counter{0};
-  return path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  RegisterTemporary(tmp);
+  return tmp;
+}
+
+std::error_code RenameTemporary(const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (!ec) UnregisterTemporary(tmp);
+  return ec;
+}
+
+void RemoveTemporary(const std::string& tmp) {
+  RemoveAll(tmp);
+  UnregisterTemporary(tmp);
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& data) {
   std::string tmp = TempSiblingPath(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+    if (!out) {
+      UnregisterTemporary(tmp);
+      return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+    }
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
     out.flush();
     if (!out) {
       out.close();
-      std::remove(tmp.c_str());
+      RemoveTemporary(tmp);
       return IoError(path + ": write failed (" + std::strerror(errno) + ")");
     }
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
+  std::error_code ec = RenameTemporary(tmp, path);
   if (ec) {
-    std::remove(tmp.c_str());
+    RemoveTemporary(tmp);
     return IoError(path + ": rename failed (" + ec.message() + ")");
   }
   return Status::Ok();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <system_error>
 
 #include "onnxprobe/status.h"
 
@@ -14,8 +15,15 @@ Expected<std::string> ReadFile(const std::string& path, uint64_t max_bytes = UIN
 // Writes `data` to `path` via a temporary sibling and rename, so the file is complete or absent.
 Status WriteFileAtomic(const std::string& path, const std::string& data);
 
-// A path for a temporary sibling of `path` (same folder, unique suffix).
+// A path for a temporary sibling of `path` (same folder, unique suffix), registered for removal
+// on SIGINT/SIGTERM/SIGHUP (onnxprobe/cleanup.h) until RenameTemporary or RemoveTemporary.
 std::string TempSiblingPath(const std::string& path);
+
+// Renames temporary `tmp` (file or folder) to `path`; on success it is no longer a temporary.
+std::error_code RenameTemporary(const std::string& tmp, const std::string& path);
+
+// Removes temporary `tmp` (file or folder tree), best effort, and forgets it.
+void RemoveTemporary(const std::string& tmp);
 
 // Removes a file or folder tree; best effort, used to clean up after failures.
 void RemoveAll(const std::string& path);

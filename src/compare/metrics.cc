@@ -13,7 +13,17 @@ namespace onnxprobe {
 namespace {
 
 constexpr size_t kChunk = 1024;
-constexpr int kBins = kHistOctaves * kHistPerOctave;
+constexpr int kBins = kHistBins;
+// Below this many elements the histograms see every element and p99 is exact (a second pass
+// over the one or two bins that hold it, +35% on the kernel); beyond, the upper edge of its bin.
+constexpr uint64_t kExactBelow = uint64_t(1) << 17;
+
+// 2^(j/8), j = 0..8, correctly rounded: the bin edges inside one octave
+static_assert(kHistPerOctave == 8, "kOctaveEdges holds 8 bins per octave");
+constexpr double kOctaveEdges[kHistPerOctave + 1] = {
+    0x1.0000000000000p+0, 0x1.172b83c7d517bp+0, 0x1.306fe0a31b715p+0,
+    0x1.4bfdad5362a27p+0, 0x1.6a09e667f3bcdp+0, 0x1.8ace5422aa0dbp+0,
+    0x1.ae89f995ad3adp+0, 0x1.d5818dcfba487p+0, 0x1.0000000000000p+1};
 
 struct Acc {
   double sum_abs = 0, sum_rel = 0, max_abs = -1, max_rel = 0, max_ratio = 0;
@@ -98,14 +108,22 @@ struct Acc {
   }
 };
 
+// v = 2^e * m with m in [1, 2): the octave from the exponent bits, the bin inside it by comparing
+// m with the edges (exact: scaling by 2^e does not round), so v >= HistogramEdge(k) iff
+// Bin(v) >= k. The top 3 mantissa bits give j = floor(8(m-1)); since 1 + j/8 >= 2^(j/8) and
+// 2^((j+2)/8) > 1 + (j+1)/8, the bin is j or j+1: one comparison decides.
 inline int Bin(double v) {
   if (!(v > 0)) return 0;
   uint64_t bits;
   std::memcpy(&bits, &v, 8);
   int exp = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
-  int sub = static_cast<int>((bits >> 49) & 7);
-  int idx = (exp - kHistMinExp) * kHistPerOctave + sub;
-  return idx < 0 ? 0 : (idx >= kBins ? kBins - 1 : idx);
+  if (exp < kHistMinExp) return 0;  // also subnormals
+  if (exp >= kHistMinExp + kHistOctaves) return kBins - 1;
+  uint64_t mbits = (bits & ((uint64_t(1) << 52) - 1)) | (uint64_t(1023) << 52);
+  double m;
+  std::memcpy(&m, &mbits, 8);
+  int j = static_cast<int>((bits >> 49) & 7);
+  return (exp - kHistMinExp) * kHistPerOctave + j + (m >= kOctaveEdges[j + 1] ? 1 : 0);
 }
 
 // Converts elements [begin, begin+n) of `t` to double.
@@ -148,6 +166,12 @@ void Element(double a, double b, const Tolerance& tol, double eps, uint64_t inde
   acc->max_ratio = std::max(acc->max_ratio, ad / (tol.atol + tol.rtol * aa));
   ++acc->count;
   if (ad == 0) ++acc->exact;
+  if (ad > acc->max_abs) {
+    acc->max_abs = ad;
+    acc->max_index = index;
+    acc->a_at = a;
+    acc->b_at = b;
+  }
   if (index % acc->stride != 0) return;
   ++acc->sampled;
   if (ad == 0) {
@@ -155,12 +179,6 @@ void Element(double a, double b, const Tolerance& tol, double eps, uint64_t inde
   } else {
     ++acc->hist_abs[Bin(ad)];
     ++acc->hist_rel[Bin(rel)];
-  }
-  if (ad > acc->max_abs) {
-    acc->max_abs = ad;
-    acc->max_index = index;
-    acc->a_at = a;
-    acc->b_at = b;
   }
 }
 
@@ -177,16 +195,22 @@ template <typename T>
 void AddChunk(const ChunkSums& s, const T* a, const T* b, uint64_t c, size_t n, double eps,
               Acc* acc) {
   const uint64_t stride = acc->stride;
+  uint64_t* hist_abs = acc->hist_abs.data();  // locals: the stores below cannot alias them
+  uint64_t* hist_rel = acc->hist_rel.data();
+  uint64_t sampled = 0, zeros = 0;
   for (size_t i = static_cast<size_t>((stride - c % stride) % stride); i < n; i += stride) {
     double ad = std::fabs(double(b[i]) - double(a[i]));
-    ++acc->sampled;
+    double rel = ad / (std::fabs(double(a[i])) + eps);
+    ++sampled;
     if (ad == 0) {
-      ++acc->sampled_exact;
+      ++zeros;
       continue;
     }
-    ++acc->hist_abs[Bin(ad)];
-    ++acc->hist_rel[Bin(ad / (std::fabs(double(a[i])) + eps))];
+    ++hist_abs[Bin(ad)];
+    ++hist_rel[Bin(rel)];
   }
+  acc->sampled += sampled;
+  acc->sampled_exact += zeros;
   acc->sum_abs += s.sum_abs;
   acc->sum_rel += s.sum_rel;
   acc->max_rel = std::max(acc->max_rel, s.cmax_rel);
@@ -331,18 +355,100 @@ __attribute__((target_clones("avx2", "default"))) float MaxAbsF32(const float* p
   return m;
 }
 
-// The q-quantile from `zeros` exact matches plus the histogram: the upper edge of the bin that
-// holds it (within one bin, 2^(1/8) ~ 9%).
-double Percentile(const std::vector<uint64_t>& hist, uint64_t zeros, uint64_t total, double q) {
+// A bound on numpy.percentile(x, 100q) from `zeros` exact matches plus the histogram of the
+// other `total - zeros` values: the upper edge of the bin holding x[ceil(q*(total-1))] of the
+// sorted values (numpy's "higher" method, >= its default linear interpolation), so never below
+// it and at most one bin (2^(1/8)) above. The last bin is open: +inf (the caller clamps to max).
+double HistogramPercentile(const std::vector<uint64_t>& hist, uint64_t zeros, uint64_t total,
+                           double q) {
   if (total == 0) return 0;
-  uint64_t target = static_cast<uint64_t>(std::ceil(q * double(total)));
+  uint64_t target = static_cast<uint64_t>(std::ceil(q * double(total - 1))) + 1;  // 1-based
   uint64_t seen = zeros;
   if (seen >= target) return 0;
-  for (int k = 0; k < kBins; ++k) {
+  for (int k = 0; k + 1 < kBins; ++k) {
     seen += hist[k];
-    if (seen >= target) return std::exp2(kHistMinExp + double(k + 1) / kHistPerOctave);
+    if (seen >= target) return HistogramEdge(k + 1);
   }
-  return std::exp2(kHistMinExp + double(kBins) / kHistPerOctave);
+  return INFINITY;
+}
+
+// numpy.percentile(x, 100q) with its default (linear) method, computed the way numpy does, for
+// tensors whose histograms saw every element: the histogram tells which bins hold the ranks
+// floor(q*(n-1)) and the one after, and a second pass collects only the values in those bins.
+class ExactPercentile {
+ public:
+  ExactPercentile(const std::vector<uint64_t>& hist, uint64_t zeros, uint64_t total, double q)
+      : hist_(hist), zeros_(zeros) {
+    if (total == 0) return;
+    h_ = q * double(total - 1);
+    lo_ = static_cast<uint64_t>(std::floor(h_));
+    hi_ = std::min(lo_ + 1, total - 1);
+    if (hi_ < zeros_) return;  // both ranks are exact matches: 0
+    int k_lo = BinOf(std::max(lo_, zeros_)), k_hi = BinOf(hi_);
+    base_ = zeros_;
+    for (int k = 0; k < k_lo; ++k) base_ += hist_[k];
+    uint64_t in_bins = 0;
+    for (int k = k_lo; k <= k_hi; ++k) in_bins += hist_[k];
+    values_.reserve(in_bins);
+    low_ = k_lo == 0 ? 0 : HistogramEdge(k_lo);
+    high_ = k_hi + 1 >= kBins ? INFINITY : HistogramEdge(k_hi + 1);
+    needed_ = true;
+  }
+  bool needed() const { return needed_; }
+  void Offer(double v) {
+    if (v > 0 && v >= low_ && v < high_) values_.push_back(v);
+  }
+  double Result() {
+    if (!needed_) return 0;
+    std::sort(values_.begin(), values_.end());
+    double a = At(lo_), b = At(hi_), t = h_ - double(lo_);
+    return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+  }
+
+ private:
+  int BinOf(uint64_t rank) const {  // rank >= zeros_: the bin holding sorted(x)[rank]
+    uint64_t seen = zeros_;
+    for (int k = 0; k < kBins; ++k) {
+      seen += hist_[k];
+      if (seen > rank) return k;
+    }
+    return kBins - 1;
+  }
+  double At(uint64_t rank) const {
+    if (rank < zeros_) return 0;
+    uint64_t i = rank - base_;
+    return i < values_.size() ? values_[i] : 0;  // i is in range when the histogram is complete
+  }
+  const std::vector<uint64_t>& hist_;
+  uint64_t zeros_, lo_ = 0, hi_ = 0, base_ = 0;
+  double h_ = 0, low_ = 0, high_ = 0;
+  bool needed_ = false;
+  std::vector<double> values_;
+};
+
+// The second pass of ExactPercentile for |b-a| and the relative error, same formulas as the
+// first pass (so the same values fall into the same bins).
+void CollectExact(const Tensor& a, const Tensor& b, double eps, ExactPercentile* abs_p,
+                  ExactPercentile* rel_p) {
+  if (!abs_p->needed() && !rel_p->needed()) return;
+  double da[kChunk], db[kChunk];
+  const uint64_t n = a.num_elements();
+  for (uint64_t c = 0; c < n; c += kChunk) {
+    size_t len = static_cast<size_t>(std::min<uint64_t>(kChunk, n - c));
+    ToDouble(a, c, len, da);
+    ToDouble(b, c, len, db);
+    double ad[kChunk], rel[kChunk];
+#pragma omp simd
+    for (size_t i = 0; i < len; ++i) {
+      ad[i] = std::fabs(db[i] - da[i]);
+      rel[i] = ad[i] / (std::fabs(da[i]) + eps);
+    }
+    for (size_t i = 0; i < len; ++i) {
+      if (!std::isfinite(da[i]) || !std::isfinite(db[i])) continue;
+      abs_p->Offer(ad[i]);
+      rel_p->Offer(rel[i]);
+    }
+  }
 }
 
 std::vector<int64_t> Unravel(uint64_t flat, const Shape& shape) {
@@ -422,6 +528,12 @@ void TopK(const Tensor& a, const Tensor& b, int k, TensorMetrics* m) {
 
 }  // namespace
 
+int HistogramBin(double v) { return Bin(v); }
+
+double HistogramEdge(int k) {
+  return std::ldexp(kOctaveEdges[k % kHistPerOctave], kHistMinExp + k / kHistPerOctave);
+}
+
 TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& tol_in,
                              double rel_eps, const CompareOptions& options) {
   TensorMetrics m;
@@ -455,7 +567,8 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   std::vector<Acc> parts(threads);
   // histograms (p99, the report's error histogram) sample at most ~64K elements per tensor:
   // binning every element would cost more than the rest of the pass together
-  uint64_t stride = std::max<uint64_t>(1, n >> 16);
+  uint64_t stride = options.full_histogram ? 1 : std::max<uint64_t>(1, n >> 16);
+  // below 2^17 elements every value is kept too (at most 2 MB) and p99 is exact
   for (auto& p : parts) p.stride = stride;
   uint64_t per = (n + threads - 1) / threads;
   per = (per + kChunk - 1) / kChunk * kChunk;
@@ -476,8 +589,8 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
     }
     for (auto& th : pool) th.join();
   }
-  Acc acc;
-  for (const auto& p : parts) acc.Merge(p);
+  Acc acc = std::move(parts[0]);
+  for (size_t t = 1; t < parts.size(); ++t) acc.Merge(parts[t]);
   if (f32) {
     m.stats_a = acc.side_a.Stats();
     m.stats_b = acc.side_b.Stats();
@@ -494,8 +607,19 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
     m.max_rel = acc.max_rel;
     m.max_tol_ratio = acc.max_ratio;
     m.mean_rel = acc.sum_rel / double(acc.count);
-    m.p99_abs = std::min(m.max_abs, Percentile(acc.hist_abs, acc.sampled_exact, acc.sampled, 0.99));
-    m.p99_rel = std::min(m.max_rel, Percentile(acc.hist_rel, acc.sampled_exact, acc.sampled, 0.99));
+    if (n < kExactBelow && stride == 1) {
+      ExactPercentile abs_p(acc.hist_abs, acc.sampled_exact, acc.sampled, 0.99);
+      ExactPercentile rel_p(acc.hist_rel, acc.sampled_exact, acc.sampled, 0.99);
+      CollectExact(a, b, rel_eps, &abs_p, &rel_p);
+      m.p99_exact = true;
+      m.p99_abs = abs_p.Result();
+      m.p99_rel = rel_p.Result();
+    } else {
+      m.p99_abs = std::min(m.max_abs,
+                           HistogramPercentile(acc.hist_abs, acc.sampled_exact, acc.sampled, 0.99));
+      m.p99_rel = std::min(m.max_rel,
+                           HistogramPercentile(acc.hist_rel, acc.sampled_exact, acc.sampled, 0.99));
+    }
     m.max_abs_index = Unravel(acc.max_index, a.shape());
     m.a_at_max = acc.a_at;
     m.b_at_max = acc.b_at;

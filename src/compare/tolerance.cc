@@ -2,6 +2,7 @@
 #include <regex>
 
 #include "onnxprobe/compare.h"
+#include "onnxprobe/format.h"
 
 namespace onnxprobe {
 
@@ -79,12 +80,6 @@ Tolerance TolerancePolicy::For(const std::string& tensor, const std::string& op_
 
 namespace {
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.3g", v);
-  return buf;
-}
-
 std::string Index(const std::vector<int64_t>& idx) {
   std::string s = "[";
   for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
@@ -92,6 +87,11 @@ std::string Index(const std::vector<int64_t>& idx) {
 }
 
 }  // namespace
+
+CompareOptions KernelOptionsFor(const TolerancePolicy& policy, CompareOptions options) {
+  if (policy.judge == JudgeBy::kP99) options.full_histogram = true;
+  return options;
+}
 
 bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::string* reason) {
   Tolerance tol = tol_in;
@@ -118,8 +118,9 @@ bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::
     case JudgeBy::kElementwise:
       if (m.mismatches == 0) return true;
       *reason = std::to_string(m.mismatches) + " of " + std::to_string(m.count) + " elements (" +
-                Num(100 * m.mismatch_fraction) + "%) beyond atol+rtol*|a|; max abs error " +
-                Num(m.max_abs) + " at " + Index(m.max_abs_index);
+                FormatNumber(100 * m.mismatch_fraction) +
+                "%) beyond atol+rtol*|a|; max abs error " + FormatNumber(m.max_abs) + " at " +
+                Index(m.max_abs_index);
       return false;
     case JudgeBy::kMax:
       break;
@@ -133,9 +134,9 @@ bool Judge(const TensorMetrics& m, const Tolerance& tol_in, JudgeBy judge, std::
       break;
   }
   if (abs_stat <= tol.atol || rel_stat <= tol.rtol) return true;
-  *reason = std::string(JudgeByName(judge)) + " abs error " + Num(abs_stat) + " > atol " +
-            Num(tol.atol) + " and " + JudgeByName(judge) + " rel error " + Num(rel_stat) +
-            " > rtol " + Num(tol.rtol);
+  *reason = std::string(JudgeByName(judge)) + " abs error " + FormatNumber(abs_stat) + " > atol " +
+            FormatNumber(tol.atol) + " and " + JudgeByName(judge) + " rel error " +
+            FormatNumber(rel_stat) + " > rtol " + FormatNumber(tol.rtol);
   return false;
 }
 

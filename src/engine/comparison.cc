@@ -39,7 +39,8 @@ bool RowIdentical(const TensorResult& row) {
 
 void JudgeRow(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
               const CompareOptions& kernel, TensorResult* row) {
-  row->metrics = CompareTensors(a, b, row->tolerance, policy.rel_eps, kernel);
+  row->metrics =
+      CompareTensors(a, b, row->tolerance, policy.rel_eps, KernelOptionsFor(policy, kernel));
   row->reason.clear();
   row->within_tolerance = Judge(row->metrics, row->tolerance, policy.judge, &row->reason);
   row->pass = row->within_tolerance || row->state == RowState::kAdvisory;

@@ -28,9 +28,12 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   std::string tmp = TempSiblingPath(dir);
   fs::create_directories(fs::path(tmp) / "test_data_set_0", ec);
   fs::create_directories(fs::path(tmp) / "observed", ec);
-  if (ec) return IoError(dir + ": cannot create (" + ec.message() + ")");
+  if (ec) {
+    RemoveTemporary(tmp);
+    return IoError(dir + ": cannot create (" + ec.message() + ")");
+  }
   auto fail = [&](const Status& st) {
-    RemoveAll(tmp);
+    RemoveTemporary(tmp);
     return st;
   };
   Status st = WriteFileAtomic(tmp + "/model.onnx", bundle.model_bytes);
@@ -119,7 +122,7 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
   if (st.ok()) st = WriteFileAtomic(tmp + "/README.txt", readme);
   if (!st.ok()) return fail(st);
   if (fs::exists(dir, ec)) fs::remove_all(dir, ec);
-  fs::rename(tmp, dir, ec);
+  ec = RenameTemporary(tmp, dir);
   if (ec) return fail(IoError(dir + ": cannot move the bundle into place (" + ec.message() + ")"));
   return Status::Ok();
 }

@@ -12,20 +12,24 @@ namespace onnxprobe {
 Status WriteNpy(const std::string& path, const Tensor& t) {
   std::string tmp = TempSiblingPath(path);
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+  if (f == nullptr) {
+    Status st = IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+    RemoveTemporary(tmp);
+    return st;
+  }
   std::string header = NpyHeaderBytes(t.dtype(), t.shape());
   bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
   ok = ok && ForEachNpyPayloadChunk(
                  t, [f](const void* p, size_t n) { return std::fwrite(p, 1, n, f) == n; });
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
-    std::remove(tmp.c_str());
-    return IoError(path + ": write failed (" + std::strerror(errno) + ")");
+    Status st = IoError(path + ": write failed (" + std::strerror(errno) + ")");
+    RemoveTemporary(tmp);
+    return st;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  std::error_code ec = RenameTemporary(tmp, path);
   if (ec) {
-    std::remove(tmp.c_str());
+    RemoveTemporary(tmp);
     return IoError(path + ": rename failed (" + ec.message() + ")");
   }
   return Status::Ok();

@@ -41,7 +41,7 @@ struct NpzWriter::Impl {
   void Abort() {
     if (f != nullptr) std::fclose(f);
     f = nullptr;
-    if (!tmp.empty()) std::remove(tmp.c_str());
+    if (!tmp.empty()) RemoveTemporary(tmp);
     tmp.clear();
   }
 };
@@ -55,8 +55,10 @@ Status NpzWriter::Open(const std::string& path) {
   impl_->tmp = TempSiblingPath(path);
   impl_->f = std::fopen(impl_->tmp.c_str(), "wb");
   if (impl_->f == nullptr) {
+    Status st = IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+    RemoveTemporary(impl_->tmp);
     impl_->tmp.clear();
-    return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+    return st;
   }
   impl_->offset = 0;
   impl_->records.clear();
@@ -186,8 +188,7 @@ Status NpzWriter::Finish() {
   FILE* f = m.f;
   m.f = nullptr;
   if (std::fclose(f) != 0) return m.Fail("close failed");
-  std::error_code ec;
-  std::filesystem::rename(m.tmp, m.path, ec);
+  std::error_code ec = RenameTemporary(m.tmp, m.path);
   if (ec) {
     Status st = IoError(m.path + ": rename failed (" + ec.message() + ")");
     m.Abort();

@@ -135,6 +135,54 @@ def test_observer_check(onnxprobe, chain, tmp_path):
     assert "bit-identical" in r.stdout
 
 
+def decomposed_layernorm(path, d=768):
+    """LayerNorm written out op by op: optimizations fuse it into one kernel in a plain run, but not
+    when capture marks its intermediates as outputs, so capturing changes Y by float rounding."""
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("ReduceMean", ["X"], ["mean"], axes=[-1]),
+             helper.make_node("Sub", ["X", "mean"], ["xc"]),
+             helper.make_node("Pow", ["xc", "two"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq"], ["var"], axes=[-1]),
+             helper.make_node("Add", ["var", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["std"]),
+             helper.make_node("Div", ["xc", "std"], ["norm"]),
+             helper.make_node("Mul", ["norm", "gamma"], ["scaled"]),
+             helper.make_node("Add", ["scaled", "beta"], ["Y"])]
+    inits = [numpy_helper.from_array(np.array(2, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-5, np.float32), "eps"),
+             numpy_helper.from_array(rng.standard_normal(d).astype(np.float32), "gamma"),
+             numpy_helper.from_array(rng.standard_normal(d).astype(np.float32), "beta")]
+    g = helper.make_graph(nodes, "layernorm", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [64, d])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [64, d])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+def test_observer_check_reports_the_magnitude_of_a_change(onnxprobe, tmp_path):
+    model = tmp_path / "ln.onnx"
+    decomposed_layernorm(model)
+    flags = ["--opt-level", "all", "--seed", "3"]
+    r = run([onnxprobe, "run", model, "-o", tmp_path / "all", "--check-observer"] + flags)
+    assert r.returncode == 1, r.stderr
+    rj = run([onnxprobe, "run", model, "-o", tmp_path / "all2", "--check-observer", "--json"] + flags)
+    assert rj.returncode == 1, rj.stderr
+    # reference: Y captured alone (a graph output: nothing extra marked, the plain run's graph)
+    assert run([onnxprobe, "run", model, "-o", tmp_path / "plain", "--tensors", "Y"] + flags).returncode == 0
+    captured = load_dump(tmp_path / "all")[1]["Y"].astype(np.float64)
+    plain = load_dump(tmp_path / "plain")[1]["Y"].astype(np.float64)
+    d = np.abs(captured - plain)
+    assert d.max() > 0
+    diff, = json.loads(rj.stdout)["observer_differences"]
+    assert diff["name"] == "Y"
+    assert diff["max_abs"] == pytest.approx(d.max(), rel=1e-12)
+    nz = plain != 0
+    assert diff["max_rel"] == pytest.approx((d[nz] / np.abs(plain[nz])).max(), rel=1e-12)
+    assert diff["differing"] == int((captured != plain).sum()) and diff["elements"] == plain.size
+    assert f"Y: max abs difference {d.max():.3g}," in r.stdout, r.stdout  # %g, never 0.000000
+
+
 def test_random_inputs_are_seeded(onnxprobe, chain, tmp_path):
     for i in range(2):
         assert run([onnxprobe, "run", chain, "--shape", "X:4x3", "--seed", "7", "-o", tmp_path / f"s{i}"]).returncode == 0

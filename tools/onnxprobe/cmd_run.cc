@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "onnxprobe/backend.h"
 #include "onnxprobe/dump.h"
+#include "onnxprobe/format.h"
 #include "onnxprobe/json.h"
 #include "onnxprobe/model.h"
 
@@ -158,7 +159,17 @@ int RunRun(Args& args) {
     j.Key("skipped").BeginArray();
     for (const auto& s : report->skipped) j.String(s);
     j.EndArray();
-    if (report->observer_checked) j.Key("observer_identical").Bool(report->observer_identical);
+    if (report->observer_checked) {
+      j.Key("observer_identical").Bool(report->observer_identical);
+      j.Key("observer_differences").BeginArray();
+      for (const auto& d : report->observer_differences) {
+        j.BeginObject().Key("name").String(d.name);
+        if (d.layout_differs) j.Key("layout").String(d.layout);
+        j.Key("elements").UInt(d.elements).Key("differing").UInt(d.differing);
+        j.Key("max_abs").Number(d.max_abs).Key("max_rel").Number(d.max_rel).EndObject();
+      }
+      j.EndArray();
+    }
     j.EndObject();
     std::printf("%s\n", j.str().c_str());
   } else if (!o.quiet) {
@@ -171,7 +182,16 @@ int RunRun(Args& args) {
         std::printf("observer check: graph outputs are bit-identical with and without capture\n");
       } else {
         std::printf("observer check: capturing CHANGED the graph outputs:\n");
-        for (const auto& d : report->observer_differences) std::printf("  %s\n", d.c_str());
+        for (const auto& d : report->observer_differences) {
+          if (d.layout_differs) {
+            std::printf("  %s: %s\n", d.name.c_str(), d.layout.c_str());
+          } else {
+            std::printf("  %s: max abs difference %s, max rel %s (%llu of %llu elements differ)\n",
+                        d.name.c_str(), FormatNumber(d.max_abs).c_str(),
+                        FormatNumber(d.max_rel).c_str(), (unsigned long long)d.differing,
+                        (unsigned long long)d.elements);
+          }
+        }
       }
     }
     std::printf("dump: %s\n", o.output.c_str());

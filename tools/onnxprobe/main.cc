@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "onnxprobe/backend.h"
+#include "onnxprobe/cleanup.h"
 #include "onnxprobe/version.h"
 
 namespace {
@@ -43,6 +44,7 @@ int PrintVersion() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  (void)onnxprobe::InstallTemporaryCleanup();  // ^C or kill leaves no *.tmp-* behind
   try {
     if (argc < 2) {
       std::fputs(kUsage, stderr);
