@@ -56,20 +56,20 @@ class ConsoleReporter : public Reporter {
     std::string role = t.pass ? "" : (t.role == Role::kIntroduced ? "introduced" : "inherited");
     if (t.state == RowState::kAdvisory) role = "by value";
     char line[512];
-    std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n",
+    std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %9s  %7s  %8s\n",
                   i, Pad(Clip(t.name, 44), 44).c_str(), Pad(Clip(t.op_type, 14), 14).c_str(),
                   verdict.c_str(), role.c_str(),
                   t.state == RowState::kNotCompared ? "-" : GradeName(t.grade),
                   Fmt("%.2e", m.max_abs).c_str(), Fmt("%.2e", m.max_rel).c_str(),
-                  Fmt("%.6f", m.cosine).c_str(), Fmt("%.1f", m.snr_db).c_str(),
-                  Fmt("%.2f%%", 100 * m.mismatch_fraction).c_str());
+                  Fmt("%.7g", m.cosine).c_str(), Fmt("%.3g", m.snr_db).c_str(),
+                  Fmt("%.3g%%", 100 * m.mismatch_fraction).c_str());
     return line;
   }
 
   std::string Table(const ComparisonResult& r) const {
     std::string out;
     char head[256];
-    std::snprintf(head, sizeof(head), "%5s  %s  %s  %s  %-10s  %-10s  %9s  %9s  %8s  %7s  %7s\n",
+    std::snprintf(head, sizeof(head), "%5s  %s  %s  %s  %-10s  %-10s  %9s  %9s  %9s  %7s  %8s\n",
                   "#", Pad("tensor", 44).c_str(), Pad("op", 14).c_str(), "    ", "role", "grade",
                   "max abs", "max rel", "cosine", "snr dB", "mismatch");
     out += head;
@@ -122,7 +122,7 @@ class ConsoleReporter : public Reporter {
       for (const auto& a : report.alignment) {
         if (a.method == "value") {
           out += "  matched by value: " + a.torch_name + " -> " + a.onnx_tensor + " (cosine " +
-                 Fmt("%.6f", a.confidence) + ")\n";
+                 Fmt("%.7g", a.confidence) + ")\n";
         }
       }
     }
@@ -266,7 +266,7 @@ class ConsoleReporter : public Reporter {
         break;
       }
       std::string how =
-          a.method == "value" ? "value, cosine " + Fmt("%.4f", a.confidence) : a.method;
+          a.method == "value" ? "value, cosine " + Fmt("%.7g", a.confidence) : a.method;
       if (a.onnx_tensor.empty()) how = "no counterpart: " + a.note;
       out += Pad(Clip(a.torch_name, 44), 44) + "  " +
              Pad(Clip(a.onnx_tensor.empty() ? "-" : a.onnx_tensor, 44), 44) + "  " + how + "\n";
