@@ -31,6 +31,9 @@ struct SessionOptions {
   // Runtime session configuration entries (ONNX Runtime: AddSessionConfigEntry keys such as
   // "optimization.disable_specified_optimizers"), applied as given.
   std::map<std::string, std::string> config_entries;
+  // When set, the runtime writes the graph it will run (after its optimizations) to this path
+  // at session creation; large weights go to a side file next to it.
+  std::string save_optimized_model;
 };
 
 // "disabled", "basic", "extended", "all" (99), or the number when unknown.

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,9 @@ struct CaptureOptions {
   SessionOptions session;
   uint64_t max_memory = 0;  // bytes of captured tensors alive at once; 0 = no limit
   bool check_observer = false;
+  // With optimizations on, tensors the optimized graph fuses away are not captured (they are
+  // listed in CaptureReport::fused) unless this is set: marking them blocks the fusions.
+  bool mark_fused_tensors = false;
 };
 
 // A graph output that capturing changed (the observer effect): the run with extra outputs (b)
@@ -81,8 +85,9 @@ struct CaptureReport {
   size_t runs = 0;  // inference runs it took (batches)
   size_t captured = 0;
   std::vector<std::string> skipped;
-  uint64_t estimated_bytes = 0;  // of all selected tensors, from shape inference
-  size_t unknown_sizes = 0;      // tensors whose size shape inference could not tell
+  uint64_t estimated_bytes = 0;    // of all selected tensors, from shape inference
+  size_t unknown_sizes = 0;        // tensors whose size shape inference could not tell
+  std::vector<std::string> fused;  // selected tensors fused away by the runtime's optimizations
   bool observer_checked = false;
   bool observer_identical = false;
   std::vector<ObserverDifference> observer_differences;  // graph outputs that changed
@@ -116,6 +121,12 @@ class CaptureSession {
   std::vector<std::string> fetch_;
   std::vector<RunOutput> outputs_;
 };
+
+// The node outputs of the graph the runtime runs with `options` after its optimizations (read
+// back from the optimized model it writes). Tensors of `model` not among them were fused away:
+// capturing them would block the fusion. Fails with kBackend when the runtime rejects the model.
+Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backend& backend,
+                                                      const SessionOptions& options);
 
 // Sizes in bytes of tensors, from ONNX shape inference with the given input shapes. Tensors it
 // cannot size are absent. Advisory: never fails, returns what it could infer.

@@ -83,6 +83,8 @@ struct ComparisonResult {
   TolerancePolicy policy;
   std::vector<TensorResult> rows;  // topological order of side A
   std::vector<std::string> only_a, only_b;
+  // side A's tensors that side B's optimized graph fuses away: not compared, never failures
+  std::vector<std::string> hidden_b;
   int first_failure = -1;     // index into rows
   std::vector<int> frontier;  // rows where error is introduced
   size_t failures = 0;

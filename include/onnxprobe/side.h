@@ -64,6 +64,13 @@ class Side {
       const std::string& model_bytes, const std::string& model_dir,
       const std::vector<std::pair<std::string, const Tensor*>>& inputs,
       const std::vector<std::string>& outputs) = 0;
+  // Tensors of the model this side cannot expose without changing what it measures: with
+  // optimizations on, those the runtime's optimized graph fuses away (marking them as outputs
+  // would block the fusion). Valid after SetInputs.
+  virtual const std::vector<std::string>& hidden() const {
+    static const std::vector<std::string> kNone;
+    return kNone;
+  }
   // The session options a live side runs with (dumps: the defaults).
   virtual SessionOptions session_options() const { return SessionOptions(); }
 };
@@ -76,6 +83,9 @@ struct SideSpec {
   // Off by default: a one-shot comparison frees each side's session, weights and arena before
   // the other side runs, which keeps peak memory down.
   bool keep_session = false;
+  // With optimizations on, also capture tensors the optimized graph fuses away. Marking them as
+  // outputs blocks those fusions, so the side then measures another graph than it runs.
+  bool mark_fused_tensors = false;
 };
 
 // A dump when `path` is a folder or an .npz holding manifest.json, else a live model.

@@ -47,13 +47,23 @@ ObserverDifference Difference(const std::string& name, const Tensor& a, const Te
 
 Expected<CaptureReport> Capture(const Model& model, Backend& backend,
                                 const std::vector<NamedTensor>& inputs,
-                                const std::vector<std::string>& tensors,
+                                const std::vector<std::string>& requested,
                                 const CaptureOptions& options, CaptureSink& sink,
                                 const ProgressFn& progress) {
   CaptureReport report;
   const GraphIndex& idx = model.index();
   std::vector<std::string> graph_outputs;
   for (const auto& o : model.summary().outputs) graph_outputs.push_back(o.name);
+  // with optimizations on, only what the optimized graph keeps: marking more blocks fusions
+  std::vector<std::string> tensors = requested;
+  if (options.session.optimization_level > 0 && !options.mark_fused_tensors) {
+    OP_ASSIGN_OR_RETURN(auto present, OptimizedGraphTensors(model, backend, options.session));
+    tensors.clear();
+    for (const auto& n : requested) {
+      bool output = std::find(graph_outputs.begin(), graph_outputs.end(), n) != graph_outputs.end();
+      (output || present.count(n) ? tensors : report.fused).push_back(n);
+    }
+  }
 
   // plan batches
   std::map<std::string, uint64_t> sizes;

@@ -14,7 +14,8 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
   ComparisonResult r;
   r.policy = job.policy;
   r.bisected = true;
-  OP_ASSIGN_OR_RETURN(std::vector<Pair> pairs, PairTensors(a, b, job, &r.only_a, &r.only_b));
+  OP_ASSIGN_OR_RETURN(std::vector<Pair> pairs,
+                      PairTensors(a, b, job, &r.only_a, &r.only_b, &r.hidden_b));
   uint64_t largest = 0;
   for (const auto& p : pairs) largest = std::max({largest, p.a->est_bytes, p.b->est_bytes});
   size_t k = std::max<size_t>(1, per_run);

@@ -55,7 +55,8 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
   ComparisonResult r;
   r.policy = job.policy;
 
-  OP_ASSIGN_OR_RETURN(std::vector<Pair> pairs, PairTensors(a, b, job, &r.only_a, &r.only_b));
+  OP_ASSIGN_OR_RETURN(std::vector<Pair> pairs,
+                      PairTensors(a, b, job, &r.only_a, &r.only_b, &r.hidden_b));
 
   std::vector<std::vector<Pair>> batches = PlanBatches(pairs, job.max_memory);
   r.batches = batches.size();

@@ -72,9 +72,11 @@ void MarkRoles(const Model& model, ComparisonResult* r) {
 
 Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
                                         std::vector<std::string>* only_a,
-                                        std::vector<std::string>* only_b) {
+                                        std::vector<std::string>* only_b,
+                                        std::vector<std::string>* hidden) {
   std::unordered_map<std::string, const SideTensor*> b_by_name;
   for (const auto& t : b.tensors()) b_by_name.emplace(t.name, &t);
+  std::unordered_set<std::string> hidden_b(b.hidden().begin(), b.hidden().end());
   OP_ASSIGN_OR_RETURN(auto selected, Select(a.tensors(), job.selection));
   std::unordered_set<std::string> used_b;
   std::vector<Pair> pairs;
@@ -83,7 +85,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
     const std::string& nb = m == job.rename.end() ? ta->name : m->second;
     auto it = b_by_name.find(nb);
     if (it == b_by_name.end()) {
-      only_a->push_back(ta->name);
+      (hidden_b.count(nb) ? hidden : only_a)->push_back(ta->name);
       continue;
     }
     used_b.insert(nb);

@@ -15,10 +15,12 @@ struct Pair {
 };
 
 // Pairs side A's selected tensors with side B's by exact name (or the mapping), in A's
-// topological order. Fails when nothing pairs.
+// topological order; A's tensors that B hides (fused away) go to `hidden`. Fails when nothing
+// pairs.
 Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
                                         std::vector<std::string>* only_a,
-                                        std::vector<std::string>* only_b);
+                                        std::vector<std::string>* only_b,
+                                        std::vector<std::string>* hidden);
 
 // Compares one fetched pair into a row (tolerance, metrics, verdict, grade).
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,

@@ -108,6 +108,11 @@ class ConsoleReporter : public Reporter {
              std::to_string(r.runs_a) + " runs on A, " + std::to_string(r.runs_b) + " on B), " +
              std::to_string(r.rows.size()) + " tensors probed\n";
     }
+    if (!r.hidden_b.empty()) {
+      out += std::to_string(r.hidden_b.size()) +
+             " tensors of A are fused away in B's optimized graph and not compared (capturing "
+             "them would block the fusions B runs)\n";
+    }
     for (const auto& note : report.notes) out += "note: " + note + "\n";
     out += Leading(r) + DriftLine(report) + Optimizations(report);
     if (!report.alignment.empty()) {

@@ -254,6 +254,9 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.EndArray().Key("only_in_b").BeginArray();
   for (const auto& n : r.only_b) j.String(n);
   j.EndArray();
+  j.Key("fused_in_b").BeginArray();
+  for (const auto& n : r.hidden_b) j.String(n);
+  j.EndArray();
   j.Key("histogram")
       .BeginObject()
       .Key("min_exp2")

@@ -1,8 +1,11 @@
 #include "onnxprobe/side.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <set>
 
 #include "onnxprobe/dump.h"
 #include "onnxprobe/graph.h"
@@ -43,11 +46,13 @@ namespace {
 
 class LiveSide : public Side {
  public:
-  LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options, bool keep_session)
+  LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options, bool keep_session,
+           bool mark_fused)
       : model_(std::move(model)),
         backend_(std::move(backend)),
         options_(std::move(options)),
-        keep_session_(keep_session) {
+        keep_session_(keep_session),
+        mark_fused_(mark_fused) {
     info_.kind = SideKind::kLive;
     info_.path = model_.path();
     info_.runtime = "onnxruntime " + backend_->version();
@@ -113,6 +118,10 @@ class LiveSide : public Side {
                                "' (the sides' inputs differ)");
     }
     inputs_ = &inputs;
+    if (options_.optimization_level > 0 && !mark_fused_ && !exposed_) {
+      OP_RETURN_IF_ERROR(ExposeOptimizedOnly());
+      exposed_ = true;
+    }
     auto sizes = EstimateTensorBytes(model_, inputs);
     for (auto& t : tensors_) {
       auto it = sizes.find(t.name);
@@ -122,6 +131,23 @@ class LiveSide : public Side {
   }
 
   SessionOptions session_options() const override { return options_; }
+  const std::vector<std::string>& hidden() const override { return hidden_; }
+
+  // Keeps the tensors that exist in the runtime's optimized graph (same names: a fused node
+  // keeps its last output's name); the others are hidden, not captured.
+  Status ExposeOptimizedOnly() {
+    auto present = OptimizedGraphTensors(model_, *backend_, options_);
+    if (!present.ok()) return present.status();
+    std::vector<SideTensor> kept;
+    for (auto& t : tensors_) {
+      if (t.is_graph_output || present->count(t.name))
+        kept.push_back(std::move(t));
+      else
+        hidden_.push_back(t.name);
+    }
+    tensors_ = std::move(kept);
+    return Status::Ok();
+  }
 
   Expected<std::vector<RunOutput>> RunOther(
       const std::string& bytes, const std::string& dir,
@@ -172,6 +198,8 @@ class LiveSide : public Side {
   std::vector<std::string> session_names_;
   std::vector<RunOutput> reused_;
   size_t runs_ = 0;
+  bool mark_fused_ = false, exposed_ = false;
+  std::vector<std::string> hidden_;
 };
 
 class DumpSide : public Side {
@@ -239,8 +267,8 @@ class DumpSide : public Side {
 
 Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
-  return std::unique_ptr<Side>(
-      std::make_unique<LiveSide>(model, std::move(backend), spec.session, spec.keep_session));
+  return std::unique_ptr<Side>(std::make_unique<LiveSide>(
+      model, std::move(backend), spec.session, spec.keep_session, spec.mark_fused_tensors));
 }
 
 Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec) {

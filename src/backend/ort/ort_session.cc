@@ -160,6 +160,14 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
     OP_ORT(lib_, api->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
            "session options");
   }
+  if (!o.save_optimized_model.empty()) {
+    OP_ORT(lib_, api->SetOptimizedModelFilePath(so, o.save_optimized_model.c_str()),
+           "session options");
+    OP_ORT(lib_,
+           api->AddSessionConfigEntry(so, "session.optimized_model_external_initializers_file_name",
+                                      "weights.bin"),
+           "session options");
+  }
   for (const auto& [k, v] : o.config_entries) {
     OP_ORT(lib_, api->AddSessionConfigEntry(so, k.c_str(), v.c_str()),
            "session config entry '" + k + "'");
