@@ -10,10 +10,12 @@
 namespace onnxprobe {
 
 enum class OutputKind {
-  kCompareJson,  // JSON report: recognized by its "schema": "onnxprobe-compare" field
-  kCompareHtml,  // HTML report: recognized by the report JSON it embeds
-  kDump,         // dump folder (manifest.json of format onnxprobe-dump) or .npz holding one
-  kReproBundle,  // repro bundle folder (onnxprobe.json)
+  kCompareJson,      // JSON report: recognized by its "schema": "onnxprobe-compare" field
+  kCompareHtml,      // HTML report: recognized by the report JSON it embeds
+  kDump,             // dump folder (manifest.json of format onnxprobe-dump) or .npz holding one
+  kReproBundle,      // repro bundle folder (onnxprobe.json)
+  kDeterminismJson,  // determinism report: "schema": "onnxprobe-determinism"
+  kNoiseFloor,       // noise floor file: "format": "onnxprobe-noise-floor"
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 

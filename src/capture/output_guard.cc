@@ -63,6 +63,10 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
       return p.extension() == ".npz" && IsDumpPath(p.string());
     case OutputKind::kReproBundle:
       return is_dir && fs::is_regular_file(p / "onnxprobe.json", ec);
+    case OutputKind::kDeterminismJson:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-determinism\"");
+    case OutputKind::kNoiseFloor:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "format", "onnxprobe-noise-floor\"");
   }
   return false;
 }
@@ -94,6 +98,10 @@ const char* OutputKindName(OutputKind kind) {
       return "dump";
     case OutputKind::kReproBundle:
       return "repro bundle";
+    case OutputKind::kDeterminismJson:
+      return "determinism report";
+    case OutputKind::kNoiseFloor:
+      return "noise floor file";
   }
   return "output";
 }
