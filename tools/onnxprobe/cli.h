@@ -96,8 +96,6 @@ Expected<ToleranceRule> ParseToleranceRule(const std::string& s, bool by_op_type
                                            const std::string& what);
 // "disabled|basic|extended|all" or 0/1/2/99
 Expected<int> ParseOptLevel(const std::string& s, const std::string& what);
-// "%g" of a magnitude (never "%f": a change of 3e-07 must not print as 0.000000)
-std::string Magnitude(double v);
 std::string HumanBytes(uint64_t b);
 
 // --- options shared by commands (cli_options.cc) ---

@@ -162,12 +162,6 @@ Expected<int> ParseOptLevel(const std::string& s, const std::string& what) {
   return level;
 }
 
-std::string Magnitude(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
-}
-
 void ProgressLine::Update(size_t done, size_t total) {
   if (!enabled_) return;
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(

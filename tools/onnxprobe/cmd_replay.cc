@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli.h"
+#include "onnxprobe/format.h"
 #include "onnxprobe/localize.h"
 
 namespace onnxprobe::cli {
@@ -40,8 +41,9 @@ class ReplayCommand : public Command {
     if (!rr.ok()) return Fail(rr.status());
     for (const auto& row : rr->rows) {
       std::printf("%s: %s, max abs %s, max rel %s%s%s\n", row.name.c_str(),
-                  row.pass ? "matches" : "MISMATCH", Magnitude(row.metrics.max_abs).c_str(),
-                  Magnitude(row.metrics.max_rel).c_str(), row.pass ? "" : ": ", row.reason.c_str());
+                  row.pass ? "matches" : "MISMATCH", FormatNumber(row.metrics.max_abs).c_str(),
+                  FormatNumber(row.metrics.max_rel).c_str(), row.pass ? "" : ": ",
+                  row.reason.c_str());
     }
     std::printf("%s on %s, provider %s: mismatch %s\n", dir.c_str(), rr->runtime.c_str(),
                 flags.session.provider.c_str(), rr->failures ? "REPRODUCED" : "not reproduced");
