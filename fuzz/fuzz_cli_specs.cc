@@ -1,4 +1,5 @@
-// Every option string the command line parses: shapes, ranges, sizes, key=value, integers.
+// Every option string the command line parses: shapes, ranges, sizes, key=value, integers,
+// tolerances and optimization levels.
 #include <string>
 
 #include "cli.h"
@@ -13,5 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseKeyValue(s, "fuzz");
   (void)ParseInt(s, "fuzz");
   (void)SplitList(s);
+  (void)ParseTolerance(s, "fuzz");
+  (void)ParseToleranceRule(s, false, "fuzz");
+  (void)ParseToleranceRule(s, true, "fuzz");
+  (void)ParseOptLevel(s, "fuzz");
   return 0;
 }

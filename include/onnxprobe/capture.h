@@ -26,10 +26,23 @@ struct InputOptions {
   uint64_t seed = 0;
 };
 
+// The part of InputOptions an input error is about (for front ends that name their options).
+enum class InputField { kNone, kFiles, kShapes, kDimParams };
+
+// What PrepareInputs tells its caller besides the tensors.
+struct InputPreparation {
+  std::vector<std::string> notes;         // bindings the caller did not spell out
+  InputField failed = InputField::kNone;  // on failure: what the error is about
+};
+
 // Inputs for every graph input, in the model's order: loaded from files, or seeded random
 // (floats uniform in [-1, 1), ints in [0, 10), bool 0/1, unless a range says otherwise).
-// Fails naming the input on a missing, extra, wrongly-shaped or wrongly-typed tensor.
-Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& options);
+// A bare .npy whose file stem names no input binds to the model's only input (with a note).
+// Fails naming the input or file on a missing, extra, duplicated, wrongly-shaped or
+// wrongly-typed tensor, an input file that holds nothing, a shape for an input that does not
+// exist or is loaded from a file, and a dimension name no input has (listing those that exist).
+Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& options,
+                                                 InputPreparation* preparation = nullptr);
 
 struct TensorSelection {
   std::vector<std::string> names;     // exact tensor names

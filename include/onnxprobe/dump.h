@@ -87,6 +87,31 @@ class DumpReader {
   std::unique_ptr<class NpzReader> npz_reader_;
 };
 
+// `onnxprobe run` as one call: load the model, prepare its inputs, capture the selected tensors on
+// an ONNX Runtime and write them with the inputs as a dump (folder or FILE.npz).
+struct DumpRequest {
+  std::string model_path;
+  std::string output;  // dump folder, or a path ending in ".npz"
+  TensorSelection selection;
+  InputOptions inputs;
+  CaptureOptions capture;   // session options, memory budget, observer check
+  std::string ort_library;  // "" = the default runtime
+  ProgressFn on_progress;   // called as tensors are captured
+};
+
+struct DumpReport {
+  CaptureReport capture;
+  DumpMetadata metadata;  // as written to the manifest
+  uint64_t bytes_written = 0;
+  double seconds = 0;              // capture and writing, model loading excluded
+  std::vector<std::string> notes;  // how inputs were bound when the request did not spell it out
+};
+
+// Fails like Model::Load, SelectTensors, PrepareInputs (then `inputs`, when given, names the
+// input option at fault), LoadOrtBackend, Capture and DumpWriter; nothing appears at `output`
+// unless the dump is complete.
+Expected<DumpReport> CaptureToDump(const DumpRequest& request, InputPreparation* inputs = nullptr);
+
 // True when `path` names a dump (a folder, or an .npz holding manifest.json) rather than a model
 // or a plain array file.
 bool IsDumpPath(const std::string& path);

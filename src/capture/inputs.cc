@@ -1,6 +1,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "onnxprobe/capture.h"
 #include "onnxprobe/dump.h"
@@ -11,8 +12,25 @@ namespace fs = std::filesystem;
 namespace onnxprobe {
 namespace {
 
+// A tensor loaded from a file, before it is bound to a model input.
+struct Given {
+  Tensor tensor;
+  std::string source;    // the file it came from
+  bool by_stem = false;  // a bare .npy: the name is the file stem, not chosen by the caller
+};
+
+Status Add(const std::string& name, Tensor t, const std::string& source, bool by_stem,
+           std::map<std::string, Given>* out) {
+  auto [it, fresh] = out->emplace(name, Given{std::move(t), source, by_stem});
+  if (!fresh) {
+    return InvalidArgument("input '" + name + "' is given twice (by " + it->second.source +
+                           " and by " + source + ")");
+  }
+  return Status::Ok();
+}
+
 Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
-                std::map<std::string, Tensor>* out) {
+                std::map<std::string, Given>* out) {
   std::string name, path = spec;
   auto eq = spec.find('=');
   if (eq != std::string::npos && !fs::exists(spec)) {
@@ -22,23 +40,27 @@ Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
   std::string ext = fs::path(path).extension().string();
   if (IsDumpPath(path)) {  // the inputs an earlier `onnxprobe run` used
     OP_ASSIGN_OR_RETURN(auto dump, DumpReader::Open(path));
+    size_t n = 0;
     for (const auto& e : dump->entries()) {
       if (e.kind != "input") continue;
       OP_ASSIGN_OR_RETURN(Tensor t, dump->Load(e));
-      (*out)[e.name] = std::move(t);
+      OP_RETURN_IF_ERROR(Add(e.name, std::move(t), path, false, out));
+      ++n;
     }
+    if (n == 0) return InvalidArgument(path + ": the dump recorded no inputs");
     return Status::Ok();
   }
   if (ext == ".npz") {
     OP_ASSIGN_OR_RETURN(auto arrays, ReadNpz(path));
-    for (auto& [k, t] : arrays) (*out)[k] = std::move(t);
+    if (arrays.empty()) return InvalidArgument(path + ": holds no arrays");
+    for (auto& [k, t] : arrays) OP_RETURN_IF_ERROR(Add(k, std::move(t), path, false, out));
     return Status::Ok();
   }
   if (ext == ".npy") {
     OP_ASSIGN_OR_RETURN(Tensor t, ReadNpy(path));
-    if (name.empty()) name = fs::path(path).stem().string();
-    (*out)[name] = std::move(t);
-    return Status::Ok();
+    bool by_stem = name.empty();
+    if (by_stem) name = fs::path(path).stem().string();
+    return Add(name, std::move(t), path, by_stem, out);
   }
   if (ext == ".pb") {
     OP_ASSIGN_OR_RETURN(NamedTensor nt, ReadTensorProto(path));
@@ -50,11 +72,40 @@ Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
       }
       name = s.inputs[pb_index].name;
     }
-    (*out)[name] = std::move(nt.tensor);
-    return Status::Ok();
+    return Add(name, std::move(nt.tensor), path, false, out);
   }
   return InvalidArgument(path + ": unknown input file type '" + ext +
                          "' (expected .npy, .npz, .pb or an onnxprobe dump)");
+}
+
+std::string InputList(const ModelSummary& s) {
+  std::string list;
+  for (const auto& in : s.inputs) list += (list.empty() ? "" : ", ") + in.name;
+  return list;
+}
+
+bool IsInput(const ModelSummary& s, const std::string& name) {
+  for (const auto& in : s.inputs)
+    if (in.name == name) return true;
+  return false;
+}
+
+// Every dimension name set must be a symbolic dimension of some input.
+Status CheckDimNames(const Model& model, const InputOptions& o) {
+  std::set<std::string> names;
+  for (const auto& in : model.summary().inputs) {
+    for (const Dim& d : in.dims)
+      if (!d.param.empty()) names.insert(d.param);
+  }
+  for (const auto& [name, value] : o.dim_params) {
+    if (names.count(name)) continue;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    return InvalidArgument(
+        "no input of " + model.path() + " has a dimension named '" + name + "' (" +
+        (list.empty() ? "its inputs have no named dimensions" : "named dimensions: " + list) + ")");
+  }
+  return Status::Ok();
 }
 
 Status FillRandom(Tensor* t, std::pair<double, double> range, uint64_t seed) {
@@ -186,42 +237,80 @@ Status CheckGiven(const ValueInfo& in, const Tensor& t) {
 
 }  // namespace
 
-Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& o) {
+Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& o,
+                                                 InputPreparation* prep) {
+  InputPreparation ignored;
+  if (prep == nullptr) prep = &ignored;
+  auto fail = [&](InputField field, Status st) {
+    prep->failed = field;
+    return st;
+  };
   const ModelSummary& s = model.summary();
-  std::map<std::string, Tensor> given;
+  std::map<std::string, Given> given;
   size_t pb_index = 0;
   for (const auto& f : o.files) {
-    OP_RETURN_IF_ERROR(LoadFile(f, s, pb_index, &given));
+    Status st = LoadFile(f, s, pb_index, &given);
+    if (!st.ok()) return fail(InputField::kFiles, st);
     ++pb_index;
   }
-  for (const auto& [name, t] : given) {
-    bool known = false;
-    for (const auto& in : s.inputs) known = known || in.name == name;
-    if (!known) {
-      std::string list;
-      for (const auto& in : s.inputs) list += (list.empty() ? "" : ", ") + in.name;
-      return InvalidArgument("input '" + name + "' is not an input of " + model.path() +
-                             " (inputs: " + list + ")");
+  // a bare .npy whose stem names no input: the only input, or ask for NAME=FILE
+  for (auto it = given.begin(); it != given.end();) {
+    if (!it->second.by_stem || IsInput(s, it->first)) {
+      ++it;
+      continue;
+    }
+    const std::string& source = it->second.source;
+    if (s.inputs.size() != 1) {
+      return fail(InputField::kFiles,
+                  InvalidArgument(source + ": the file name '" + it->first +
+                                  "' is not an input of " + model.path() +
+                                  " (inputs: " + InputList(s) + "); bind it as NAME=" + source));
+    }
+    const std::string& only = s.inputs[0].name;
+    prep->notes.push_back(source + " bound to input '" + only + "', the only input of " +
+                          model.path());
+    Given g = std::move(it->second);
+    it = given.erase(it);
+    Status st = Add(only, std::move(g.tensor), g.source, false, &given);
+    if (!st.ok()) return fail(InputField::kFiles, st);
+    it = given.begin();
+  }
+  for (const auto& [name, g] : given) {
+    if (!IsInput(s, name)) {
+      return fail(InputField::kFiles, InvalidArgument("input '" + name + "' (from " + g.source +
+                                                      ") is not an input of " + model.path() +
+                                                      " (inputs: " + InputList(s) + ")"));
     }
   }
   for (const auto& [name, shape] : o.shapes) {
-    bool known = false;
-    for (const auto& in : s.inputs) known = known || in.name == name;
-    if (!known) return InvalidArgument("--shape names '" + name + "', which is not a model input");
+    if (!IsInput(s, name)) {
+      return fail(InputField::kShapes,
+                  InvalidArgument("a shape is given for '" + name + "', which is not an input of " +
+                                  model.path() + " (inputs: " + InputList(s) + ")"));
+    }
+    if (given.count(name)) {
+      return fail(InputField::kShapes,
+                  InvalidArgument("a shape is given for input '" + name +
+                                  "', which is loaded from " + given.at(name).source));
+    }
   }
+  Status dims = CheckDimNames(model, o);
+  if (!dims.ok()) return fail(InputField::kDimParams, dims);
   std::vector<NamedTensor> out;
   uint64_t k = 0;
   for (const auto& in : s.inputs) {
     ++k;
     auto g = given.find(in.name);
     if (g != given.end()) {
-      OP_RETURN_IF_ERROR(CheckGiven(in, g->second));
-      out.push_back({in.name, std::move(g->second)});
+      Status st = CheckGiven(in, g->second.tensor);
+      if (!st.ok()) return fail(InputField::kFiles, st);
+      out.push_back({in.name, std::move(g->second.tensor)});
       continue;
     }
     if (!o.files.empty() && o.shapes.count(in.name) == 0 && !given.empty()) {
-      return InvalidArgument("input '" + in.name + "' " + ValueInfoTypeString(in) +
-                             " is missing from the given input files");
+      return fail(InputField::kFiles,
+                  InvalidArgument("input '" + in.name + "' " + ValueInfoTypeString(in) +
+                                  " is missing from the given input files"));
     }
     auto dt = DTypeFromOnnx(in.elem_type);
     if (!dt.ok()) return dt.status().WithContext("input '" + in.name + "'");

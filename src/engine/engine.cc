@@ -67,7 +67,10 @@ Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const CompareR
   }
   report->input_origin = req.inputs.files.empty() ? InputOrigin::kGenerated : InputOrigin::kFiles;
   report->input_seed = req.inputs.seed;
-  return PrepareInputs(*m, req.inputs);
+  InputPreparation prep;
+  auto prepared = PrepareInputs(*m, req.inputs, &prep);
+  report->notes.insert(report->notes.end(), prep.notes.begin(), prep.notes.end());
+  return prepared;
 }
 
 Status CheckRequest(const CompareRequest& req, const Side& b) {

@@ -68,12 +68,31 @@ void MarkRoles(const Model& model, ComparisonResult* r) {
   r->frontier_from_graph = true;
 }
 
+// A mapping entry pairs nothing unless side A has its first name and side B its second.
+Status CheckMapping(const std::map<std::string, std::string>& rename, Side& a, Side& b) {
+  std::unordered_set<std::string> in_a, in_b;
+  for (const auto& t : a.tensors()) in_a.insert(t.name);
+  for (const auto& t : b.tensors()) in_b.insert(t.name);
+  in_b.insert(b.hidden().begin(), b.hidden().end());  // fused away: known, just not captured
+  for (const auto& [na, nb] : rename) {
+    bool has_a = in_a.count(na) > 0, has_b = in_b.count(nb) > 0;
+    if (has_a && has_b) continue;
+    std::string missing =
+        !has_a && !has_b ? "side A has no tensor '" + na + "' and side B has no tensor '" + nb + "'"
+        : !has_a         ? "side A has no tensor '" + na + "'"
+                         : "side B has no tensor '" + nb + "'";
+    return InvalidArgument("tensor mapping '" + na + "' -> '" + nb + "' pairs nothing: " + missing);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
                                         std::vector<std::string>* only_a,
                                         std::vector<std::string>* only_b,
                                         std::vector<std::string>* hidden) {
+  OP_RETURN_IF_ERROR(CheckMapping(job.rename, a, b));
   std::unordered_map<std::string, const SideTensor*> b_by_name;
   for (const auto& t : b.tensors()) b_by_name.emplace(t.name, &t);
   std::unordered_set<std::string> hidden_b(b.hidden().begin(), b.hidden().end());
@@ -98,7 +117,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
     return InvalidArgument(
         "sides have no tensor in common (A: " + std::to_string(a.tensors().size()) +
         " tensors, B: " + std::to_string(b.tensors().size()) +
-        "); pair renamed tensors with --map FILE");
+        "); renamed tensors pair through a tensor mapping");
   }
   return pairs;
 }

@@ -132,7 +132,7 @@ def test_models_with_different_inputs_cannot_be_paired(onnxprobe, tmp_path):
     (["--b-provider", "CUDA"], 2, "not available"),
     (["--b-ort-version", "0.0.1"], 2, "not installed"),
     (["--b-ort-lib", "/nonexistent/libonnxruntime.so"], 2, "does not exist"),
-    (["--b-opt-level", "fast"], 2, "--opt-level"),
+    (["--b-opt-level", "fast"], 2, "--b-opt-level"),
     ([], 2, "tell the sides apart"),
     (["--atol", "-1", "--b-opt-level", "all"], 2, "--atol"),
     (["--tol", "(=1,1", "--b-opt-level", "all"], 2, "pattern"),
@@ -141,6 +141,17 @@ def test_bad_sides_and_options(onnxprobe, tmp_path, args, code, needle):
     r, _ = compare(onnxprobe, tmp_path, DEMO, "--dim", "batch=1", *args)
     assert r.returncode == code, r.stderr
     assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_unavailable_provider_is_one_line_and_no_empty_report(onnxprobe, tmp_path):
+    # exit 2: asking for a provider the loaded runtime lacks is a bad request, like `run` (3 is
+    # for a runtime that fails on a model it accepted)
+    r, rep = compare(onnxprobe, tmp_path, DEMO, "--dim", "batch=1", "--b-provider", "CUDA")
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("onnxprobe: error: ") and "CUDA" in lines[0]
+    assert "rows above" not in r.stderr and rep is None
 
 
 def test_memory_budget_batches_give_the_same_verdicts(onnxprobe, tmp_path):

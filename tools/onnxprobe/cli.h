@@ -1,7 +1,11 @@
-// Shared pieces of the onnxprobe command line: argument cursor, spec parsers, exit codes.
+// Shared pieces of the onnxprobe command line: the command interface, option declarations,
+// spec parsers and exit codes. CLI11 stays behind OptionSink: only cli_app.cc includes it.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -9,6 +13,8 @@
 
 #include "onnxprobe/backend.h"
 #include "onnxprobe/capture.h"
+#include "onnxprobe/compare.h"
+#include "onnxprobe/output_guard.h"
 #include "onnxprobe/status.h"
 
 namespace onnxprobe::cli {
@@ -19,26 +25,55 @@ enum ExitCode { kExitOk = 0, kExitMismatch = 1, kExitBadInput = 2, kExitBackend 
 int ExitCodeFor(const Status& s);
 // Prints "onnxprobe: error: <message>" on one line and returns the exit code.
 int Fail(const Status& s);
+// Prints "onnxprobe: note: <message>" on one line (stderr).
+void Note(const std::string& message);
 
-// Walks argv; flags take their value as the next argument or after '='.
-class Args {
- public:
-  Args(int argc, char** argv, int start);
-  bool Done() const { return i_ >= args_.size(); }
-  const std::string& Peek() const { return args_[i_]; }
-  // True (and consumes it) when the current argument is `flag` or `flag=...`.
-  bool Flag(const std::string& flag);
-  // The value of the flag just matched; fails when missing.
-  Expected<std::string> Value();
-  std::string Next() { return args_[i_++]; }
-
- private:
-  std::vector<std::string> args_;
-  size_t i_ = 0;
-  std::string pending_;
-  bool has_pending_ = false;
-  std::string flag_;
+// One option of a command, declared without seeing CLI11.
+struct OptionSpec {
+  std::string names;       // "-o,--output"
+  std::string value_name;  // "PATH"; empty: a switch that takes no value
+  std::string help;
+  bool repeatable = false;  // given twice is an error unless set (switches may repeat)
+  bool hidden = false;      // parsed but not listed in --help
 };
+
+// Where a command declares its options. `parse` runs once per occurrence, in command-line
+// order, with the value ("" for a switch); an error it returns ends parsing (exit 2).
+class OptionSink {
+ public:
+  virtual ~OptionSink() = default;
+  // Options declared after this are listed under `title` in --help.
+  virtual void Section(const std::string& title) = 0;
+  virtual void Add(const OptionSpec& spec, std::function<Status(const std::string&)> parse) = 0;
+  // A positional argument, in declaration order.
+  virtual void Positional(const std::string& name, const std::string& help, std::string* out,
+                          bool required) = 0;
+};
+
+// A subcommand: declares its options, checks them once parsed, then runs.
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual const char* name() const = 0;
+  virtual const char* summary() const = 0;  // one line for `onnxprobe --help`
+  virtual std::string footer() const { return ""; }
+  virtual void Declare(OptionSink& sink) = 0;
+  // Checks across options (and options that would do nothing), before any work. Exit 2 on error.
+  virtual Status Validate() { return Status::Ok(); }
+  // The library call, the reports and the exit code.
+  virtual int Run() = 0;
+};
+
+std::unique_ptr<Command> MakeInspectCommand();
+std::unique_ptr<Command> MakeRunCommand();
+std::unique_ptr<Command> MakeCompareCommand();
+std::unique_ptr<Command> MakeReplayCommand();
+std::unique_ptr<Command> MakeDeterminismCommand();
+
+// Parses argv into one command and runs it (cli_app.cc).
+int RunCli(int argc, char** argv);
+
+// --- option strings (cli_util.cc; fuzzed by fuzz/fuzz_cli_specs.cc) ---
 
 // "1x3x224x224" or "1,3,224,224"
 Expected<Shape> ParseShape(const std::string& s);
@@ -54,24 +89,59 @@ std::vector<std::string> SplitList(const std::string& s);
 // "key=value"
 Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s,
                                                             const std::string& what);
+// The one tolerance parser: "X" (a number >= 0) for --atol/--rtol/--rel-eps, and
+// "PATTERN=ATOL,RTOL" (split at the last '=') for per-tensor and per-op overrides.
+Expected<double> ParseTolerance(const std::string& s, const std::string& what);
+Expected<ToleranceRule> ParseToleranceRule(const std::string& s, bool by_op_type,
+                                           const std::string& what);
+// "disabled|basic|extended|all" or 0/1/2/99
+Expected<int> ParseOptLevel(const std::string& s, const std::string& what);
 std::string HumanBytes(uint64_t b);
 
-// Flags shared by commands. Each returns true when it consumed the current flag; a parse error
-// is reported through `st`.
-bool ParseInputFlag(Args& args, InputOptions* o, Status* st);
-// Session flags; `prefix` is "" for both sides, or "--a-" / "--b-" for one side.
-// `touched` records which fields the flag set so per-side values can override shared ones.
+// --- options shared by commands (cli_options.cc) ---
+
+// --input, --shape, --dim, --range, --seed. `given` records any of the first four.
+struct InputFlags {
+  InputOptions options;
+  std::vector<std::string> given;  // flags given, in order ("--input", "--dim", ...)
+};
+void DeclareInputOptions(OptionSink& sink, InputFlags* flags);
+// Paths named by --input (for the output guard: outputs never replace an input).
+std::vector<std::string> InputFilePaths(const InputFlags& flags);
+
+// Session settings. `prefix` is "" (both sides), "a-" or "b-" (one side; hidden in --help).
+enum class SessionField { kProvider, kProviderOptions, kOptLevel, kIntra, kInter, kParallel, kOrt };
 struct SessionFlags {
   SessionOptions session;
   std::string ort_lib, ort_version;
-  std::set<std::string> touched;
+  std::set<SessionField> touched;
+  std::vector<std::string> given;  // flag names as typed, in order
 };
-bool ParseSessionFlag(Args& args, const std::string& prefix, SessionFlags* o, Status* st);
-// Applies `side` over `shared` for the fields `side` touched.
+void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionFlags* flags);
+// `side` over `shared` for the fields `side` touched.
 SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side);
-// Resolves --ort-lib / --ort-version to a library path ("" = default).
+// --ort-lib / --ort-version to a library path ("" = default).
 Expected<std::string> ResolveOrtLibrary(const SessionFlags& f);
-Expected<int> ParseOptLevel(const std::string& s);
+
+// --atol, --rtol, --absolute-atol, --rel-eps, --tol, --op-tol, --judge: overrides of a policy.
+struct ToleranceFlags {
+  std::optional<double> atol, rtol, rel_eps;
+  std::optional<JudgeBy> judge;
+  bool absolute_atol = false;
+  std::vector<ToleranceRule> rules;  // command-line order (later rules win)
+  void ApplyTo(TolerancePolicy* policy) const;
+};
+void DeclareToleranceOptions(OptionSink& sink, ToleranceFlags* flags);
+
+// The library's output guard for the output of one flag: the message names the flag, and says
+// when --force would allow it.
+Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,
+                   const std::vector<std::string>& inputs, bool force);
+// Names the option an input error is about ("--dim: ...").
+Status NameInputFlag(const Status& s, InputField field);
+
+// Refuses two outputs of one run on the same path (e.g. --json and --html both r.out).
+Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& flag_paths);
 
 // "\r  <verb> 12/168 tensors" on a terminal, at most ten times a second; erased when done.
 class ProgressLine {
@@ -84,11 +154,5 @@ class ProgressLine {
   std::string verb_;
   int64_t last_ms_ = -1000;
 };
-
-int RunInspect(Args& args);
-int RunRun(Args& args);
-int RunCompare(Args& args);
-int RunReplay(Args& args);
-int RunDeterminism(Args& args);
 
 }  // namespace onnxprobe::cli

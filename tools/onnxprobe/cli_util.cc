@@ -1,5 +1,6 @@
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -21,36 +22,8 @@ int Fail(const Status& s) {
   return ExitCodeFor(s);
 }
 
-Args::Args(int argc, char** argv, int start) {
-  for (int i = start; i < argc; ++i) args_.emplace_back(argv[i]);
-}
-
-bool Args::Flag(const std::string& flag) {
-  if (Done()) return false;
-  const std::string& a = args_[i_];
-  if (a == flag) {
-    ++i_;
-    has_pending_ = false;
-    flag_ = flag;
-    return true;
-  }
-  if (a.size() > flag.size() && a.compare(0, flag.size(), flag) == 0 && a[flag.size()] == '=') {
-    pending_ = a.substr(flag.size() + 1);
-    has_pending_ = true;
-    flag_ = flag;
-    ++i_;
-    return true;
-  }
-  return false;
-}
-
-Expected<std::string> Args::Value() {
-  if (has_pending_) {
-    has_pending_ = false;
-    return pending_;
-  }
-  if (Done()) return InvalidArgument(flag_ + " needs a value");
-  return args_[i_++];
+void Note(const std::string& message) {
+  std::fprintf(stderr, "onnxprobe: note: %s\n", message.c_str());
 }
 
 Expected<Shape> ParseShape(const std::string& s) {
@@ -153,6 +126,40 @@ Expected<std::pair<std::string, std::string>> ParseKeyValue(const std::string& s
   if (eq == std::string::npos || eq == 0)
     return InvalidArgument("bad " + what + " '" + s + "' (expected KEY=VALUE)");
   return std::make_pair(s.substr(0, eq), s.substr(eq + 1));
+}
+
+Expected<double> ParseTolerance(const std::string& s, const std::string& what) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || !(v >= 0) || !std::isfinite(v))
+    return InvalidArgument("bad " + what + " '" + s + "' (expected a number >= 0)");
+  return v;
+}
+
+Expected<ToleranceRule> ParseToleranceRule(const std::string& s, bool by_op_type,
+                                           const std::string& what) {
+  auto eq = s.rfind('=');
+  auto comma = eq == std::string::npos ? std::string::npos : s.find(',', eq);
+  if (eq == std::string::npos || eq == 0 || comma == std::string::npos) {
+    return InvalidArgument("bad " + what + " '" + s + "' (expected " +
+                           (by_op_type ? "OP" : "PATTERN") + "=ATOL,RTOL)");
+  }
+  ToleranceRule rule;
+  rule.pattern = s.substr(0, eq);
+  rule.by_op_type = by_op_type;
+  OP_ASSIGN_OR_RETURN(rule.tolerance.atol,
+                      ParseTolerance(s.substr(eq + 1, comma - eq - 1), what + " ATOL"));
+  OP_ASSIGN_OR_RETURN(rule.tolerance.rtol, ParseTolerance(s.substr(comma + 1), what + " RTOL"));
+  TolerancePolicy check;
+  check.rules.push_back(rule);
+  OP_RETURN_IF_ERROR(check.Validate().WithContext(what));  // a malformed pattern fails here
+  return rule;
+}
+
+Expected<int> ParseOptLevel(const std::string& s, const std::string& what) {
+  auto level = ParseOptLevelName(s);
+  if (!level.ok()) return level.status().WithContext(what);
+  return level;
 }
 
 void ProgressLine::Update(size_t done, size_t total) {

@@ -7,93 +7,120 @@
 namespace onnxprobe::cli {
 namespace {
 
-constexpr const char* kHelp =
-    "usage: onnxprobe determinism MODEL [options]\n"
-    "Runs MODEL several times in one session and in a fresh one, and once with other thread\n"
-    "settings; compares every intermediate tensor bitwise with the first run. Exit 1 when the\n"
-    "graph outputs differ between runs with the same settings.\n"
-    "  --runs N                 runs in the reference session (default 3)\n"
-    "  --no-settings            skip the intra-op thread and execution-mode variations\n"
-    "  --save-noise-floor FILE  per-tensor run-to-run differences, for compare --noise-floor\n"
-    "  --json FILE              the report as JSON\n"
-    "  --tensors, --op-types, --regex, --input, --shape, --dim, --range, --seed, --provider,\n"
-    "  --provider-option, --opt-level, --intra-threads, --inter-threads, --parallel, --ort-lib,\n"
-    "  --ort-version, --max-memory  as for run\n";
+class DeterminismCommand : public Command {
+ public:
+  const char* name() const override { return "determinism"; }
+  const char* summary() const override {
+    return "run several times (and with other thread settings); name the first tensor that is "
+           "not reproducible";
+  }
+  std::string footer() const override {
+    return "Runs MODEL several times in one session and in a fresh one, and once with other "
+           "thread\nsettings; compares every intermediate tensor bitwise with the first run. "
+           "Exit 1 when the\ngraph outputs differ between runs with the same settings.";
+  }
+  void Declare(OptionSink& sink) override {
+    sink.Positional("MODEL", ".onnx model", &req_.model, true);
+    sink.Section("runs");
+    sink.Add({"--runs", "N", "runs in the reference session (default 3)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--runs"));
+               if (n < 2 || n > 1000) return InvalidArgument("--runs must be between 2 and 1000");
+               req_.runs = static_cast<int>(n);
+               return Status::Ok();
+             });
+    sink.Add({"--no-settings", "", "skip the intra-op thread and execution-mode variations"},
+             [this](const std::string&) {
+               req_.vary_threads = req_.vary_execution = false;
+               return Status::Ok();
+             });
+    sink.Section("output");
+    sink.Add({"--save-noise-floor", "FILE",
+              "per-tensor run-to-run differences, for compare --noise-floor"},
+             [this](const std::string& v) {
+               noise_file_ = v;
+               return Status::Ok();
+             });
+    sink.Add({"--json", "FILE", "the report as JSON"}, [this](const std::string& v) {
+      json_file_ = v;
+      return Status::Ok();
+    });
+    sink.Add({"--force", "", "replace existing files that are not onnxprobe outputs of the kind"},
+             [this](const std::string&) {
+               force_ = true;
+               return Status::Ok();
+             });
+    sink.Section("what to compare");
+    sink.Add({"--tensors", "A,B", "by exact tensor name", true}, [this](const std::string& v) {
+      for (auto& n : SplitList(v)) req_.selection.names.push_back(n);
+      return Status::Ok();
+    });
+    sink.Add({"--op-types", "OP,OP", "outputs of nodes of these op types", true},
+             [this](const std::string& v) {
+               for (auto& n : SplitList(v)) req_.selection.op_types.push_back(n);
+               return Status::Ok();
+             });
+    sink.Add({"--regex", "RE", "tensor names matching RE (ECMAScript)"},
+             [this](const std::string& v) {
+               req_.selection.regex = v;
+               return Status::Ok();
+             });
+    DeclareInputOptions(sink, &inputs_);
+    sink.Section("runtime (the reference settings)");
+    DeclareSessionOptions(sink, "", &session_);
+    sink.Add({"--max-memory", "SIZE", "bytes of tensors held at once (e.g. 512M)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(req_.max_memory, ParseBytes(v));
+               return Status::Ok();
+             });
+  }
+
+  Status Validate() override {
+    std::vector<std::string> inputs = InputFilePaths(inputs_);
+    inputs.push_back(req_.model);
+    OP_RETURN_IF_ERROR(
+        CheckDistinctOutputs({{"--json", json_file_}, {"--save-noise-floor", noise_file_}}));
+    if (!json_file_.empty()) {
+      OP_RETURN_IF_ERROR(
+          CheckOutput("--json", json_file_, OutputKind::kDeterminismJson, inputs, force_));
+    }
+    if (!noise_file_.empty()) {
+      OP_RETURN_IF_ERROR(
+          CheckOutput("--save-noise-floor", noise_file_, OutputKind::kNoiseFloor, inputs, force_));
+    }
+    return Status::Ok();
+  }
+
+  int Run() override {
+    req_.inputs = inputs_.options;
+    req_.session = session_.session;
+    auto lib = ResolveOrtLibrary(session_);
+    if (!lib.ok()) return Fail(lib.status());
+    req_.ort_library = *lib;
+    auto rep = CheckDeterminism(req_);
+    if (!rep.ok()) return Fail(rep.status());
+    if (!json_file_.empty()) {
+      Status st = WriteDeterminismJson(*rep, json_file_);
+      if (!st.ok()) return Fail(st);
+    }
+    if (!noise_file_.empty()) {
+      Status st = WriteNoiseFloor(*rep, false, noise_file_);
+      if (!st.ok()) return Fail(st);
+    }
+    std::fputs(RenderDeterminismText(*rep).c_str(), stdout);
+    return rep->outputs_reproducible ? kExitOk : kExitMismatch;
+  }
+
+ private:
+  DeterminismRequest req_;
+  InputFlags inputs_;
+  SessionFlags session_;
+  std::string noise_file_, json_file_;
+  bool force_ = false;
+};
 
 }  // namespace
 
-int RunDeterminism(Args& args) {
-  DeterminismRequest req;
-  SessionFlags session;
-  std::string noise_file, json_file;
-  Status st;
-  while (!args.Done()) {
-    if (args.Flag("--help") || args.Flag("-h")) {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    }
-    if (ParseInputFlag(args, &req.inputs, &st) || ParseSessionFlag(args, "", &session, &st)) {
-      if (!st.ok()) return Fail(st);
-    } else if (args.Flag("--runs")) {
-      auto v = args.Value();
-      if (!v.ok()) return Fail(v.status());
-      auto n = ParseInt(*v, "--runs");
-      if (!n.ok()) return Fail(n.status());
-      if (*n < 2 || *n > 1000) return Fail(InvalidArgument("--runs must be between 2 and 1000"));
-      req.runs = static_cast<int>(*n);
-    } else if (args.Flag("--no-settings")) {
-      req.vary_threads = req.vary_execution = false;
-    } else if (args.Flag("--save-noise-floor")) {
-      auto v = args.Value();
-      if (!v.ok()) return Fail(v.status());
-      noise_file = *v;
-    } else if (args.Flag("--json")) {
-      auto v = args.Value();
-      if (!v.ok()) return Fail(v.status());
-      json_file = *v;
-    } else if (args.Flag("--tensors")) {
-      auto v = args.Value();
-      if (!v.ok()) return Fail(v.status());
-      for (auto& n : SplitList(*v)) req.selection.names.push_back(n);
-    } else if (args.Flag("--op-types")) {
-      auto v = args.Value();
-      if (!v.ok()) return Fail(v.status());
-      for (auto& n : SplitList(*v)) req.selection.op_types.push_back(n);
-    } else if (args.Flag("--regex")) {
-      auto v = args.Value();
-      if (!v.ok()) return Fail(v.status());
-      req.selection.regex = *v;
-    } else if (args.Flag("--max-memory")) {
-      auto v = args.Value();
-      if (!v.ok()) return Fail(v.status());
-      auto b = ParseBytes(*v);
-      if (!b.ok()) return Fail(b.status());
-      req.max_memory = *b;
-    } else if (!args.Peek().empty() && args.Peek()[0] == '-') {
-      return Fail(InvalidArgument("determinism: unknown option '" + args.Peek() + "'"));
-    } else if (req.model.empty()) {
-      req.model = args.Next();
-    } else {
-      return Fail(InvalidArgument("determinism: unexpected argument '" + args.Peek() + "'"));
-    }
-  }
-  if (req.model.empty()) return Fail(InvalidArgument("determinism: no model given"));
-  req.session = session.session;
-  auto lib = ResolveOrtLibrary(session);
-  if (!lib.ok()) return Fail(lib.status());
-  req.ort_library = *lib;
-  auto rep = CheckDeterminism(req);
-  if (!rep.ok()) return Fail(rep.status());
-  if (!json_file.empty()) {
-    st = WriteDeterminismJson(*rep, json_file);
-    if (!st.ok()) return Fail(st);
-  }
-  if (!noise_file.empty()) {
-    st = WriteNoiseFloor(*rep, false, noise_file);
-    if (!st.ok()) return Fail(st);
-  }
-  std::fputs(RenderDeterminismText(*rep).c_str(), stdout);
-  return rep->outputs_reproducible ? kExitOk : kExitMismatch;
-}
+std::unique_ptr<Command> MakeDeterminismCommand() { return std::make_unique<DeterminismCommand>(); }
 
 }  // namespace onnxprobe::cli

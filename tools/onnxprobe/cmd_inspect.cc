@@ -8,13 +8,7 @@
 namespace onnxprobe::cli {
 namespace {
 
-constexpr const char* kHelp =
-    "usage: onnxprobe inspect MODEL [--tensors] [--json]\n"
-    "  --tensors   list every tensor in topological order with its producing node and op type\n"
-    "  --json      machine-readable output\n";
-
 struct InspectOptions {
-  std::string model;
   bool tensors = false;
   bool json = false;
 };
@@ -154,33 +148,40 @@ void PrintText(const Model& m, const FileHashes& h, const InspectOptions& o) {
   }
 }
 
+class InspectCommand : public Command {
+ public:
+  const char* name() const override { return "inspect"; }
+  const char* summary() const override {
+    return "model summary: inputs, outputs, opsets, ops, parameters, hashes";
+  }
+  void Declare(OptionSink& sink) override {
+    sink.Positional("MODEL", ".onnx model", &model_, true);
+    sink.Add({"--tensors", "", "list every tensor in topological order with its producing node"},
+             [this](const std::string&) {
+               o_.tensors = true;
+               return Status::Ok();
+             });
+    sink.Add({"--json", "", "machine-readable output"}, [this](const std::string&) {
+      o_.json = true;
+      return Status::Ok();
+    });
+  }
+  int Run() override {
+    auto model = Model::Load(model_);
+    if (!model.ok()) return Fail(model.status());
+    FileHashes hashes = model->Hashes();
+    if (o_.json) return PrintJson(*model, hashes, o_);
+    PrintText(*model, hashes, o_);
+    return kExitOk;
+  }
+
+ private:
+  std::string model_;
+  InspectOptions o_;
+};
+
 }  // namespace
 
-int RunInspect(Args& args) {
-  InspectOptions o;
-  while (!args.Done()) {
-    if (args.Flag("--help") || args.Flag("-h")) {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (args.Flag("--tensors")) {
-      o.tensors = true;
-    } else if (args.Flag("--json")) {
-      o.json = true;
-    } else if (!args.Peek().empty() && args.Peek()[0] == '-') {
-      return Fail(InvalidArgument("inspect: unknown option '" + args.Peek() + "'"));
-    } else if (o.model.empty()) {
-      o.model = args.Next();
-    } else {
-      return Fail(InvalidArgument("inspect: unexpected argument '" + args.Peek() + "'"));
-    }
-  }
-  if (o.model.empty()) return Fail(InvalidArgument("inspect: no MODEL given"));
-  auto model = Model::Load(o.model);
-  if (!model.ok()) return Fail(model.status());
-  FileHashes hashes = model->Hashes();
-  if (o.json) return PrintJson(*model, hashes, o);
-  PrintText(*model, hashes, o);
-  return kExitOk;
-}
+std::unique_ptr<Command> MakeInspectCommand() { return std::make_unique<InspectCommand>(); }
 
 }  // namespace onnxprobe::cli

@@ -1,0 +1,30 @@
+// Before anything is written: an output never replaces an input of the run, and replaces an
+// existing file or folder only when it is an onnxprobe output of the same kind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnxprobe/status.h"
+
+namespace onnxprobe {
+
+enum class OutputKind {
+  kCompareJson,      // JSON report: recognized by its "schema": "onnxprobe-compare" field
+  kCompareHtml,      // HTML report: recognized by the report JSON it embeds
+  kDump,             // dump folder (manifest.json of format onnxprobe-dump) or .npz holding one
+  kReproBundle,      // repro bundle folder (onnxprobe.json)
+  kDeterminismJson,  // determinism report: "schema": "onnxprobe-determinism"
+  kNoiseFloor,       // noise floor file: "format": "onnxprobe-noise-floor"
+};
+const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
+
+// Ok when `path` may be written as `kind`: it does not exist, is empty, or is an onnxprobe
+// output of that kind. With `force`, any existing file may be replaced, but never a folder that
+// is not an onnxprobe output of `kind` (its contents would be lost). Never Ok when `path` is one
+// of `inputs` or a folder holding one of them, `force` or not. Fails with kInvalidArgument
+// naming the path and what it is.
+Status CheckOutputTarget(const std::string& path, OutputKind kind,
+                         const std::vector<std::string>& inputs, bool force);
+
+}  // namespace onnxprobe

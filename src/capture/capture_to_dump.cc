@@ -1,0 +1,50 @@
+// `onnxprobe run` as one library call (CaptureToDump): the command line only parses and prints.
+#include <chrono>
+#include <future>
+
+#include "onnxprobe/backend.h"
+#include "onnxprobe/dump.h"
+#include "onnxprobe/model.h"
+
+namespace onnxprobe {
+
+Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* prep) {
+  InputPreparation ignored;
+  if (prep == nullptr) prep = &ignored;
+  if (req.capture.max_memory > 0) SetAllocationLimit(req.capture.max_memory);
+  OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model_path));
+  OP_ASSIGN_OR_RETURN(std::vector<std::string> tensors, SelectTensors(model, req.selection));
+  OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(model, req.inputs, prep));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  // the model hash is for the manifest only: compute it on the other core while the model runs
+  auto hashes = std::async(std::launch::async, [&] { return model.Hashes(false); });
+
+  DumpReport report;
+  report.notes = prep->notes;
+  DumpMetadata& meta = report.metadata;
+  meta.model_path = req.model_path;
+  meta.runtime = "onnxruntime " + backend->version();
+  meta.runtime_version = backend->version();
+  meta.provider = req.capture.session.provider;
+  meta.optimization_level = req.capture.session.optimization_level;
+  meta.seed = req.inputs.seed;
+  auto t0 = std::chrono::steady_clock::now();
+  auto writer = DumpWriter::Create(req.output, meta);
+  Status st = writer.status();
+  for (size_t i = 0; st.ok() && i < inputs.size(); ++i) st = (*writer)->AddInput(inputs[i]);
+  Expected<CaptureReport> captured = st;
+  if (st.ok()) {
+    captured = Capture(model, *backend, inputs, tensors, req.capture, **writer, req.on_progress);
+  }
+  std::string sha256 = hashes.get().sha256;  // joined before any return: it reads `model`
+  if (!captured.ok()) return captured.status();
+  report.capture = std::move(*captured);
+  meta.model_sha256 = sha256;
+  (*writer)->set_model_sha256(sha256);
+  OP_RETURN_IF_ERROR((*writer)->Finish(report.capture));
+  report.bytes_written = (*writer)->bytes_written();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace onnxprobe

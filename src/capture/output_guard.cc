@@ -1,0 +1,141 @@
+// Output targets are checked by content, not by name: a file called r.json that holds someone's
+// data is not ours to replace. (Here rather than in common/ because recognizing an .npz dump
+// reads its archive, which is the dump module's business.)
+#include "onnxprobe/output_guard.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
+#include "onnxprobe/dump.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+namespace {
+
+// The first `n` bytes of a file ("" when unreadable).
+std::string Head(const fs::path& p, size_t n) {
+  std::ifstream in(p, std::ios::binary);
+  std::string s(n, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(n));
+  s.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return s;
+}
+
+// True when `text` at `pos` opens a JSON object whose first member is "<key>": "<value...".
+bool OpensWith(const std::string& text, size_t pos, const std::string& key,
+               const std::string& value_prefix) {
+  auto skip = [&] {
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  };
+  auto take = [&](const std::string& token) {
+    skip();
+    if (text.compare(pos, token.size(), token) != 0) return false;
+    pos += token.size();
+    return true;
+  };
+  return take("{") && take("\"" + key + "\"") && take(":") && take("\"" + value_prefix);
+}
+
+constexpr const char* kReportSchema = "onnxprobe-compare\"";
+// The HTML reporter embeds the report JSON in this element (src/report/html_page.inc).
+constexpr const char* kHtmlDataTag = "<script id=\"data\" type=\"application/json\">";
+
+bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
+  std::error_code ec;
+  switch (kind) {
+    case OutputKind::kCompareJson:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", kReportSchema);
+    case OutputKind::kCompareHtml: {
+      if (is_dir) return false;
+      std::string head = Head(p, 256 * 1024);
+      size_t at = head.find(kHtmlDataTag);
+      return head.rfind("<!DOCTYPE html>", 0) == 0 && at != std::string::npos &&
+             OpensWith(head, at + std::string(kHtmlDataTag).size(), "schema", kReportSchema);
+    }
+    case OutputKind::kDump:
+      if (is_dir) {
+        std::string manifest = Head(p / "manifest.json", 4096);
+        return manifest.find("\"onnxprobe-dump\"") != std::string::npos;
+      }
+      return p.extension() == ".npz" && IsDumpPath(p.string());
+    case OutputKind::kReproBundle:
+      return is_dir && fs::is_regular_file(p / "onnxprobe.json", ec);
+    case OutputKind::kDeterminismJson:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-determinism\"");
+    case OutputKind::kNoiseFloor:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "format", "onnxprobe-noise-floor\"");
+  }
+  return false;
+}
+
+bool IsFolderKind(const fs::path& p, OutputKind kind) {
+  return kind == OutputKind::kReproBundle || (kind == OutputKind::kDump && p.extension() != ".npz");
+}
+
+// `inner` is `outer` or lies inside it (after resolving symbolic links).
+bool Contains(const fs::path& outer, const fs::path& inner) {
+  std::error_code ec;
+  fs::path o = fs::weakly_canonical(outer, ec);
+  if (ec) return false;
+  fs::path i = fs::weakly_canonical(inner, ec);
+  if (ec) return false;
+  auto mismatch = std::mismatch(o.begin(), o.end(), i.begin(), i.end());
+  return mismatch.first == o.end();
+}
+
+}  // namespace
+
+const char* OutputKindName(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::kCompareJson:
+      return "JSON report";
+    case OutputKind::kCompareHtml:
+      return "HTML report";
+    case OutputKind::kDump:
+      return "dump";
+    case OutputKind::kReproBundle:
+      return "repro bundle";
+    case OutputKind::kDeterminismJson:
+      return "determinism report";
+    case OutputKind::kNoiseFloor:
+      return "noise floor file";
+  }
+  return "output";
+}
+
+Status CheckOutputTarget(const std::string& path, OutputKind kind,
+                         const std::vector<std::string>& inputs, bool force) {
+  std::error_code ec;
+  fs::path p(path);
+  auto st = fs::symlink_status(p, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    return IoError(path + ": cannot check (" + ec.message() + ")");
+  if (!fs::exists(st)) return Status::Ok();
+  for (const auto& in : inputs) {
+    if (in.empty() || !fs::exists(in, ec)) continue;
+    if (fs::equivalent(in, p, ec)) {
+      return InvalidArgument(path + ": is an input of this run; refusing to write over it");
+    }
+    if (fs::is_directory(p, ec) && Contains(p, in)) {
+      return InvalidArgument(path + ": holds " + in +
+                             ", an input of this run; refusing to replace it");
+    }
+  }
+  bool is_dir = fs::is_directory(p, ec);
+  bool is_file = fs::is_regular_file(p, ec);
+  if (is_dir && fs::is_empty(p, ec) && IsFolderKind(p, kind)) return Status::Ok();
+  if (is_file && fs::file_size(p, ec) == 0 && !ec) return Status::Ok();
+  if ((is_dir || is_file) && IsOurs(p, kind, is_dir)) return Status::Ok();
+  std::string what = std::string("an onnxprobe ") + OutputKindName(kind);
+  if (is_dir) {
+    return InvalidArgument(path + ": exists and is a folder that is not " + what +
+                           "; refusing to replace it (remove it first)");
+  }
+  if (force && is_file) return Status::Ok();
+  return InvalidArgument(path + ": exists and is not " + what + "; refusing to replace it");
+}
+
+}  // namespace onnxprobe

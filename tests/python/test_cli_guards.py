@@ -1,0 +1,217 @@
+"""What the command line refuses before doing any work: writing over inputs or foreign files
+(defect 1 of issue 16), and options that would silently do nothing (exit 2, one line naming the
+flag)."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import models
+from conftest import run
+from dumps import write_dump
+
+SRC = os.environ.get("ONNXPROBE_SRC", "")
+DEMO = os.path.join(SRC, "tests", "data", "demo", "demo_cnn.onnx")
+FAULTY = os.path.join(SRC, "tests", "data", "demo", "demo_cnn_faulty.onnx")
+
+
+def one_line_error(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("onnxprobe: error: "), lines[0]
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def chain(tmp_path):
+    path = tmp_path / "chain.onnx"
+    models.chain_model(path, symbolic=False)
+    return path
+
+
+def compare_chain(onnxprobe, chain, *args):
+    return run([onnxprobe, "compare", chain, "--b-opt-level", "all", *args])
+
+
+# --- outputs never replace inputs -------------------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--html", "--json"])
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_report_never_replaces_the_model(onnxprobe, chain, flag, force):
+    before = chain.read_bytes()
+    r = compare_chain(onnxprobe, chain, flag, chain, *force)
+    one_line_error(r, flag, "chain.onnx", "input of this run")
+    assert chain.read_bytes() == before
+
+
+def test_dump_never_replaces_the_model_or_its_folder(onnxprobe, chain, tmp_path):
+    before = chain.read_bytes()
+    one_line_error(run([onnxprobe, "run", chain, "-o", chain, "--force"]), "-o", "input of this run")
+    one_line_error(run([onnxprobe, "run", chain, "-o", tmp_path, "--force"]), "-o", "holds", "chain.onnx")
+    assert chain.read_bytes() == before
+
+
+def test_dump_never_replaces_an_input_file(onnxprobe, chain, tmp_path):
+    x = tmp_path / "X.npz"
+    np.savez(x, X=np.zeros((2, 3), np.float32))
+    before = x.read_bytes()
+    r = run([onnxprobe, "run", chain, "--input", x, "-o", x, "--force"])
+    one_line_error(r, "-o", "X.npz", "input of this run")
+    assert x.read_bytes() == before
+
+
+def test_repro_never_replaces_the_folder_of_a_side(onnxprobe):
+    r = run([onnxprobe, "compare", DEMO, FAULTY, "--dim", "batch=1", "--repro", os.path.dirname(DEMO)])
+    one_line_error(r, "--repro", "holds", "demo_cnn")
+
+
+def test_two_outputs_on_one_path(onnxprobe, chain, tmp_path):
+    r = compare_chain(onnxprobe, chain, "--json", tmp_path / "r.out", "--html", tmp_path / "r.out")
+    one_line_error(r, "--json", "--html", "same path")
+
+
+# --- outputs replace only onnxprobe outputs of the same kind ----------------------------------
+
+def test_npz_that_is_not_a_dump_is_kept(onnxprobe, chain, tmp_path):
+    foreign = tmp_path / "x.npz"
+    np.savez(foreign, weights=np.arange(5.0))
+    before = foreign.read_bytes()
+    r = run([onnxprobe, "run", chain, "-o", foreign])
+    one_line_error(r, "-o", "x.npz", "not an onnxprobe dump", "--force")
+    assert foreign.read_bytes() == before
+    r = run([onnxprobe, "run", chain, "-o", foreign, "--force"])
+    assert r.returncode == 0, r.stderr
+    with np.load(foreign) as z:
+        assert "manifest.json" in z.files and "weights" not in z.files
+
+
+@pytest.mark.parametrize("out", ["d.npz", "d"])
+def test_an_earlier_dump_is_replaced(onnxprobe, chain, tmp_path, out):
+    target = tmp_path / out
+    for seed in ("1", "2"):
+        r = run([onnxprobe, "run", chain, "--seed", seed, "-o", target])
+        assert r.returncode == 0, r.stderr
+    if out.endswith(".npz"):
+        y = np.load(target)["Y"]
+    else:
+        m = json.loads((target / "manifest.json").read_text())
+        y = np.load(target / [t for t in m["tensors"] if t["name"] == "Y"][0]["file"])
+    assert run([onnxprobe, "run", chain, "--seed", "2", "-o", tmp_path / "ref.npz"]).returncode == 0
+    np.testing.assert_array_equal(y, np.load(tmp_path / "ref.npz")["Y"])  # the second run's
+
+
+def test_folder_that_is_not_a_dump_is_kept_even_with_force(onnxprobe, chain, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("keep me")
+    for force in ([], ["--force"]):
+        r = run([onnxprobe, "run", chain, "-o", folder, *force])
+        one_line_error(r, "-o", "notes", "not an onnxprobe dump")
+    assert (folder / "keep.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("flag,name", [("--json", "r.json"), ("--html", "r.html")])
+def test_report_replaces_only_its_own_kind(onnxprobe, chain, tmp_path, flag, name):
+    target = tmp_path / name
+    target.write_text("my notes\n")
+    r = compare_chain(onnxprobe, chain, flag, target)
+    one_line_error(r, flag, name, "not an onnxprobe", "--force")
+    assert target.read_text() == "my notes\n"
+    r = compare_chain(onnxprobe, chain, flag, target, "--force")
+    assert r.returncode == 0, r.stderr
+    assert target.read_text() != "my notes\n"
+    r = compare_chain(onnxprobe, chain, flag, target)  # now ours: replaced without --force
+    assert r.returncode == 0, r.stderr
+
+
+def test_json_report_is_not_an_html_report(onnxprobe, chain, tmp_path):
+    assert compare_chain(onnxprobe, chain, "--json", tmp_path / "r.json").returncode == 0
+    r = compare_chain(onnxprobe, chain, "--html", tmp_path / "r.json")
+    one_line_error(r, "--html", "not an onnxprobe HTML report")
+    json.loads((tmp_path / "r.json").read_text())
+
+
+def test_empty_file_is_replaced(onnxprobe, chain, tmp_path):
+    (tmp_path / "r.json").write_text("")
+    assert compare_chain(onnxprobe, chain, "--json", tmp_path / "r.json").returncode == 0
+    assert json.loads((tmp_path / "r.json").read_text())["schema"] == "onnxprobe-compare"
+
+
+def test_repro_replaces_a_bundle_but_not_a_foreign_folder(onnxprobe, tmp_path):
+    repro = tmp_path / "repro"
+    args = [onnxprobe, "compare", DEMO, FAULTY, "--dim", "batch=1", "--repro", repro]
+    assert run(args).returncode == 1
+    assert (repro / "onnxprobe.json").exists()
+    assert run(args).returncode == 1  # an earlier bundle is replaced
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("keep me")
+    r = run(args[:-1] + [other, "--force"])
+    one_line_error(r, "--repro", "not an onnxprobe repro bundle")
+    assert (other / "keep.txt").read_text() == "keep me"
+
+
+# --- options that do nothing ------------------------------------------------------------------
+
+@pytest.fixture
+def demo_dump(onnxprobe, tmp_path):
+    d = tmp_path / "a.dump"
+    assert run([onnxprobe, "run", DEMO, "--dim", "batch=1", "-o", d]).returncode == 0
+    return d
+
+
+def test_session_option_on_a_dump_side(onnxprobe, demo_dump):
+    r = run([onnxprobe, "compare", DEMO, demo_dump, "--b-opt-level", "all"])
+    one_line_error(r, "--b-opt-level", "does nothing", "side B", "dump")
+    r = run([onnxprobe, "compare", demo_dump, DEMO, "--a-provider", "CPU"])
+    one_line_error(r, "--a-provider", "does nothing", "side A")
+    r = run([onnxprobe, "compare", demo_dump, demo_dump, "--intra-threads", "2"])
+    one_line_error(r, "--intra-threads", "both sides are dumps")
+
+
+def test_repro_that_cannot_be_written(onnxprobe, demo_dump, tmp_path):
+    r = run([onnxprobe, "compare", DEMO, FAULTY, "--dim", "batch=1", "--isolate", "none", "--repro", tmp_path / "r"])
+    one_line_error(r, "--repro", "--isolate none")
+    r = run([onnxprobe, "compare", demo_dump, demo_dump, "--repro", tmp_path / "r"])
+    one_line_error(r, "--repro", "dump")
+    assert not (tmp_path / "r").exists()
+
+
+def test_dim_that_names_no_dimension(onnxprobe):
+    r = run([onnxprobe, "compare", DEMO, "--b-opt-level", "all", "--dim", "batch=1", "--dim", "height=4"])
+    # (run names the flag too; Compare() returns only a Status, so compare gives the library's words)
+    one_line_error(r, "dimension named 'height'", "named dimensions: batch")
+
+
+def test_mapping_entry_that_pairs_nothing(onnxprobe, tmp_path):
+    x = np.arange(6, dtype=np.float32)
+    write_dump(tmp_path / "A", [("conv", x), ("relu", x)])
+    write_dump(tmp_path / "B", [("conv", x), ("relu_renamed", x)])
+    (tmp_path / "map.txt").write_text("relu relu_renamed\nrelux relu_renamed2\n")
+    r = run([onnxprobe, "compare", tmp_path / "A", tmp_path / "B", "--map", tmp_path / "map.txt"])
+    one_line_error(r, "'relux'", "'relu_renamed2'", "pairs nothing")
+    (tmp_path / "map.txt").write_text("relu relu_typo\n")
+    r = run([onnxprobe, "compare", tmp_path / "A", tmp_path / "B", "--map", tmp_path / "map.txt"])
+    one_line_error(r, "side B has no tensor 'relu_typo'")
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--atol", "1e-3", "--atol", "1e-4"], ["--atol given twice"]),
+    (["--dim", "batch=1", "--dim", "batch=2"], ["--dim", "'batch' twice"]),
+    (["--b-opt-level", "basic"], ["--b-opt-level given twice"]),
+])
+def test_option_given_twice(onnxprobe, args, needles):
+    base = [onnxprobe, "compare", DEMO, "--b-opt-level", "all"] + ([] if "--dim" in args else ["--dim", "batch=1"])
+    one_line_error(run(base + args), *needles)
+
+
+def test_same_input_twice_in_compare(onnxprobe, tmp_path):
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    np.save(tmp_path / "input.npy", x)
+    r = run([onnxprobe, "compare", DEMO, "--b-opt-level", "all", "--input", tmp_path / "input.npy",
+             "--input", f"input={tmp_path / 'input.npy'}"])
+    one_line_error(r, "input 'input'", "given twice")

@@ -1,0 +1,127 @@
+// CheckOutputTarget: what an output may replace. Files are written here by hand (the formats'
+// first bytes as documented), not by the writers under test.
+#include "onnxprobe/output_guard.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "onnxprobe/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+namespace {
+
+class OutputGuard : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        fs::path(::testing::TempDir()) /
+        ("guard_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(OutputGuard, AbsentTargetIsFine) {
+  EXPECT_TRUE(CheckOutputTarget(Path("new.json"), OutputKind::kCompareJson, {}, false).ok());
+}
+
+TEST_F(OutputGuard, NeverAnInputEvenWithForce) {
+  std::string model = Write("m.onnx", "model bytes");
+  for (bool force : {false, true}) {
+    Status st = CheckOutputTarget(model, OutputKind::kCompareHtml, {model}, force);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("input of this run"), std::string::npos) << st.message();
+  }
+  // the same file under another spelling
+  std::string other = (dir_ / "." / "m.onnx").string();
+  EXPECT_FALSE(CheckOutputTarget(other, OutputKind::kCompareJson, {model}, true).ok());
+}
+
+TEST_F(OutputGuard, NeverAFolderHoldingAnInput) {
+  std::string model = Write("sub/m.onnx", "model bytes");
+  Status st = CheckOutputTarget(Path("sub"), OutputKind::kDump, {model}, true);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("holds"), std::string::npos) << st.message();
+}
+
+TEST_F(OutputGuard, OwnJsonReportIsReplaced) {
+  std::string own = Write("r.json", "{\n  \"schema\": \"onnxprobe-compare\",\n  \"x\": 1}");
+  EXPECT_TRUE(CheckOutputTarget(own, OutputKind::kCompareJson, {}, false).ok());
+  // ours, but another kind
+  EXPECT_FALSE(CheckOutputTarget(own, OutputKind::kDeterminismJson, {}, false).ok());
+}
+
+TEST_F(OutputGuard, ForeignFileOnlyWithForce) {
+  std::string foreign = Write("r.json", "{\"schema\": \"someone-else\"}");
+  Status st = CheckOutputTarget(foreign, OutputKind::kCompareJson, {}, false);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("r.json"), std::string::npos);
+  EXPECT_EQ(st.message().find("--"), std::string::npos) << "no flag names: " << st.message();
+  EXPECT_TRUE(CheckOutputTarget(foreign, OutputKind::kCompareJson, {}, true).ok());
+}
+
+TEST_F(OutputGuard, HtmlReportByTheJsonItEmbeds) {
+  std::string own = Write("r.html",
+                          "<!DOCTYPE html>\n<html><head><title>x</title></head><body>"
+                          "<script id=\"data\" type=\"application/json\">{\"schema\":"
+                          "\"onnxprobe-compare\",\"schema_version\":1}</script></body></html>");
+  EXPECT_TRUE(CheckOutputTarget(own, OutputKind::kCompareHtml, {}, false).ok());
+  std::string plain = Write("p.html", "<!DOCTYPE html>\n<html><body>onnxprobe-compare</body>");
+  EXPECT_FALSE(CheckOutputTarget(plain, OutputKind::kCompareHtml, {}, false).ok());
+}
+
+TEST_F(OutputGuard, EmptyFileAndEmptyFolderHoldNothing) {
+  EXPECT_TRUE(CheckOutputTarget(Write("e.json", ""), OutputKind::kCompareJson, {}, false).ok());
+  fs::create_directories(dir_ / "empty");
+  EXPECT_TRUE(CheckOutputTarget(Path("empty"), OutputKind::kDump, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(Path("empty"), OutputKind::kReproBundle, {}, false).ok());
+}
+
+TEST_F(OutputGuard, DumpFolderByItsManifest) {
+  Write("d/manifest.json", "{\"format\": \"onnxprobe-dump\", \"format_version\": 1}");
+  EXPECT_TRUE(CheckOutputTarget(Path("d"), OutputKind::kDump, {}, false).ok());
+  Write("notes/keep.txt", "keep me");
+  for (bool force : {false, true}) {
+    Status st = CheckOutputTarget(Path("notes"), OutputKind::kDump, {}, force);
+    ASSERT_FALSE(st.ok()) << "a foreign folder is never replaced";
+    EXPECT_NE(st.message().find("folder"), std::string::npos) << st.message();
+  }
+}
+
+TEST_F(OutputGuard, NpzByItsManifestEntry) {
+  Tensor t = *Tensor::Allocate(DType::kFloat32, {2});
+  NpzWriter plain;
+  ASSERT_TRUE(plain.Open(Path("plain.npz")).ok());
+  ASSERT_TRUE(plain.Add("weights", t).ok());
+  ASSERT_TRUE(plain.Finish().ok());
+  EXPECT_FALSE(CheckOutputTarget(Path("plain.npz"), OutputKind::kDump, {}, false).ok());
+  NpzWriter dump;
+  ASSERT_TRUE(dump.Open(Path("dump.npz")).ok());
+  ASSERT_TRUE(dump.Add("Y", t).ok());
+  ASSERT_TRUE(dump.AddRaw("manifest.json", "{\"format\": \"onnxprobe-dump\"}").ok());
+  ASSERT_TRUE(dump.Finish().ok());
+  EXPECT_TRUE(CheckOutputTarget(Path("dump.npz"), OutputKind::kDump, {}, false).ok());
+}
+
+TEST_F(OutputGuard, ReproBundleByOnnxprobeJson) {
+  Write("b/onnxprobe.json", "{}");
+  EXPECT_TRUE(CheckOutputTarget(Path("b"), OutputKind::kReproBundle, {}, false).ok());
+  Write("c/model.onnx", "x");
+  EXPECT_FALSE(CheckOutputTarget(Path("c"), OutputKind::kReproBundle, {}, true).ok());
+}
+
+}  // namespace
+}  // namespace onnxprobe

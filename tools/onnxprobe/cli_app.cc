@@ -1,0 +1,208 @@
+// The one translation unit that includes CLI11 (a heavy header-only library): builds the
+// application from the commands' declarations, parses, and hands over to the chosen command.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "cli.h"
+#include "onnxprobe/backend.h"
+#include "onnxprobe/version.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+// A Status raised from inside an option callback; carried out of CLI11's parse unchanged.
+struct StatusError {
+  Status status;
+};
+
+void Raise(const Status& s) {
+  if (!s.ok()) throw StatusError{s};
+}
+
+// The longest of "-o,--output": the name errors use.
+std::string MainName(const std::string& names) {
+  std::string best, cur;
+  for (size_t i = 0; i <= names.size(); ++i) {
+    if (i == names.size() || names[i] == ',') {
+      if (cur.size() > best.size()) best = cur;
+      cur.clear();
+    } else {
+      cur += names[i];
+    }
+  }
+  return best;
+}
+
+struct PositionalSlot {
+  std::string name;
+  std::string* out;
+  bool required;
+};
+
+// CLI11's layout with one blank line between sections, not two.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_group(std::string group, bool is_positional,
+                         std::vector<const CLI::Option*> opts) const override {
+    std::string out = group + ":\n";
+    for (const CLI::Option* opt : opts) out += make_option(opt, is_positional);
+    return out;
+  }
+  std::string make_positionals(const CLI::App* app) const override {
+    std::string p = CLI::Formatter::make_positionals(app);
+    return p.empty() ? p : "\n" + p + "\n";
+  }
+};
+
+class Cli11Sink : public OptionSink {
+ public:
+  explicit Cli11Sink(CLI::App* app) : app_(app) {}
+
+  void Section(const std::string& title) override { section_ = title; }
+
+  void Add(const OptionSpec& spec, std::function<Status(const std::string&)> parse) override {
+    CLI::Option* opt = nullptr;
+    if (spec.value_name.empty()) {
+      opt = app_->add_flag_callback(
+          spec.names, [parse] { Raise(parse("")); }, spec.help);
+    } else {
+      auto seen = std::make_shared<int>(0);
+      std::string flag = MainName(spec.names);
+      bool repeatable = spec.repeatable;
+      opt = app_->add_option(
+          spec.names,
+          [parse, seen, flag, repeatable](const CLI::results_t& values) {
+            if (++*seen > 1 && !repeatable) Raise(InvalidArgument(flag + " given twice"));
+            for (const auto& v : values) Raise(parse(v));
+            return true;
+          },
+          spec.help);
+      // one value per occurrence, handled as it is parsed: repeated options keep their order
+      opt->type_name(spec.value_name)->trigger_on_parse();
+    }
+    opt->group(spec.hidden ? "" : section_);
+  }
+
+  void Positional(const std::string& name, const std::string& help, std::string* out,
+                  bool required) override {
+    CLI::Option* opt = app_->add_option(name, *out, help)->type_name("");
+    if (required) opt->required();
+    slots_.push_back({name, out, required});
+  }
+
+  // After parsing: too few positionals, unknown options, surplus arguments.
+  Status Check(const std::string& command) const {
+    auto extras = app_->remaining();
+    for (const auto& e : extras) {
+      if (e.size() > 1 && e[0] == '-') {
+        return InvalidArgument(command + ": unknown option '" + e + "' (see onnxprobe " + command +
+                               " --help)");
+      }
+    }
+    if (!extras.empty()) {
+      return InvalidArgument(command + ": unexpected argument '" + extras.front() + "'");
+    }
+    for (const auto& s : slots_) {
+      if (s.required && s.out->empty()) {
+        std::string usage = "onnxprobe " + command + " [OPTIONS]";
+        for (const auto& t : slots_) usage += t.required ? " " + t.name : " [" + t.name + "]";
+        return InvalidArgument(command + ": no " + s.name + " given (usage: " + usage + ")");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  CLI::App* app_;
+  std::string section_ = "options";
+  std::vector<PositionalSlot> slots_;
+};
+
+int PrintVersion() {
+  std::printf("onnxprobe %s\n", Version());
+  auto backend = LoadOrtBackend();
+  if (backend.ok()) {
+    std::printf("onnxruntime %s (%s)\n", (*backend)->version().c_str(),
+                (*backend)->library_path().c_str());
+    return kExitOk;
+  }
+  std::printf("onnxruntime not loaded: %s\n", backend.status().message().c_str());
+  return ExitCodeFor(backend.status());
+}
+
+constexpr const char* kExitCodes =
+    "exit codes: 0 ok, 1 mismatch, 2 bad input or usage, 3 runtime failure";
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "version") args[0] = "--version";
+  if (!args.empty() && args[0] == "help") args[0] = "--help";
+
+  CLI::App app("onnxprobe: which node made the numbers of an ONNX model wrong, and why",
+               "onnxprobe");
+  app.footer(std::string("onnxprobe COMMAND --help shows the options of a command.\n") +
+             kExitCodes);
+  app.formatter(std::make_shared<HelpFormatter>());
+  app.allow_extras();
+  app.require_subcommand(0, 1);
+  bool version = false;
+  app.add_flag("--version", version, "onnxprobe and ONNX Runtime versions");
+
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(MakeInspectCommand());
+  commands.push_back(MakeRunCommand());
+  commands.push_back(MakeCompareCommand());
+  commands.push_back(MakeReplayCommand());
+  commands.push_back(MakeDeterminismCommand());
+  std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
+  for (auto& c : commands) {
+    CLI::App* sub = app.add_subcommand(c->name(), c->summary());
+    sub->allow_extras();
+    std::string footer = c->footer();
+    sub->footer(footer.empty() ? kExitCodes : footer + "\n" + kExitCodes);
+    auto sink = std::make_unique<Cli11Sink>(sub);
+    c->Declare(*sink);
+    subs.emplace_back(sub, std::move(sink));
+  }
+  if (args.empty()) {
+    std::fputs(app.help().c_str(), stderr);
+    return kExitBadInput;
+  }
+
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last to first
+  try {
+    app.parse(args);
+  } catch (const CLI::RequiredError& e) {
+    for (size_t i = 0; i < commands.size(); ++i) {  // a missing positional: say it our way
+      if (!subs[i].first->parsed()) continue;
+      Status st = subs[i].second->Check(commands[i]->name());
+      if (!st.ok()) return Fail(st);
+    }
+    return Fail(InvalidArgument(e.what()));
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return Fail(InvalidArgument(e.what()));
+  } catch (const StatusError& e) {
+    return Fail(e.status);
+  }
+  if (version) return PrintVersion();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (!subs[i].first->parsed()) continue;
+    Status st = subs[i].second->Check(commands[i]->name());
+    if (st.ok()) st = commands[i]->Validate();
+    if (!st.ok()) return Fail(st);
+    return commands[i]->Run();
+  }
+  std::string what = app.remaining().empty() ? "no command given"
+                                             : "unknown command '" + app.remaining().front() + "'";
+  return Fail(InvalidArgument(
+      what + " (inspect, run, compare, replay or determinism; see onnxprobe --help)"));
+}
+
+}  // namespace onnxprobe::cli

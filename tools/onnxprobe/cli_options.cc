@@ -1,0 +1,293 @@
+// Options shared by commands: inputs (run, compare), session settings (run, compare, replay),
+// tolerances (compare, replay). Declared once, so every command spells and checks them alike.
+#include <filesystem>
+
+#include "cli.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+// A value option that may be given once per KEY (e.g. --dim batch=1 --dim seq=8, not batch twice).
+class KeyOnce {
+ public:
+  explicit KeyOnce(std::string flag) : flag_(std::move(flag)) {}
+  Status Take(const std::string& key) {
+    if (!seen_.insert(key).second) {
+      return InvalidArgument(flag_ + " gives '" + key + "' twice");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string flag_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+void DeclareInputOptions(OptionSink& sink, InputFlags* f) {
+  InputOptions* o = &f->options;
+  sink.Section("inputs (default: seeded random)");
+  sink.Add({"--input", "FILE",
+            ".npy (bound by file stem, NAME=FILE.npy, or to the only input), .npz (keys are input "
+            "names), TensorProto .pb, or a dump from an earlier run (reuses its inputs)",
+            true},
+           [f, o](const std::string& v) {
+             f->given.push_back("--input");
+             o->files.push_back(v);
+             return Status::Ok();
+           });
+  auto shapes = std::make_shared<KeyOnce>("--shape");
+  sink.Add({"--shape", "NAME:DIMS", "concrete shape for an input, e.g. input:1x3x224x224", true},
+           [f, o, shapes](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(auto ns, ParseNamedShape(v));
+             OP_RETURN_IF_ERROR(shapes->Take(ns.first));
+             f->given.push_back("--shape");
+             o->shapes[ns.first] = ns.second;
+             return Status::Ok();
+           });
+  auto dims = std::make_shared<KeyOnce>("--dim");
+  sink.Add({"--dim", "NAME=N", "value of a symbolic dimension in every input that has it", true},
+           [f, o, dims](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--dim"));
+             OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(kv.second, "--dim " + kv.first));
+             if (n < 0) return InvalidArgument("--dim " + kv.first + " must not be negative");
+             OP_RETURN_IF_ERROR(dims->Take(kv.first));
+             f->given.push_back("--dim");
+             o->dim_params[kv.first] = n;
+             return Status::Ok();
+           });
+  auto ranges = std::make_shared<KeyOnce>("--range");
+  sink.Add({"--range", "[NAME:]LO,HI", "value range of random inputs (one input, or all)", true},
+           [f, o, ranges](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(auto r, ParseRange(v));
+             OP_RETURN_IF_ERROR(ranges->Take(r.first));
+             f->given.push_back("--range");
+             o->ranges[r.first] = r.second;
+             return Status::Ok();
+           });
+  sink.Add({"--seed", "N", "seed of random inputs (default 0)"},
+           [o](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--seed"));
+             o->seed = static_cast<uint64_t>(n);
+             return Status::Ok();
+           });
+}
+
+std::vector<std::string> InputFilePaths(const InputFlags& flags) {
+  std::vector<std::string> out;
+  for (const auto& spec : flags.options.files) {
+    out.push_back(spec);       // "NAME=FILE": the library takes the part after '=' unless the whole
+    auto eq = spec.find('=');  // spec names a file; guard both
+    if (eq != std::string::npos) out.push_back(spec.substr(eq + 1));
+  }
+  return out;
+}
+
+void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionFlags* f) {
+  bool hidden = !prefix.empty();
+  auto name = [&](const char* n) { return "--" + prefix + n; };
+  auto add = [&](const char* n, const char* value, const char* help, SessionField field,
+                 std::function<Status(const std::string& flag, const std::string& v)> set,
+                 bool repeatable = false) {
+    std::string flag = name(n);
+    sink.Add({flag, value, help, repeatable, hidden},
+             [f, flag, field, set](const std::string& v) -> Status {
+               OP_RETURN_IF_ERROR(set(flag, v));
+               f->touched.insert(field);
+               f->given.push_back(flag);
+               return Status::Ok();
+             });
+  };
+  auto threads = [](int* field) {
+    return [field](const std::string& flag, const std::string& v) -> Status {
+      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, flag));
+      if (n < 0 || n > 4096) return InvalidArgument(flag + " must be between 0 and 4096");
+      *field = static_cast<int>(n);
+      return Status::Ok();
+    };
+  };
+  add("provider", "NAME",
+      "execution provider: CPU (default), CUDA, TensorRT, ...; never falls back to another",
+      SessionField::kProvider, [f](const std::string&, const std::string& v) {
+        f->session.provider = v;
+        return Status::Ok();
+      });
+  add(
+      "provider-option", "K=V", "provider option (repeatable)", SessionField::kProviderOptions,
+      [f](const std::string& flag, const std::string& v) -> Status {
+        OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, flag));
+        if (f->session.provider_options.count(kv.first))
+          return InvalidArgument(flag + " gives '" + kv.first + "' twice");
+        f->session.provider_options[kv.first] = kv.second;
+        return Status::Ok();
+      },
+      true);
+  add("opt-level", "LEVEL", "graph optimizations: disabled (default), basic, extended or all",
+      SessionField::kOptLevel, [f](const std::string& flag, const std::string& v) -> Status {
+        OP_ASSIGN_OR_RETURN(f->session.optimization_level, ParseOptLevel(v, flag));
+        return Status::Ok();
+      });
+  add("intra-threads", "N", "threads within an operator (0: the runtime decides)",
+      SessionField::kIntra, threads(&f->session.intra_op_threads));
+  add("inter-threads", "N", "threads across operators (parallel mode)", SessionField::kInter,
+      threads(&f->session.inter_op_threads));
+  add("parallel", "", "parallel execution mode (default sequential)", SessionField::kParallel,
+      [f](const std::string&, const std::string&) {
+        f->session.sequential = false;
+        return Status::Ok();
+      });
+  add("ort-lib", "PATH", "ONNX Runtime library to load", SessionField::kOrt,
+      [f](const std::string&, const std::string& v) {
+        f->ort_lib = v;
+        return Status::Ok();
+      });
+  add("ort-version", "X.Y.Z", "an ONNX Runtime version installed by the bootstrap",
+      SessionField::kOrt, [f](const std::string&, const std::string& v) {
+        f->ort_version = v;
+        return Status::Ok();
+      });
+}
+
+SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side) {
+  SessionFlags out = shared;
+  for (SessionField t : side.touched) {
+    switch (t) {
+      case SessionField::kProvider:
+        out.session.provider = side.session.provider;
+        break;
+      case SessionField::kProviderOptions:
+        out.session.provider_options = side.session.provider_options;
+        break;
+      case SessionField::kOptLevel:
+        out.session.optimization_level = side.session.optimization_level;
+        break;
+      case SessionField::kIntra:
+        out.session.intra_op_threads = side.session.intra_op_threads;
+        break;
+      case SessionField::kInter:
+        out.session.inter_op_threads = side.session.inter_op_threads;
+        break;
+      case SessionField::kParallel:
+        out.session.sequential = false;
+        break;
+      case SessionField::kOrt:
+        out.ort_lib = side.ort_lib;
+        out.ort_version = side.ort_version;
+        break;
+    }
+  }
+  out.touched.insert(side.touched.begin(), side.touched.end());
+  out.given.insert(out.given.end(), side.given.begin(), side.given.end());
+  return out;
+}
+
+Expected<std::string> ResolveOrtLibrary(const SessionFlags& f) {
+  if (!f.ort_lib.empty() && !f.ort_version.empty()) {
+    return InvalidArgument("give --ort-lib or --ort-version, not both");
+  }
+  if (!f.ort_version.empty()) return OrtLibraryForVersion(f.ort_version);
+  return f.ort_lib;
+}
+
+void ToleranceFlags::ApplyTo(TolerancePolicy* p) const {
+  if (atol) p->global.atol = *atol;
+  if (rtol) p->global.rtol = *rtol;
+  if (rel_eps) p->rel_eps = *rel_eps;
+  if (judge) p->judge = *judge;
+  p->rules.insert(p->rules.end(), rules.begin(), rules.end());
+  if (absolute_atol) {
+    p->global.scale_atol = false;
+    for (auto& r : p->rules) r.tolerance.scale_atol = false;
+  }
+}
+
+void DeclareToleranceOptions(OptionSink& sink, ToleranceFlags* f) {
+  sink.Section("tolerances (docs/metrics.md)");
+  auto number = [](std::optional<double>* field, const char* flag) {
+    return [field, flag](const std::string& v) -> Status {
+      OP_ASSIGN_OR_RETURN(double x, ParseTolerance(v, flag));
+      *field = x;
+      return Status::Ok();
+    };
+  };
+  sink.Add({"--atol", "X",
+            "absolute tolerance (default 1e-5) per unit of the tensor's scale: "
+            "atol * max(1, max|a|)"},
+           number(&f->atol, "--atol"));
+  sink.Add({"--rtol", "X", "relative tolerance (default 1e-3)"}, number(&f->rtol, "--rtol"));
+  sink.Add({"--absolute-atol", "", "apply atol as given, not per unit of scale"},
+           [f](const std::string&) {
+             f->absolute_atol = true;
+             return Status::Ok();
+           });
+  sink.Add({"--tol", "REGEX=ATOL,RTOL", "override for tensors whose name matches", true},
+           [f](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(auto r, ParseToleranceRule(v, false, "--tol"));
+             f->rules.push_back(std::move(r));
+             return Status::Ok();
+           });
+  sink.Add({"--op-tol", "OP=ATOL,RTOL", "override for outputs of an op type", true},
+           [f](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(auto r, ParseToleranceRule(v, true, "--op-tol"));
+             f->rules.push_back(std::move(r));
+             return Status::Ok();
+           });
+  sink.Add({"--judge", "MODE", "elementwise (default), max, mean or p99"},
+           [f](const std::string& v) -> Status {
+             if (v == "elementwise")
+               f->judge = JudgeBy::kElementwise;
+             else if (v == "max")
+               f->judge = JudgeBy::kMax;
+             else if (v == "mean")
+               f->judge = JudgeBy::kMean;
+             else if (v == "p99")
+               f->judge = JudgeBy::kP99;
+             else
+               return InvalidArgument("bad --judge '" + v + "' (elementwise, max, mean or p99)");
+             return Status::Ok();
+           });
+  sink.Add({"--rel-eps", "X", "relative error is |b-a|/(|a|+X) (default: X = 1e-3 * max|a|)"},
+           number(&f->rel_eps, "--rel-eps"));
+}
+
+Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,
+                   const std::vector<std::string>& inputs, bool force) {
+  Status st = CheckOutputTarget(path, kind, inputs, force);
+  if (st.ok()) return st;
+  if (!force && CheckOutputTarget(path, kind, inputs, true).ok()) {
+    st = Status(st.code(), st.message() + "; --force replaces it");
+  }
+  return st.WithContext(flag);
+}
+
+Status NameInputFlag(const Status& s, InputField field) {
+  switch (field) {
+    case InputField::kFiles:
+      return s.WithContext("--input");
+    case InputField::kShapes:
+      return s.WithContext("--shape");
+    case InputField::kDimParams:
+      return s.WithContext("--dim");
+    case InputField::kNone:
+      break;
+  }
+  return s;
+}
+
+Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& flag_paths) {
+  namespace fs = std::filesystem;
+  for (size_t i = 0; i < flag_paths.size(); ++i) {
+    for (size_t j = i + 1; j < flag_paths.size(); ++j) {
+      const auto& [fa, pa] = flag_paths[i];
+      const auto& [fb, pb] = flag_paths[j];
+      if (pa.empty() || pb.empty()) continue;
+      if (fs::path(pa).lexically_normal() == fs::path(pb).lexically_normal()) {
+        return InvalidArgument(fa + " and " + fb + " name the same path '" + pa + "'");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace onnxprobe::cli
