@@ -175,7 +175,7 @@ int RunInspect(Args& args) {
     }
   }
   if (o.model.empty()) return Fail(InvalidArgument("inspect: no MODEL given"));
-  auto model = Model::Load(o.model);
+  auto model = Model::Load(o.model, LoadMode::kGraphOnly);  // streams: never holds the weights
   if (!model.ok()) return Fail(model.status());
   FileHashes hashes = model->Hashes();
   if (o.json) return PrintJson(*model, hashes, o);
