@@ -14,6 +14,18 @@
 namespace onnxprobe {
 namespace {
 
+// The scan as a consumer; `ok` says whether it followed the whole model (an allocation failure
+// on a huge non-weight field counts as not following it: the full parse then reports it).
+ChunkConsumer Scan(uint64_t size, ScanKeep keep, ModelScan* scan, bool* ok) {
+  return [=](ChunkStream& s) {
+    try {
+      *ok = ScanModel(s, size, keep, scan);
+    } catch (const std::exception&) {
+      *ok = false;
+    }
+  };
+}
+
 ChunkConsumer Feed(Digest* d) {
   return [d](ChunkStream& s) {
     const uint8_t* p;
@@ -69,9 +81,7 @@ Expected<ModelIdentity> IdentityFromBytes(const Model::Impl& m, IdentityParts wa
   if (want.sha256) consumers.push_back(Feed(&sha));
   if (want.md5) consumers.push_back(Feed(&md5));
   if (want.initializers) {
-    consumers.push_back([&](ChunkStream& s) {
-      scanned = ScanModel(s, bytes.size(), ScanKeep::kHashesOnly, &scan);
-    });
+    consumers.push_back(Scan(bytes.size(), ScanKeep::kHashesOnly, &scan, &scanned));
   }
   FanOutMemory(bytes.data(), bytes.size(), consumers);
   ModelIdentity id;
@@ -99,10 +109,8 @@ Status LoadGraphOnly(Model::Impl* m) {
   Sha256 sha;
   ModelScan scan;
   bool scanned = false;
-  OP_RETURN_IF_ERROR(FanOutFile(m->path, 0, size, {Feed(&md5), Feed(&sha), [&](ChunkStream& s) {
-                                                     scanned = ScanModel(s, size, ScanKeep::kFields,
-                                                                         &scan);
-                                                   }}));
+  OP_RETURN_IF_ERROR(FanOutFile(
+      m->path, 0, size, {Feed(&md5), Feed(&sha), Scan(size, ScanKeep::kFields, &scan, &scanned)}));
   bool assembled = false;
   try {
     assembled = scanned && AssembleModel(scan, &m->proto);
