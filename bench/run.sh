@@ -16,5 +16,9 @@ echo
 echo "== peers"
 bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx"
 echo
+echo "== model identity"
+/usr/bin/python3 bench/make_identity_model.py "$MODELS/identity_1gb.onnx" >/dev/null
+/usr/bin/python3 bench/identity_bench.py "$BUILD/onnxprobe" "$MODELS/identity_1gb.onnx" 3
+echo
 echo "== localization"
 bash bench/localize_bench.sh "$BUILD" "$MODELS/faults"

@@ -1,41 +1,43 @@
-// Content hashes used to prove model identity (file MD5/SHA-256, per-initializer SHA-256).
+// Content hashes used to prove model identity (file MD5/SHA-256, per-initializer SHA-256),
+// computed by libcrypto (hardware SHA and MD5 code paths where the CPU has them).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "onnxprobe/status.h"
 
 namespace onnxprobe {
 
-class Sha256 {
+enum class DigestAlgorithm { kMd5, kSha256 };
+
+// A streaming digest. Movable, not copyable.
+class Digest {
  public:
-  Sha256();
+  explicit Digest(DigestAlgorithm algorithm);
+  ~Digest();
+  Digest(Digest&&) noexcept;
+  Digest& operator=(Digest&&) noexcept;
+
   void Update(const void* data, size_t size);
   // Returns the lowercase hex digest; the object must not be updated afterwards.
   std::string HexDigest();
 
  private:
-  void Block(const uint8_t* p);
-  uint32_t h_[8];
-  uint8_t buf_[64];
-  size_t buf_len_ = 0;
-  uint64_t total_ = 0;
+  struct Ctx;
+  std::unique_ptr<Ctx> ctx_;
 };
 
-class Md5 {
+class Sha256 : public Digest {
  public:
-  Md5();
-  void Update(const void* data, size_t size);
-  std::string HexDigest();
+  Sha256() : Digest(DigestAlgorithm::kSha256) {}
+};
 
- private:
-  void Block(const uint8_t* p);
-  uint32_t h_[4];
-  uint8_t buf_[64];
-  size_t buf_len_ = 0;
-  uint64_t total_ = 0;
+class Md5 : public Digest {
+ public:
+  Md5() : Digest(DigestAlgorithm::kMd5) {}
 };
 
 struct FileHashes {

@@ -98,12 +98,35 @@ struct ModelSummary {
   uint64_t param_bytes = 0;
 };
 
+struct InitializerHash {
+  std::string name;
+  std::string sha256;
+};
+
+// What proves "same model": the file's hashes and every main-graph initializer's SHA-256 (of its
+// raw little-endian bytes, wherever they are stored: raw_data, typed fields or external data).
+struct ModelIdentity {
+  FileHashes file;
+  std::vector<InitializerHash> initializers;  // in ModelSummary::initializers order
+};
+
+enum class LoadMode {
+  // Keeps the file's bytes: sessions and graph passes reuse them.
+  kFull,
+  // Reads the file once, streaming, keeps the graph without its large weights and computes the
+  // identity on the way; memory stays far below the file size. Sessions and graph passes refuse
+  // such a model (kUnsupported).
+  kGraphOnly,
+};
+
 class Model {
  public:
   // Loads and indexes `path`. Fails with kNotFound (missing file), kCorrupt (not ONNX,
   // truncated), kInvalidArgument (external data escaping the model folder, missing side file,
-  // a graph that is not a DAG). The ONNX checker is advisory and never fails a load.
-  static Expected<Model> Load(const std::string& path);
+  // a graph that is not a DAG), kIoError (a read failed). The ONNX checker is advisory and
+  // never fails a load.
+  static Expected<Model> Load(const std::string& path, LoadMode mode = LoadMode::kFull);
+  LoadMode load_mode() const;
 
   const std::string& path() const;
   const std::string& dir() const;  // folder external data is resolved against
@@ -114,9 +137,13 @@ class Model {
   // Value info known from the file (inputs, outputs, value_info), by tensor name.
   const ValueInfo* FindValueInfo(const std::string& name) const;
 
-  // MD5 (when asked) and SHA-256 of the model file, from the bytes loaded with it.
+  // The file's MD5 and SHA-256 and every initializer's SHA-256. kGraphOnly: computed while
+  // loading. kFull: from the held bytes in one pass (MD5, SHA-256 and the weights' hashes on
+  // their own threads). Fails when an external data file cannot be read.
+  Expected<ModelIdentity> Identity() const;
+  // MD5 (when asked) and SHA-256 of the model file (kGraphOnly: both, from the load).
   FileHashes Hashes(bool with_md5 = true) const;
-  // SHA-256 of every initializer's data bytes (external data read from its side file).
+  // SHA-256 of every initializer's data bytes, as in Identity().
   Expected<std::vector<std::pair<std::string, std::string>>> InitializerHashes() const;
 
   struct Impl;

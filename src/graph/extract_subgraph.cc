@@ -18,6 +18,7 @@ void SetType(onnx::ValueInfoProto* v, const std::string& name, DType dtype, cons
 }  // namespace
 
 Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& spec) {
+  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
   const onnx::ModelProto* full = model.impl().FullProto();
   if (full == nullptr) return Corrupt(model.path() + ": cannot re-read the model");
   const GraphIndex& idx = model.index();

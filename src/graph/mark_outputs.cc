@@ -7,6 +7,7 @@
 namespace onnxprobe {
 
 Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::string>& extra) {
+  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
   const GraphIndex& idx = model.index();
   onnx::ModelProto tail;
   auto* g = tail.mutable_graph();

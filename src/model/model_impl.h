@@ -15,6 +15,8 @@ namespace onnxprobe {
 
 struct Model::Impl {
   std::string path, dir;
+  LoadMode mode = LoadMode::kFull;
+  ModelIdentity identity;  // kGraphOnly: computed while the file streamed by
   onnx::ModelProto proto;
   GraphIndex index;
   ModelSummary summary;
@@ -22,12 +24,15 @@ struct Model::Impl {
   std::unordered_map<std::string, ValueInfo> value_infos;
 
   // The model's serialization: the file's own bytes, kept from loading, so sessions never pay
-  // for re-serializing the weights.
+  // for re-serializing the weights. Empty for kGraphOnly (see RequireBytes).
   const std::string& SerializedProto() const { return serialized; }
   std::string serialized;
 
+  // kUnsupported for a kGraphOnly model, which holds no weights to run or rewrite.
+  Status RequireBytes() const;
+
   // The model with its weights, parsed again from `serialized` on first use (the indexed
-  // `proto` drops large initializer bytes). Fails only if the bytes stopped parsing.
+  // `proto` drops large initializer bytes). Null if the bytes stopped parsing or were not kept.
   const onnx::ModelProto* FullProto() const;
   mutable std::once_flag full_once;
   mutable std::unique_ptr<onnx::ModelProto> full;
@@ -43,6 +48,20 @@ class ModelLoader {
     g->by_name_ = std::move(by_name);
   }
 };
+
+// The checks made before reading a model file (missing, a folder, empty, over protobuf's 2 GB
+// limit); returns its size.
+Expected<uint64_t> CheckModelFile(const std::string& path);
+
+// Loading steps shared by both modes once `impl->proto` holds the parsed model: external data
+// checks, graph index, summary, the advisory checker; then the graph drops weight bytes over
+// kKeptRawDataBytes and the placeholders of initializers marked in `set_aside` (by position).
+Status IndexModel(Model::Impl* impl, const std::vector<bool>& set_aside);
+
+// The kFull load: reads and parses the whole file, keeping its bytes.
+Status LoadFull(Model::Impl* impl);
+// The kGraphOnly load: one streaming read that also computes the identity (model_identity.cc).
+Status LoadGraphOnly(Model::Impl* impl);
 
 // Validates an initializer's external data reference and returns the side file's path.
 // Rejects absolute locations, "..", symlinks that leave the model folder, missing files and

@@ -11,6 +11,7 @@
 
 #include "common/file_util.h"
 #include "model/model_impl.h"
+#include "model/model_scan.h"
 #include "tensor/tensor_proto_convert.h"
 
 namespace fs = std::filesystem;
@@ -20,21 +21,7 @@ namespace {
 
 // Parses the file and keeps its bytes: they are the model's serialization, reused for sessions.
 Status ParseModelFile(const std::string& path, onnx::ModelProto* proto, std::string* file_bytes) {
-  std::error_code ec;
-  auto st = fs::status(path, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory) {
-    return IoError(path + ": cannot open (" + ec.message() + ")");
-  }
-  if (!fs::exists(st)) return NotFound(path + ": no such file");
-  if (fs::is_directory(path, ec))
-    return InvalidArgument(path + ": is a directory, expected an .onnx file");
-  uint64_t size = fs::file_size(path, ec);
-  if (size == 0) return Corrupt(path + ": empty file, not an ONNX model");
-  if (size >= uint64_t(INT_MAX)) {
-    return Unsupported(path + ": the .onnx file itself is " + std::to_string(size) +
-                       " bytes; protobuf cannot parse a message over 2 GB (store weights as "
-                       "external data)");
-  }
+  OP_RETURN_IF_ERROR(CheckModelFile(path).status());
   auto bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
   bool ok;
@@ -47,9 +34,6 @@ Status ParseModelFile(const std::string& path, onnx::ModelProto* proto, std::str
   *file_bytes = std::move(*bytes);
   if (!ok)
     return Corrupt(path + ": not a valid ONNX model (protobuf parse failed: truncated or corrupt)");
-  if (!proto->has_graph() || proto->ir_version() <= 0) {
-    return Corrupt(path + ": not an ONNX model (no graph or IR version)");
-  }
   return Status::Ok();
 }
 
@@ -149,20 +133,38 @@ std::string ValueInfoTypeString(const ValueInfo& v) {
   return s + "]";
 }
 
-Expected<Model> Model::Load(const std::string& path) {
-  auto impl = std::make_shared<Impl>();
-  impl->path = path;
-  impl->dir = fs::path(path).parent_path().string();
-  if (impl->dir.empty()) impl->dir = ".";
+Expected<uint64_t> CheckModelFile(const std::string& path) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return IoError(path + ": cannot open (" + ec.message() + ")");
+  }
+  if (!fs::exists(st)) return NotFound(path + ": no such file");
+  if (fs::is_directory(path, ec))
+    return InvalidArgument(path + ": is a directory, expected an .onnx file");
+  uint64_t size = fs::file_size(path, ec);
+  if (size == 0) return Corrupt(path + ": empty file, not an ONNX model");
+  if (size >= uint64_t(INT_MAX)) {
+    return Unsupported(path + ": the .onnx file itself is " + std::to_string(size) +
+                       " bytes; protobuf cannot parse a message over 2 GB (store weights as "
+                       "external data)");
+  }
+  return size;
+}
+
+Status IndexModel(Model::Impl* impl, const std::vector<bool>& set_aside) {
+  const std::string& path = impl->path;
+  if (!impl->proto.has_graph() || impl->proto.ir_version() <= 0) {
+    return Corrupt(path + ": not an ONNX model (no graph or IR version)");
+  }
   try {
-    OP_RETURN_IF_ERROR(ParseModelFile(path, &impl->proto, &impl->serialized));
     OP_RETURN_IF_ERROR(CheckExternalData(impl->proto.graph(), impl->dir).WithContext(path));
     OP_RETURN_IF_ERROR(BuildGraphIndex(impl->proto.graph(), &impl->index).WithContext(path));
   } catch (const std::exception& e) {
     return Corrupt(path + ": " + e.what());
   }
-  IndexValueInfos(impl->proto.graph(), impl.get());
-  Summarize(impl.get());
+  IndexValueInfos(impl->proto.graph(), impl);
+  Summarize(impl);
   try {
     onnx::checker::CheckerContext ctx;
     ctx.set_ir_version(static_cast<int>(impl->proto.ir_version()));
@@ -178,9 +180,30 @@ Expected<Model> Model::Load(const std::string& path) {
   }
   // The parsed graph keeps no large weight bytes: the file's own bytes (kept for sessions) hold
   // them already. Small initializers stay, as shape inference folds shape constants.
-  for (auto& t : *impl->proto.mutable_graph()->mutable_initializer()) {
-    if (t.raw_data().size() > 4096) t.clear_raw_data();
+  auto* inits = impl->proto.mutable_graph()->mutable_initializer();
+  for (int i = 0; i < inits->size(); ++i) {
+    auto& t = (*inits)[i];
+    bool aside = size_t(i) < set_aside.size() && set_aside[size_t(i)];
+    if (aside || t.raw_data().size() > kKeptRawDataBytes) t.clear_raw_data();
   }
+  return Status::Ok();
+}
+
+Status LoadFull(Model::Impl* impl) {
+  try {
+    OP_RETURN_IF_ERROR(ParseModelFile(impl->path, &impl->proto, &impl->serialized));
+  } catch (const std::exception& e) {
+    return Corrupt(impl->path + ": " + e.what());
+  }
+  return IndexModel(impl, {});
+}
+
+Expected<Model> Model::Load(const std::string& path, LoadMode mode) {
+  auto impl = std::make_shared<Impl>();
+  impl->path = path;
+  impl->dir = fs::path(path).parent_path().string();
+  if (impl->dir.empty()) impl->dir = ".";
+  OP_RETURN_IF_ERROR(mode == LoadMode::kFull ? LoadFull(impl.get()) : LoadGraphOnly(impl.get()));
   Model m;
   m.impl_ = std::move(impl);
   return m;
@@ -190,57 +213,12 @@ const std::string& Model::path() const { return impl_->path; }
 const std::string& Model::dir() const { return impl_->dir; }
 const GraphIndex& Model::index() const { return impl_->index; }
 const ModelSummary& Model::summary() const { return impl_->summary; }
+LoadMode Model::load_mode() const { return impl_->mode; }
 const std::vector<std::string>& Model::checker_warnings() const { return impl_->checker_warnings; }
 
 const ValueInfo* Model::FindValueInfo(const std::string& name) const {
   auto it = impl_->value_infos.find(name);
   return it == impl_->value_infos.end() ? nullptr : &it->second;
-}
-
-FileHashes Model::Hashes(bool with_md5) const {
-  // the file's bytes are in memory already (they are the serialization sessions use)
-  const std::string& bytes = impl_->serialized;
-  FileHashes h;
-  h.size = bytes.size();
-  h.sha256 = Sha256Hex(bytes.data(), bytes.size());
-  if (with_md5) {
-    Md5 md5;
-    md5.Update(bytes.data(), bytes.size());
-    h.md5 = md5.HexDigest();
-  }
-  return h;
-}
-
-const onnx::ModelProto* Model::Impl::FullProto() const {
-  std::call_once(full_once, [this] {
-    auto p = std::make_unique<onnx::ModelProto>();
-    google::protobuf::io::ArrayInputStream raw(serialized.data(),
-                                               static_cast<int>(serialized.size()));
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    if (p->ParseFromCodedStream(&coded)) full = std::move(p);
-  });
-  return full.get();
-}
-
-Expected<std::vector<std::pair<std::string, std::string>>> Model::InitializerHashes() const {
-  std::vector<std::pair<std::string, std::string>> out;
-  const onnx::ModelProto* full =
-      impl_->FullProto();  // the weights (the indexed graph dropped them)
-  if (full == nullptr) return Corrupt(impl_->path + ": cannot re-read initializers");
-  for (const auto& t : full->graph().initializer()) {
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      OP_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(t, impl_->dir));
-      out.emplace_back(t.name(), Sha256Hex(bytes.data(), bytes.size()));
-    } else if (t.has_raw_data()) {
-      out.emplace_back(t.name(), Sha256Hex(t.raw_data().data(), t.raw_data().size()));
-    } else {
-      // typed fields: hash the raw little-endian bytes so equal data hashes equal either way
-      OP_ASSIGN_OR_RETURN(Tensor v, TensorFromProto(t, "initializer '" + t.name() + "'"));
-      out.emplace_back(t.name(), Sha256Hex(v.data(), v.byte_size()));
-    }
-  }
-  return out;
 }
 
 }  // namespace onnxprobe

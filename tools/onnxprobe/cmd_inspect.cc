@@ -167,7 +167,7 @@ class InspectCommand : public Command {
     });
   }
   int Run() override {
-    auto model = Model::Load(model_);
+    auto model = Model::Load(model_, LoadMode::kGraphOnly);  // streams: never holds the weights
     if (!model.ok()) return Fail(model.status());
     FileHashes hashes = model->Hashes();
     if (o_.json) return PrintJson(*model, hashes, o_);
