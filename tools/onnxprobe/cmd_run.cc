@@ -79,6 +79,13 @@ class RunCommand : public Command {
           o_.capture.check_observer = true;
           return Status::Ok();
         });
+    sink.Add({"--capture-fused", "",
+              "with optimizations on, also capture tensors the optimized graph fuses away (marking "
+              "them blocks those fusions: the run then measures another graph)"},
+             [this](const std::string&) {
+               o_.capture.mark_fused_tensors = true;
+               return Status::Ok();
+             });
   }
 
   Status Validate() override {
