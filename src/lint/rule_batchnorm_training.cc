@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kWhy =
     "in training mode BatchNormalization normalizes each batch with that batch's own mean and "
     "variance instead of the learned running statistics: outputs depend on what else is in the "
-    "batch (a batch of one is normalized to zero), and several runtimes reject or ignore the mode";
+    "batch, and several runtimes reject or ignore the mode";
 constexpr const char* kFix =
     "call model.eval() before torch.onnx.export (or export with "
     "training=torch.onnx.TrainingMode.EVAL) so BatchNorm uses, or is folded with, its running "
