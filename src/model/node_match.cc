@@ -23,7 +23,7 @@ GraphMatcher::GraphMatcher(const MatchGraph& a, const MatchGraph& b)
   MapInputs();
   MatchByName();
   // exact structure first; a loose pairing can make more exact keys known, so alternate
-  while (MatchExact() || MatchLoose()) {
+  while (Sweep(false) || Sweep(true)) {
   }
 }
 
@@ -150,33 +150,18 @@ std::string GraphMatcher::KeyB(int b) const {
   return k;
 }
 
-bool GraphMatcher::MatchExact() {
-  std::unordered_map<std::string, std::vector<int>> free_a;  // key -> A nodes, topo order
-  for (size_t i = a_.nodes.size(); i-- > 0;) {
-    if (a_to_b_[i] < 0) free_a[KeyA(int(i))].push_back(int(i));  // back() is the first
-  }
-  bool progress = false;
-  for (size_t i = 0; i < b_.nodes.size(); ++i) {
-    if (b_to_a_[i] >= 0) continue;
-    std::string k = KeyB(int(i));
-    if (k.empty()) continue;
-    auto it = free_a.find(k);
-    if (it == free_a.end() || it->second.empty()) continue;
-    Pair(it->second.back(), int(i), MatchHow::kStructure);
-    it->second.pop_back();
-    progress = true;
-  }
-  return progress;
-}
-
-bool GraphMatcher::MatchLoose() {
-  // op+attrs -> unmatched count on each side (for the unique-pair rule); A nodes by op
+bool GraphMatcher::Sweep(bool loose) {
+  // A's unmatched nodes by exact key (back() is the first in topological order) and by op;
+  // op+attrs -> unmatched count on each side (for the unique-pair rule)
+  std::unordered_map<std::string, std::vector<int>> exact_a, by_op_a;
   std::map<std::string, int> count_a, count_b;
-  std::unordered_map<std::string, std::vector<int>> free_a;
-  for (size_t i = 0; i < a_.nodes.size(); ++i) {
+  for (size_t i = a_.nodes.size(); i-- > 0;) {
     if (a_to_b_[i] >= 0) continue;
+    exact_a[KeyA(int(i))].push_back(int(i));
     ++count_a[a_.nodes[i].op + "\x1f" + a_.nodes[i].attrs];
-    free_a[a_.nodes[i].op].push_back(int(i));
+  }
+  for (size_t i = 0; i < a_.nodes.size(); ++i) {
+    if (a_to_b_[i] < 0) by_op_a[a_.nodes[i].op].push_back(int(i));
   }
   for (size_t i = 0; i < b_.nodes.size(); ++i) {
     if (b_to_a_[i] < 0) ++count_b[b_.nodes[i].op + "\x1f" + b_.nodes[i].attrs];
@@ -186,37 +171,54 @@ bool GraphMatcher::MatchLoose() {
     if (b_to_a_[i] >= 0) continue;
     const auto& nb = b_.nodes[i];
     const std::string op_attrs = nb.op + "\x1f" + nb.attrs;
-    std::vector<std::string> src;
-    for (const auto& t : nb.inputs) src.push_back(SourceB(t));
-    int best = -1, best_score = -1;
-    for (int j : free_a[nb.op]) {
-      const auto& na = a_.nodes[j];
-      if (a_to_b_[j] >= 0 || na.inputs.size() != nb.inputs.size()) continue;
-      int agree = 0;
-      bool conflict = false;
-      for (size_t s = 0; s < src.size() && !conflict; ++s) {
-        if (src[s][0] == '?') continue;
-        std::string sa = SourceA(na.inputs[s]);
-        if (sa != src[s]) conflict = true;
-        if (sa == src[s] && sa != "-") ++agree;
-      }
-      if (conflict) continue;
-      const bool same_attrs = na.attrs == nb.attrs;
-      const bool unique = same_attrs && count_a[op_attrs] == 1 && count_b[op_attrs] == 1;
-      if (agree == 0 && !unique) continue;
-      int score = agree * 2 + (same_attrs ? 1 : 0);
-      if (score > best_score) {
-        best = j;
-        best_score = score;
-      }
+    int pick = -1;
+    MatchHow how = MatchHow::kStructure;
+    const std::string key = KeyB(int(i));
+    auto it = key.empty() ? exact_a.end() : exact_a.find(key);
+    if (it != exact_a.end()) {
+      while (!it->second.empty() && a_to_b_[it->second.back()] >= 0) it->second.pop_back();
+      if (!it->second.empty()) pick = it->second.back();
     }
-    if (best < 0) continue;
-    --count_a[a_.nodes[best].op + "\x1f" + a_.nodes[best].attrs];
+    if (pick < 0 && loose) {
+      pick =
+          LooseCandidate(int(i), by_op_a[nb.op], count_a[op_attrs] == 1 && count_b[op_attrs] == 1);
+      how = MatchHow::kLoose;
+    }
+    if (pick < 0) continue;
+    --count_a[a_.nodes[pick].op + "\x1f" + a_.nodes[pick].attrs];
     --count_b[op_attrs];
-    Pair(best, int(i), MatchHow::kLoose);
+    Pair(pick, int(i), how);
     progress = true;
   }
   return progress;
+}
+
+int GraphMatcher::LooseCandidate(int b, const std::vector<int>& same_op, bool unique) const {
+  const auto& nb = b_.nodes[b];
+  std::vector<std::string> src;
+  for (const auto& t : nb.inputs) src.push_back(SourceB(t));
+  int best = -1, best_score = -1;
+  for (int j : same_op) {
+    const auto& na = a_.nodes[j];
+    if (a_to_b_[j] >= 0 || na.inputs.size() != nb.inputs.size()) continue;
+    int agree = 0;
+    bool conflict = false;
+    for (size_t s = 0; s < src.size() && !conflict; ++s) {
+      if (src[s][0] == '?') continue;
+      std::string sa = SourceA(na.inputs[s]);
+      if (sa != src[s]) conflict = true;
+      if (sa == src[s] && sa != "-") ++agree;
+    }
+    if (conflict) continue;
+    const bool same_attrs = na.attrs == nb.attrs;
+    if (agree == 0 && !(unique && same_attrs)) continue;
+    int score = agree * 2 + (same_attrs ? 1 : 0);
+    if (score > best_score) {
+      best = j;
+      best_score = score;
+    }
+  }
+  return best;
 }
 
 }  // namespace onnxprobe

@@ -53,8 +53,12 @@ class GraphMatcher {
   void MapInitializers();
   void MapInputs();
   void MatchByName();
-  bool MatchExact();
-  bool MatchLoose();
+  // One pass over B's unmatched nodes in topological order: exact keys, and with `loose` the
+  // loose pairing for nodes without one. True when something was paired.
+  bool Sweep(bool loose);
+  // The best loose partner among A's unmatched nodes of the same op, or -1. `unique`: the
+  // node's op and attributes occur once among the unmatched nodes of each side.
+  int LooseCandidate(int b, const std::vector<int>& same_op, bool unique) const;
   void Pair(int a, int b, MatchHow how);
   std::string KeyA(int a) const;
   // "" when an input's source is not known in A's terms yet.
