@@ -108,6 +108,7 @@ Expected<LintReport> Lint(const Model& model, const LintOptions& options) {
       return InvalidArgument("unknown lint rule '" + d + "' (codes " + Table().front().info.code +
                              " to " + Table().back().info.code + ")");
   }
+  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
   const onnx::ModelProto* full = model.impl().FullProto();
   if (full == nullptr) return Corrupt(model.path() + ": cannot re-read the model's weights");
 

@@ -122,7 +122,10 @@ void CheckLayerNormFp16(const LintContext& ctx, std::vector<LintFinding>* out) {
     if (evidence.empty()) continue;
     const NodeInfo& square = ctx.nodes()[m.nodes[2]];
     std::string chain;
-    for (int k : m.nodes) chain += (chain.empty() ? "" : " -> ") + ctx.nodes()[k].op_type;
+    for (int k : m.nodes) {
+      if (!chain.empty()) chain += " -> ";
+      chain += ctx.nodes()[k].op_type;
+    }
     LintFinding f = MakeFinding(LintSeverity::kWarning, &square);
     f.tensor = m.square;
     f.message = "decomposed LayerNorm " + chain + " on '" + m.x + "' (from " + NodeLabel(n) +

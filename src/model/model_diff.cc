@@ -102,6 +102,7 @@ struct Side {
 
 Status Build(const Model& m, Side* s) {
   s->model = &m;
+  OP_RETURN_IF_ERROR(m.impl().RequireBytes());
   s->full = m.impl().FullProto();
   if (s->full == nullptr) return Corrupt(m.path() + ": cannot re-read the model's weights");
   OP_ASSIGN_OR_RETURN(auto hashes, m.InitializerHashes());
