@@ -202,6 +202,8 @@ def test_text_output_and_errors(onnxprobe, tmp_path):
     r = run([onnxprobe, "diff", DEMO, FAULTY])
     assert r.returncode == 1 and "changed" in r.stdout and "max |a-b|" in r.stdout
     r = run([onnxprobe, "diff", DEMO])
-    assert r.returncode == 2 and "two models" in r.stderr
+    assert r.returncode == 2 and "no B given" in r.stderr
+    r = run([onnxprobe, "diff", DEMO, DEMO, DEMO])
+    assert r.returncode == 2 and "unexpected argument" in r.stderr
     r = run([onnxprobe, "diff", DEMO, tmp_path / "missing.onnx"])
     assert r.returncode == 2 and "missing.onnx" in r.stderr

@@ -155,14 +155,24 @@ def test_exit_codes_and_fail_on(onnxprobe, tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--fail-on", "severe"], "severity"),
+    (["--fail-on", "severe"], "'severe'"),
     (["--disable", "OP999"], "OP999"),
+    (["--runtime-version", "1.20", "--ort-version", "1.20.1"], "one of"),
+    (["--list-rules"], "takes no MODEL"),
     ([], "no such file"),
 ])
 def test_bad_input_exits_2(onnxprobe, tmp_path, args, needle):
     model = lm.unused_input(tmp_path / "m.onnx") if args else tmp_path / "missing.onnx"
     r = run([onnxprobe, "lint", model, *args])
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.stdout == ""
+
+
+def test_list_rules(onnxprobe):
+    r = run([onnxprobe, "lint", "--list-rules"])
+    assert r.returncode == 0
+    codes = [line.split()[0] for line in r.stdout.splitlines()]
+    assert codes == [f"OP{i:03d}" for i in range(1, 15)]
 
 
 # --- real exports (Debian torch 1.13) ------------------------------------------------------
