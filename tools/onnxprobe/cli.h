@@ -69,6 +69,8 @@ std::unique_ptr<Command> MakeRunCommand();
 std::unique_ptr<Command> MakeCompareCommand();
 std::unique_ptr<Command> MakeReplayCommand();
 std::unique_ptr<Command> MakeDeterminismCommand();
+std::unique_ptr<Command> MakeLintCommand();
+std::unique_ptr<Command> MakeDiffCommand();
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);

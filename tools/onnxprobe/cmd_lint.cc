@@ -1,0 +1,133 @@
+// onnxprobe lint MODEL [--json] [--fail-on LEVEL] [--disable CODES] [--ort-lib P | --ort-version V
+//                      | --runtime-version V] [--list-rules]
+#include <cstdio>
+
+#include "cli.h"
+#include "onnxprobe/lint.h"
+#include "onnxprobe/model.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+class LintCommand : public Command {
+ public:
+  const char* name() const override { return "lint"; }
+  const char* summary() const override {
+    return "static findings: training-mode remnants, baked shapes, fp16 hazards, ... (why, fix)";
+  }
+  std::string footer() const override {
+    return "exit 1 here means a finding at or above --fail-on (default error).\n"
+           "rules: onnxprobe lint --list-rules and docs/lint.md";
+  }
+  void Declare(OptionSink& sink) override {
+    sink.Positional("MODEL", ".onnx model", &model_, false);
+    sink.Add({"--json", "", "machine-readable output (schema onnxprobe-lint)"},
+             [this](const std::string&) {
+               json_ = true;
+               return Status::Ok();
+             });
+    sink.Add({"--fail-on", "LEVEL",
+              "exit 1 when a finding is at least LEVEL: error (default), warning, info, or none"},
+             [this](const std::string& v) -> Status {
+               if (v == "none") {
+                 fail_never_ = true;
+                 return Status::Ok();
+               }
+               auto s = ParseLintSeverity(v);
+               if (!s.ok())
+                 return InvalidArgument("--fail-on: expected error, warning, info or none, got '" +
+                                        v + "'");
+               fail_on_ = *s;
+               return Status::Ok();
+             });
+    sink.Add({"--disable", "CODES", "rules not to run (codes or names, comma-separated)", true},
+             [this](const std::string& v) {
+               for (const auto& c : SplitList(v)) lint_.disabled.insert(c);
+               return Status::Ok();
+             });
+    sink.Add({"--ort-lib", "PATH", "check opset/IR support against this ONNX Runtime library"},
+             [this](const std::string& v) {
+               ort_lib_ = v;
+               return Status::Ok();
+             });
+    sink.Add({"--ort-version", "V", "... against the bootstrap's ONNX Runtime V"},
+             [this](const std::string& v) {
+               ort_version_ = v;
+               return Status::Ok();
+             });
+    sink.Add({"--runtime-version", "V", "... against ONNX Runtime version V, without loading it"},
+             [this](const std::string& v) {
+               runtime_version_ = v;
+               return Status::Ok();
+             });
+    sink.Add({"--list-rules", "", "print the rules and exit"}, [this](const std::string&) {
+      list_rules_ = true;
+      return Status::Ok();
+    });
+  }
+  Status Validate() override {
+    int given = !ort_lib_.empty() + !ort_version_.empty() + !runtime_version_.empty();
+    if (given > 1)
+      return InvalidArgument("give one of --ort-lib, --ort-version and --runtime-version");
+    if (list_rules_ && !model_.empty()) return InvalidArgument("--list-rules takes no MODEL");
+    if (!list_rules_ && model_.empty()) return InvalidArgument("lint: no MODEL given");
+    for (const std::string& d : lint_.disabled) {
+      bool known = false;
+      for (const LintRuleInfo& r : LintRules()) known |= r.code == d || r.name == d;
+      if (!known)
+        return InvalidArgument("--disable: unknown rule '" + d +
+                               "' (onnxprobe lint --list-rules shows the codes)");
+    }
+    return Status::Ok();
+  }
+  int Run() override {
+    if (list_rules_) {
+      for (const LintRuleInfo& r : LintRules()) {
+        std::printf("%s  %-7s  %-26s %s\n", r.code.c_str(), LintSeverityName(r.severity),
+                    r.name.c_str(), r.summary.c_str());
+      }
+      return kExitOk;
+    }
+    auto model = Model::Load(model_);
+    if (!model.ok()) return Fail(model.status());
+    lint_.runtime_version = RuntimeVersion();
+    auto report = Lint(*model, lint_);
+    if (!report.ok()) return Fail(report.status());
+    std::fputs((json_ ? RenderLintJson(*report) : RenderLintText(*report)).c_str(), stdout);
+    if (fail_never_) return kExitOk;
+    return report->CountAtLeast(fail_on_) > 0 ? kExitMismatch : kExitOk;
+  }
+
+ private:
+  // The version of the runtime the model is checked against: given, or asked of the library.
+  std::string RuntimeVersion() const {
+    if (!runtime_version_.empty()) return runtime_version_;
+    std::string lib = ort_lib_;
+    if (!ort_version_.empty()) {
+      auto path = OrtLibraryForVersion(ort_version_);
+      if (!path.ok()) {
+        Note("--ort-version: " + path.status().message() + "; opset support not checked");
+        return "";
+      }
+      lib = *path;
+    }
+    auto backend = LoadOrtBackend(lib);
+    if (!backend.ok()) {
+      Note("ONNX Runtime not loaded (" + backend.status().message() +
+           "); opset support not checked");
+      return "";
+    }
+    return (*backend)->version();
+  }
+
+  std::string model_, ort_lib_, ort_version_, runtime_version_;
+  bool json_ = false, list_rules_ = false, fail_never_ = false;
+  LintSeverity fail_on_ = LintSeverity::kError;
+  LintOptions lint_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeLintCommand() { return std::make_unique<LintCommand>(); }
+
+}  // namespace onnxprobe::cli
