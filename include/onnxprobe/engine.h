@@ -68,6 +68,9 @@ struct CompareReport {
   // On a FAIL whose failing tensors are all inherited (no row introduces the error), where the
   // error is born instead or why that cannot be said; "" otherwise.
   std::string origin_note;
+  // Two different model files: what differs between them statically (DiffModels summary), so a
+  // changed node that never shows numerically on these inputs is still listed. "" otherwise.
+  std::string model_diff;
   bool optimizations_explained = false;
   ExplainResult optimizations;
   bool passed() const { return !comparison.aborted && comparison.failures == 0; }

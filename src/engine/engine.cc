@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "onnxprobe/dump.h"
+#include "onnxprobe/model_diff.h"
 
 namespace onnxprobe {
 namespace {
@@ -182,6 +183,11 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     ApplyRoles(report.localization, &r);
   }
   report.origin_note = OriginNote(report);
+  if (sa.model() != nullptr && sb.model() != nullptr && req.a.path != req.b.path) {
+    auto diff = DiffModels(*sa.model(), *sb.model());
+    report.model_diff = diff.ok() ? SummarizeModelDiff(*diff)
+                                  : "model diff not available: " + diff.status().message();
+  }
   if (req.explain_optimizations) {
     const SideRequest& x = req.a;
     const SideRequest& y = req.b;

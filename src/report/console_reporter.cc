@@ -114,6 +114,7 @@ class ConsoleReporter : public Reporter {
              "them would block the fusions B runs)\n";
     }
     for (const auto& note : report.notes) out += "note: " + note + "\n";
+    if (!report.model_diff.empty()) out += "model diff: " + report.model_diff + "\n";
     out += Leading(r) + DriftLine(report) + Optimizations(report);
     if (!report.alignment.empty()) {
       std::map<std::string, int> by;

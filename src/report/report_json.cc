@@ -131,6 +131,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.EndArray();
   j.Key("input_origin").String(InputOriginName(report.input_origin));
   j.Key("input_seed").UInt(report.input_seed);
+  j.Key("model_diff").String(report.model_diff);
   j.Key("notes").BeginArray();
   for (const auto& n : report.notes) j.String(n);
   j.EndArray();

@@ -399,3 +399,17 @@ def test_html_report_of_an_aborted_comparison_says_so_and_shows_the_rows_compare
     assert "aborted" in text["frontier"] and "No tensor fails" not in text[""]
     assert "bit-exact everywhere" not in text["firstdiff"]  # only the rows before the abort were seen
     assert len(re.findall(r"<tr data-i=\"\d+\"", dom)) == rep["summary"]["compared"] > 0
+
+
+def test_compare_of_two_models_lists_their_static_difference(onnxprobe, tmp_path):
+    # the faulty demo differs from the demo in one initializer (the generator scales channel 5 of
+    # the second Conv's weight): the diff names it even where no tensor shows it
+    r, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=1", "--isolate", "none")
+    a, b = (onnx.load(str(p)) for p in (DEMO, FAULTY))
+    changed = [i.name for i in a.graph.initializer
+               if not np.array_equal(onnx.numpy_helper.to_array(i),
+                                     onnx.numpy_helper.to_array(next(j for j in b.graph.initializer if j.name == i.name)))]
+    assert len(changed) == 1 and rep["model_diff"].startswith("initializers: 1 changed")
+    assert "model diff: initializers: 1 changed" in r.stdout
+    r, rep = compare(onnxprobe, tmp_path, DEMO, "--b-opt-level", "basic", "--dim", "batch=1")
+    assert rep["model_diff"] == ""
