@@ -68,6 +68,7 @@ Expected<bool> CrashesInFreshWorker(Keeper* keeper, const Model& model, const Pr
   };
   if (!hello.status.ok()) return give_up(hello.status);
   wire::Writer w;
+  w.Ids({});  // no region of this worker to release
   w.Str(prefix.bytes);
   w.Str(model.dir());
   w.Strings(prefix.outputs);

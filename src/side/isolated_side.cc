@@ -136,14 +136,19 @@ class IsolatedSide : public Side {
     OP_RETURN_IF_ERROR(failed_);
     ++runs_;
     wire::Writer w;
+    w.Ids(regions_.TakeReleased());
     w.Strings(names);
     OP_ASSIGN_OR_RETURN(wire::Message m, Call(MsgType::kFetch, w.bytes(), -1,
                                               "fetching " + std::to_string(names.size()) +
                                                   (names.size() == 1 ? " tensor" : " tensors"),
                                               true));
     wire::Reader r(m.payload);
-    OP_RETURN_IF_ERROR(r.Stat());
-    OP_ASSIGN_OR_RETURN(auto out, regions_.Unpack(&r, std::move(m.fd), spec_.keep_session));
+    Status st = r.Stat();
+    regions_.Forget(r.Ids());
+    OP_RETURN_IF_ERROR(st);
+    OP_ASSIGN_OR_RETURN(auto out, regions_.Unpack(&r, std::move(m.fd),
+                                                  spec_.keep_session ? wire::Reuse::kOverwritten
+                                                                     : wire::Reuse::kPooled));
     OP_RETURN_IF_ERROR(r.Finish("fetch"));
     NoteDelivered(names);
     return out;
@@ -156,6 +161,7 @@ class IsolatedSide : public Side {
     std::lock_guard<std::mutex> lock(mu_);
     OP_RETURN_IF_ERROR(failed_);
     wire::Writer w;
+    w.Ids(regions_.TakeReleased());
     w.Str(model_bytes);
     w.Str(model_dir);
     w.Strings(outputs);
@@ -168,8 +174,10 @@ class IsolatedSide : public Side {
         Call(MsgType::kRunOther, w.bytes(), fd,
              "running another model (" + std::to_string(outputs.size()) + " outputs)", false));
     wire::Reader r(m.payload);
-    OP_RETURN_IF_ERROR(r.Stat());
-    OP_ASSIGN_OR_RETURN(auto out, regions_.Unpack(&r, std::move(m.fd), false));
+    Status st = r.Stat();
+    regions_.Forget(r.Ids());
+    OP_RETURN_IF_ERROR(st);
+    OP_ASSIGN_OR_RETURN(auto out, regions_.Unpack(&r, std::move(m.fd), wire::Reuse::kPooled));
     OP_RETURN_IF_ERROR(r.Finish("run"));
     return out;
   }

@@ -1,6 +1,8 @@
 // The worker end of an isolated side: an ordinary live side behind a socket.
 #include "side/isolated_worker.h"
 
+#include "onnxprobe/graph.h"
+
 namespace onnxprobe::isolation {
 namespace {
 
@@ -12,22 +14,36 @@ std::vector<wire::TensorItem> Items(const std::vector<RunOutput>& outputs) {
   return items;
 }
 
-// Replies with `st`, then the tensors when there are any and st is ok.
+// Replies to a fetch or run: `st`, the regions `pool` dropped, then the tensors when st is ok,
+// in `region` (null: one from the pool). Returns false when the reply could not be sent.
 bool Reply(int sock, const Status& st, const std::vector<RunOutput>* outputs,
-           wire::SharedRegion* region) {
+           wire::RegionPool* pool, wire::SharedRegion* region = nullptr,
+           std::vector<uint64_t>* offsets = nullptr) {
   wire::Writer w;
-  w.Stat(st);
+  Status packed = st;
   int fd = -1;
   if (st.ok() && outputs != nullptr) {
-    auto packed = wire::PackTensors(Items(*outputs), region, &w);
-    if (!packed.ok()) {
-      wire::Writer failed;
-      failed.Stat(packed.status().WithContext("child process"));
-      return wire::Send(sock, MsgType::kReply, failed.bytes()).ok();
+    auto items = Items(*outputs);
+    wire::SharedRegion nothing;  // when no tensor has bytes
+    bool pooled = region == nullptr && wire::PackedSize(items) > 0;
+    Expected<wire::SharedRegion*> place = region != nullptr ? region : &nothing;
+    if (pooled) place = pool->Take(wire::PackedSize(items));
+    wire::Writer tensors;
+    Expected<int> sent_fd = place.ok() ? wire::PackTensors(items, *place, &tensors, offsets)
+                                       : Expected<int>(place.status());
+    if (!sent_fd.ok() && pooled && place.ok()) pool->Released({(*place)->generation()});
+    if (sent_fd.ok()) {
+      fd = *sent_fd;
+      w.Stat(st);
+      w.Ids(pool->TakeDropped());
+      w.bytes().append(tensors.bytes());
+      return wire::Send(sock, MsgType::kReply, w.bytes(), fd).ok();
     }
-    fd = *packed;
+    packed = sent_fd.status().WithContext("child process");
   }
-  return wire::Send(sock, MsgType::kReply, w.bytes(), fd).ok();
+  w.Stat(packed);
+  w.Ids(pool->TakeDropped());
+  return wire::Send(sock, MsgType::kReply, w.bytes()).ok();
 }
 
 std::vector<NamedTensor> ToNamed(std::vector<RunOutput> outputs) {
@@ -35,6 +51,63 @@ std::vector<NamedTensor> ToNamed(std::vector<RunOutput> outputs) {
   for (auto& o : outputs) named.push_back({std::move(o.name), std::move(o.tensor)});
   return named;
 }
+
+// Fetches of a side that keeps its session, run here rather than by the live side so that the
+// runtime writes straight into the memory the parent has mapped: after the first run of a set of
+// names its outputs are bound (I/O binding) to their places in the shared region, and nothing is
+// copied. The same steps as the live side's fetch otherwise (mark outputs, one session, RunInto).
+class SharedFetch {
+ public:
+  SharedFetch(std::shared_ptr<Backend> backend, const Model& model, const SessionOptions& options,
+              wire::RegionPool* pool)
+      : backend_(std::move(backend)), model_(model), options_(options), pool_(pool) {}
+
+  // Runs and replies; false when the reply could not be sent.
+  bool FetchAndReply(int sock, const std::vector<NamedTensor>* inputs,
+                     const std::vector<std::string>& names) {
+    Status st = Run(inputs, names);
+    std::vector<uint64_t> offsets;
+    bool sent = Reply(sock, st, st.ok() ? &results_ : nullptr, pool_, region_.get(), &offsets);
+    if (!st.ok()) return sent;
+    // the next run writes into the region itself
+    for (size_t i = 0; i < results_.size(); ++i) {
+      Tensor& t = results_[i].tensor;
+      if (t.empty() || t.byte_size() == 0) continue;
+      std::shared_ptr<uint8_t> place(region_->mapping(), region_->mapping().get() + offsets[i]);
+      if (t.data() != place.get()) t = Tensor::Wrap(t.dtype(), t.shape(), std::move(place));
+    }
+    return sent;
+  }
+
+ private:
+  Status Run(const std::vector<NamedTensor>* inputs, const std::vector<std::string>& names) {
+    if (inputs == nullptr)
+      return InvalidArgument("live side " + model_.path() + " has no inputs set");
+    if (session_ == nullptr || names != names_) {
+      session_.reset();
+      results_.clear();
+      if (region_->size() > 0) pool_->Dropped(region_->generation());
+      region_ = std::make_unique<wire::SharedRegion>();
+      OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model_, names));
+      auto s = backend_->CreateSession(bytes, model_.dir(), options_);
+      if (!s.ok()) return s.status().WithContext(model_.path());
+      session_ = std::move(*s);
+      names_ = names;
+    }
+    std::vector<std::pair<std::string, const Tensor*>> refs;
+    for (const auto& nt : *inputs) refs.emplace_back(nt.name, &nt.tensor);
+    return session_->RunInto(refs, names, &results_).WithContext(model_.path());
+  }
+
+  std::shared_ptr<Backend> backend_;
+  const Model& model_;
+  SessionOptions options_;
+  wire::RegionPool* pool_;
+  std::unique_ptr<BackendSession> session_;
+  std::vector<std::string> names_;
+  std::vector<RunOutput> results_;
+  std::unique_ptr<wire::SharedRegion> region_ = std::make_unique<wire::SharedRegion>();
+};
 
 }  // namespace
 
@@ -105,8 +178,8 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
   // LiveSide keeps a pointer to its inputs: they live here, at a stable address
   std::unique_ptr<std::vector<NamedTensor>> inputs;
   wire::RegionMap incoming;
-  auto kept = std::make_unique<wire::SharedRegion>();  // fetches of a side that keeps its session
-  std::vector<std::string> kept_names;
+  wire::RegionPool pool;  // for results: reused once the parent releases them
+  SharedFetch kept(*backend, model, spec.session, &pool);
   for (;;) {
     auto m = wire::Receive(sock);
     if (!m.ok() || m->type == MsgType::kClosed) return;
@@ -114,7 +187,7 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
     bool sent = false;
     switch (m->type) {
       case MsgType::kSetInputs: {
-        auto got = incoming.Unpack(&r, std::move(m->fd), false);
+        auto got = incoming.Unpack(&r, std::move(m->fd), wire::Reuse::kOnce);
         Status st = got.ok() ? r.Finish("inputs") : got.status();
         auto next = std::make_unique<std::vector<NamedTensor>>();
         if (st.ok()) {
@@ -129,27 +202,22 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
         break;
       }
       case MsgType::kFetch: {
+        pool.Released(r.Ids());
         std::vector<std::string> names = r.Strings();
         Status st = r.Finish("fetch");
-        Expected<std::vector<RunOutput>> out = st.ok() ? live.Fetch(names) : st;
-        if (spec.keep_session) {
-          // the same names again: overwrite the region the parent has mapped, as a live side
-          // that keeps its session overwrites the tensors it handed out
-          if (names != kept_names) {
-            kept = std::make_unique<wire::SharedRegion>();
-            kept_names = names;
-          }
-          sent = Reply(sock, out.status(), out.ok() ? &*out : nullptr, kept.get());
+        if (st.ok() && spec.keep_session) {
+          sent = kept.FetchAndReply(sock, inputs.get(), names);
         } else {
-          wire::SharedRegion once;
-          sent = Reply(sock, out.status(), out.ok() ? &*out : nullptr, &once);
+          Expected<std::vector<RunOutput>> out = st.ok() ? live.Fetch(names) : st;
+          sent = Reply(sock, out.status(), out.ok() ? &*out : nullptr, &pool);
         }
         break;
       }
       case MsgType::kRunOther: {
+        pool.Released(r.Ids());
         std::string bytes = r.Str(), dir = r.Str();
         std::vector<std::string> outputs = r.Strings();
-        auto got = incoming.Unpack(&r, std::move(m->fd), false);
+        auto got = incoming.Unpack(&r, std::move(m->fd), wire::Reuse::kOnce);
         Status st = got.ok() ? r.Finish("run") : got.status();
         Expected<std::vector<RunOutput>> out = st;
         if (st.ok()) {
@@ -157,8 +225,7 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
           for (const auto& o : *got) refs.emplace_back(o.name, &o.tensor);
           out = live.RunOther(bytes, dir, refs, outputs);
         }
-        wire::SharedRegion once;
-        sent = Reply(sock, out.status(), out.ok() ? &*out : nullptr, &once);
+        sent = Reply(sock, out.status(), out.ok() ? &*out : nullptr, &pool);
         break;
       }
       case MsgType::kHash: {

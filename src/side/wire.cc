@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 namespace onnxprobe::wire {
@@ -222,12 +224,18 @@ std::vector<std::string> Reader::Strings() {
   return v;
 }
 
+std::vector<uint64_t> Reader::Ids() {
+  uint64_t n = Count(sizeof(uint64_t));
+  std::vector<uint64_t> v;
+  v.reserve(n);
+  for (uint64_t i = 0; i < n && ok_; ++i) v.push_back(U64());
+  return v;
+}
+
 Status Reader::Finish(const std::string& what) const {
   if (done()) return Status::Ok();
   return Corrupt("malformed " + what + " message between onnxprobe and its child process");
 }
-
-SharedRegion::~SharedRegion() { Unmap(base_, size_); }
 
 Status SharedRegion::Reserve(uint64_t bytes) {
   if (bytes <= size_) return Status::Ok();
@@ -240,16 +248,25 @@ Status SharedRegion::Reserve(uint64_t bytes) {
                              " bytes: " + std::strerror(errno));
   }
   OP_ASSIGN_OR_RETURN(uint8_t * base, Map(fd.get(), bytes));
-  Unmap(base_, size_);
   fd_ = std::move(fd);
-  base_ = base;
+  map_ = std::shared_ptr<uint8_t>(base, [bytes](uint8_t* p) { Unmap(p, bytes); });
   size_ = bytes;
   generation_ = ++generations;
   sent_ = false;
   return Status::Ok();
 }
 
-Expected<int> PackTensors(const std::vector<TensorItem>& items, SharedRegion* region, Writer* w) {
+uint64_t PackedSize(const std::vector<TensorItem>& items) {
+  uint64_t total = 0;
+  for (const auto& it : items) {
+    const Tensor* t = it.tensor;
+    if (t != nullptr && !t->empty()) total += (t->byte_size() + kAlign - 1) / kAlign * kAlign;
+  }
+  return total;
+}
+
+Expected<int> PackTensors(const std::vector<TensorItem>& items, SharedRegion* region, Writer* w,
+                          std::vector<uint64_t>* offsets_out) {
   uint64_t total = 0;
   std::vector<uint64_t> offsets(items.size(), 0);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -262,6 +279,7 @@ Expected<int> PackTensors(const std::vector<TensorItem>& items, SharedRegion* re
   w->U64(total > 0 ? region->generation_ : 0);
   w->U64(total > 0 ? region->size_ : 0);
   w->U64(items.size());
+  uint8_t* base = region->map_.get();
   for (size_t i = 0; i < items.size(); ++i) {
     const TensorItem& it = items[i];
     w->Str(*it.name);
@@ -274,14 +292,93 @@ Expected<int> PackTensors(const std::vector<TensorItem>& items, SharedRegion* re
     w->U64(t->shape().size());
     for (int64_t d : t->shape()) w->I64(d);
     w->U64(offsets[i]);
-    if (t->byte_size() > 0) std::memcpy(region->base_ + offsets[i], t->data(), t->byte_size());
+    if (t->byte_size() > 0 && t->data() != base + offsets[i])
+      std::memcpy(base + offsets[i], t->data(), t->byte_size());
   }
+  if (offsets_out != nullptr) *offsets_out = std::move(offsets);
   if (total == 0 || region->sent_) return -1;
   region->sent_ = true;
   return region->fd_.get();
 }
 
-Expected<std::vector<RunOutput>> RegionMap::Unpack(Reader* r, UniqueFd fd, bool alias) {
+Expected<SharedRegion*> RegionPool::Take(uint64_t bytes) {
+  Entry* best = nullptr;
+  for (auto& e : entries_) {
+    if (!e.in_use && e.region->size() >= bytes &&
+        (best == nullptr || e.region->size() < best->region->size()))
+      best = &e;
+  }
+  if (best == nullptr) {
+    // none fits: a new region, and the free ones that are too small go
+    size_t kept = 0;
+    for (auto& e : entries_) {
+      if (!e.in_use) dropped_.push_back(e.region->generation());
+      if (e.in_use) entries_[kept++] = std::move(e);
+    }
+    entries_.resize(kept);
+    auto region = std::make_unique<SharedRegion>();
+    OP_RETURN_IF_ERROR(region->Reserve(bytes));
+    entries_.push_back({std::move(region), false});
+    best = &entries_.back();
+  }
+  best->in_use = true;
+  return best->region.get();
+}
+
+void RegionPool::Released(const std::vector<uint64_t>& generations) {
+  for (uint64_t g : generations) {
+    for (auto& e : entries_) {
+      if (e.region->generation() == g) e.in_use = false;
+    }
+  }
+  // keep the two largest free regions, whose pages are ready for the next messages
+  constexpr size_t kKeepFree = 2;
+  std::vector<size_t> free;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (!entries_[i].in_use) free.push_back(i);
+  }
+  if (free.size() <= kKeepFree) return;
+  std::sort(free.begin(), free.end(), [&](size_t a, size_t b) {
+    return entries_[a].region->size() > entries_[b].region->size();
+  });
+  std::vector<char> drop(entries_.size(), 0);
+  for (size_t k = kKeepFree; k < free.size(); ++k) drop[free[k]] = 1;
+  size_t kept = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (drop[i]) {
+      dropped_.push_back(entries_[i].region->generation());
+    } else {
+      entries_[kept++] = std::move(entries_[i]);
+    }
+  }
+  entries_.resize(kept);
+}
+
+std::vector<uint64_t> RegionPool::TakeDropped() {
+  std::vector<uint64_t> out;
+  out.swap(dropped_);
+  return out;
+}
+
+struct RegionMap::Released {
+  std::mutex mu;
+  std::vector<uint64_t> generations;
+};
+
+RegionMap::RegionMap() : released_(std::make_shared<Released>()) {}
+
+std::vector<uint64_t> RegionMap::TakeReleased() {
+  std::lock_guard<std::mutex> lock(released_->mu);
+  std::vector<uint64_t> out;
+  out.swap(released_->generations);
+  return out;
+}
+
+void RegionMap::Forget(const std::vector<uint64_t>& generations) {
+  for (uint64_t g : generations) cache_.erase(g);
+}
+
+Expected<std::vector<RunOutput>> RegionMap::Unpack(Reader* r, UniqueFd fd, Reuse reuse) {
   uint64_t generation = r->U64(), size = r->U64();
   uint64_t n = r->Count(2 * sizeof(uint64_t) + 1);
   if (!r->ok()) return Corrupt("malformed tensor list from the child process");
@@ -292,15 +389,21 @@ Expected<std::vector<RunOutput>> RegionMap::Unpack(Reader* r, UniqueFd fd, bool 
       return Corrupt("shared memory from the child process is smaller than announced");
     OP_ASSIGN_OR_RETURN(uint8_t * p, Map(fd.get(), size));
     base = std::shared_ptr<uint8_t>(p, [size](uint8_t* q) { Unmap(q, size); });
-    if (alias) {
-      kept_ = base;
-      kept_size_ = size;
-      kept_generation_ = generation;
-    }
+    if (reuse != Reuse::kOnce) cache_[generation] = {base, size};
   } else if (size > 0) {
-    if (!alias || kept_ == nullptr || generation != kept_generation_ || size != kept_size_)
+    auto it = cache_.find(generation);
+    if (reuse == Reuse::kOnce || it == cache_.end() || it->second.second != size)
       return Corrupt("tensors from the child process refer to shared memory never sent");
-    base = kept_;
+    base = it->second.first;
+  }
+  if (base != nullptr && reuse == Reuse::kPooled) {
+    // the tensors share one lease: when the last goes, the region is reported released
+    auto released = released_;
+    auto mapping = base;
+    base = std::shared_ptr<uint8_t>(mapping.get(), [mapping, released, generation](uint8_t*) {
+      std::lock_guard<std::mutex> lock(released->mu);
+      released->generations.push_back(generation);
+    });
   }
   std::vector<RunOutput> out;
   out.reserve(n);

@@ -328,6 +328,52 @@ TEST(IsolatedSide, DemoModelTensorsAreBitwiseThoseOfAnInProcessRun) {
   }
 }
 
+TEST(IsolatedSide, TensorsStillHeldSurviveLaterFetches) {
+  // a side that does not keep its session reuses the shared memory of fetches whose tensors were
+  // released, and only of those
+  auto model = Model::Load(kDemo);
+  ASSERT_TRUE(model.ok());
+  SideSpec spec;
+  spec.path = kDemo;
+  auto side = OpenIsolatedLiveSide(*model, spec);
+  ASSERT_TRUE(side.ok()) << side.status().message();
+  std::vector<std::vector<NamedTensor>> inputs;
+  for (uint64_t seed : {1, 2}) {
+    InputOptions io;
+    io.dim_params["batch"] = 2;
+    io.seed = seed;
+    auto in = PrepareInputs(*model, io);
+    ASSERT_TRUE(in.ok());
+    inputs.push_back(std::move(*in));
+  }
+  std::vector<std::string> names;
+  for (const auto& t : (*side)->tensors()) names.push_back(t.name);
+  std::vector<std::vector<Tensor>> ref;
+  for (const auto& in : inputs) ref.push_back(InProcessFetch(kDemo, spec, in, names));
+  auto fetch = [&](int k) {
+    EXPECT_TRUE((*side)->SetInputs(inputs[k]).ok());
+    auto out = (*side)->Fetch(names);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? std::move(*out) : std::vector<RunOutput>();
+  };
+  auto same = [&](const std::vector<RunOutput>& got, int k) {
+    ASSERT_EQ(got.size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i)
+      EXPECT_TRUE(got[i].tensor.BitwiseEqual(ref[k][i])) << names[i] << " of inputs " << k;
+  };
+  auto first = fetch(0);
+  auto second = fetch(1);
+  same(first, 0);
+  first.clear();
+  auto third = fetch(0);  // may reuse the first fetch's memory, never the second's
+  same(second, 1);
+  same(third, 0);
+  second.clear();
+  auto fourth = fetch(1);
+  same(third, 0);
+  same(fourth, 1);
+}
+
 TEST(IsolatedSide, RefusesOnceTheRuntimeIsLoadedInProcess) {
   pid_t pid = fork();
   if (pid == 0) {
