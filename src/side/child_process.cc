@@ -139,7 +139,7 @@ std::string DescribeExit(const WorkerExit& e) {
   return ShortExitName(e) + (what != nullptr ? std::string(", ") + what : std::string());
 }
 
-Expected<std::unique_ptr<Keeper>> Keeper::Start(WorkerMain worker_main) {
+Expected<std::unique_ptr<Keeper>> Keeper::Start(const WorkerMain& worker_main) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return ResourceExhausted(std::string("socketpair: ") + std::strerror(errno));

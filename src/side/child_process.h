@@ -43,7 +43,7 @@ struct Worker {
 class Keeper {
  public:
   // Forks the keeper. `worker_main` is copied into it and runs in every worker.
-  static Expected<std::unique_ptr<Keeper>> Start(WorkerMain worker_main);
+  static Expected<std::unique_ptr<Keeper>> Start(const WorkerMain& worker_main);
   ~Keeper();  // the keeper kills the workers still running, exits, and is reaped here
   Keeper(const Keeper&) = delete;
   Keeper& operator=(const Keeper&) = delete;

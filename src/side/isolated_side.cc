@@ -39,6 +39,7 @@ std::string LoadedRuntime() {
 
 std::vector<wire::TensorItem> InputItems(const std::vector<NamedTensor>& inputs) {
   std::vector<wire::TensorItem> items;
+  items.reserve(inputs.size());
   for (const auto& in : inputs) items.push_back({&in.name, &in.tensor, nullptr});
   return items;
 }
@@ -166,6 +167,7 @@ class IsolatedSide : public Side {
     w.Str(model_dir);
     w.Strings(outputs);
     std::vector<wire::TensorItem> items;
+    items.reserve(inputs.size());
     for (const auto& [name, t] : inputs) items.push_back({&name, t, nullptr});
     wire::SharedRegion region;
     OP_ASSIGN_OR_RETURN(int fd, wire::PackTensors(items, &region, &w));

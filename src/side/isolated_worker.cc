@@ -10,6 +10,7 @@ using wire::MsgType;
 
 std::vector<wire::TensorItem> Items(const std::vector<RunOutput>& outputs) {
   std::vector<wire::TensorItem> items;
+  items.reserve(outputs.size());
   for (const auto& o : outputs) items.push_back({&o.name, &o.tensor, &o.skipped});
   return items;
 }
@@ -48,6 +49,7 @@ bool Reply(int sock, const Status& st, const std::vector<RunOutput>* outputs,
 
 std::vector<NamedTensor> ToNamed(std::vector<RunOutput> outputs) {
   std::vector<NamedTensor> named;
+  named.reserve(outputs.size());
   for (auto& o : outputs) named.push_back({std::move(o.name), std::move(o.tensor)});
   return named;
 }
