@@ -11,6 +11,7 @@
 #include "side/child_process.h"
 #include "side/crash_search.h"
 #include "side/isolated_worker.h"
+#include "side/live_info.h"
 
 namespace onnxprobe {
 namespace {
@@ -70,17 +71,7 @@ class IsolatedSide : public Side {
       (void)keeper_->Reap(&worker_, true);
       return hello->status;
     }
-    const SessionOptions& o = spec_.session;
-    info_.kind = "live";
-    info_.path = model_.path();
-    info_.runtime = "onnxruntime " + hello->version;
-    info_.runtime_library = hello->library;
-    info_.provider = o.provider;
-    info_.provider_options = o.provider_options;
-    info_.optimization_level = o.optimization_level;
-    info_.sequential = o.sequential;
-    info_.intra_op_threads = o.intra_op_threads;
-    info_.inter_op_threads = o.inter_op_threads;
+    info_ = LiveSideInfo(model_.path(), hello->version, hello->library, spec_.session);
     tensors_ = std::move(hello->tensors);
     return Status::Ok();
   }

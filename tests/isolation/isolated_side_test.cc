@@ -137,7 +137,8 @@ TEST(IsolatedSide, SafeInputGivesTheValuesOfTheGraphAndOfAnInProcessRun) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto side = OpenIsolatedLiveSide(*model, CrashSpec());
   ASSERT_TRUE(side.ok()) << side.status().message();
-  EXPECT_EQ((*side)->info().kind, "live");
+  EXPECT_EQ((*side)->info().kind, SideKind::kLive);
+  EXPECT_EQ((*side)->info().runtime, "onnxruntime " + (*side)->info().runtime_version);
   EXPECT_EQ((*side)->info().runtime.rfind("onnxruntime 1.", 0), 0u) << (*side)->info().runtime;
   EXPECT_EQ((*side)->info().model_sha256, model->Hashes(false).sha256);
   ASSERT_EQ((*side)->tensors().size(), kAll.size());
