@@ -100,6 +100,7 @@ class IsolatedSide : public Side {
   }
   size_t runs() const override { return runs_; }
   SessionOptions session_options() const override { return spec_.session; }
+  const std::vector<std::string>& hidden() const override { return hidden_; }
   const RuntimeCrash* crash() const { return crash_ ? &*crash_ : nullptr; }
 
   Status SetInputs(const std::vector<NamedTensor>& inputs) override {
@@ -114,8 +115,10 @@ class IsolatedSide : public Side {
     wire::Reader r(m.payload);
     Status st = r.Stat();
     std::vector<SideTensor> tensors = isolation::GetSideTensors(&r);
+    std::vector<std::string> hidden = r.Strings();
     OP_RETURN_IF_ERROR(r.Finish("inputs"));
     tensors_ = std::move(tensors);
+    hidden_ = std::move(hidden);
     if (st.ok()) {
       inputs_ = &inputs;
       last_topo_ = last_node_ = -1;  // what ran before ran with other inputs
@@ -238,6 +241,7 @@ class IsolatedSide : public Side {
   mutable std::mutex mu_;
   mutable SideInfo info_;
   std::vector<SideTensor> tensors_;
+  std::vector<std::string> hidden_;
   const std::vector<NamedTensor>* inputs_ = nullptr;
   wire::RegionMap regions_;
   size_t runs_ = 0;

@@ -200,6 +200,7 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
         wire::Writer w;
         w.Stat(st);
         PutSideTensors(&w, live.tensors());
+        w.Strings(live.hidden());
         sent = wire::Send(sock, MsgType::kReply, w.bytes()).ok();
         break;
       }

@@ -3,12 +3,15 @@
 // The worker opens an ordinary live side (OpenLiveSide) and announces itself with kHello:
 //   status, runtime version, runtime library, tensors
 // then answers each request with kReply:
-//   kSetInputs  tensors (+ memfd)                  -> status, tensors
-//   kFetch      names                              -> status [, tensors (+ memfd)]
-//   kRunOther   model bytes, dir, outputs, tensors -> status [, tensors (+ memfd)]
+//   kSetInputs  tensors (+ memfd)                  -> status, tensors, hidden tensors
+//   kFetch      released, names                    -> status, dropped [, tensors (+ memfd)]
+//   kRunOther   released, model, dir, outputs, tensors (+ memfd)
+//                                                  -> status, dropped [, tensors (+ memfd)]
 //   kHash                                          -> status, model SHA-256
-// Fetch results of a side that keeps its session reuse one memfd from fetch to fetch of the same
-// names (the parent maps it once); every other transfer uses a memfd of its own.
+// "released": regions whose tensors the parent has all let go of (the worker may write them
+// again); "dropped": regions the worker destroyed (the parent unmaps them). Results of a side that
+// keeps its session are written in place, fetch after fetch of the same names; inputs travel in a
+// memfd of their own.
 #pragma once
 
 #include <vector>

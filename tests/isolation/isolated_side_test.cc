@@ -329,6 +329,61 @@ TEST(IsolatedSide, DemoModelTensorsAreBitwiseThoseOfAnInProcessRun) {
   }
 }
 
+// The names an in-process live side lists and hides after SetInputs, from a forked child.
+std::pair<std::vector<std::string>, std::vector<std::string>> InProcessLists(
+    const std::string& model_path, const SideSpec& spec, const std::vector<NamedTensor>& inputs) {
+  fs::path file = fs::temp_directory_path() / ("onnxprobe-lists-" + std::to_string(getpid()));
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto model = Model::Load(model_path);
+    if (!model.ok()) _exit(10);
+    auto side = OpenLiveSide(*model, spec);
+    if (!side.ok() || !(*side)->SetInputs(inputs).ok()) _exit(11);
+    std::ofstream out(file);
+    for (const auto& t : (*side)->tensors()) out << "T " << t.name << "\n";
+    for (const auto& h : (*side)->hidden()) out << "H " << h << "\n";
+    out.close();  // _exit flushes nothing
+    _exit(out.good() ? 0 : 12);
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "reference run status " << status;
+  std::pair<std::vector<std::string>, std::vector<std::string>> lists;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    (line[0] == 'T' ? lists.first : lists.second).push_back(line.substr(2));
+  }
+  fs::remove(file);
+  return lists;
+}
+
+TEST(IsolatedSide, OptimizedSideListsAndHidesWhatAnInProcessSideDoes) {
+  auto model = Model::Load(kDemo);
+  ASSERT_TRUE(model.ok());
+  SideSpec spec;
+  spec.path = kDemo;
+  spec.session.optimization_level = 99;
+  auto side = OpenIsolatedLiveSide(*model, spec);
+  ASSERT_TRUE(side.ok()) << side.status().message();
+  InputOptions io;
+  io.dim_params["batch"] = 2;
+  auto inputs = PrepareInputs(*model, io);
+  ASSERT_TRUE(inputs.ok());
+  ASSERT_TRUE((*side)->SetInputs(*inputs).ok());
+  auto [listed, hidden] = InProcessLists(kDemo, spec, *inputs);
+  std::vector<std::string> names;
+  for (const auto& t : (*side)->tensors()) names.push_back(t.name);
+  EXPECT_EQ(names, listed);
+  EXPECT_EQ((*side)->hidden(), hidden);
+  EXPECT_FALSE(hidden.empty());  // the runtime fuses something in this model
+  auto out = (*side)->Fetch(names);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  auto ref = InProcessFetch(kDemo, spec, *inputs, names);
+  for (size_t k = 0; k < names.size(); ++k)
+    EXPECT_TRUE((*out)[k].tensor.BitwiseEqual(ref[k])) << names[k];
+}
+
 TEST(IsolatedSide, TensorsStillHeldSurviveLaterFetches) {
   // a side that does not keep its session reuses the shared memory of fetches whose tensors were
   // released, and only of those
