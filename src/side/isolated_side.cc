@@ -109,9 +109,10 @@ class IsolatedSide : public Side {
     wire::Writer w;
     wire::SharedRegion region;
     OP_ASSIGN_OR_RETURN(int fd, wire::PackTensors(InputItems(inputs), &region, &w));
-    OP_ASSIGN_OR_RETURN(wire::Message m,
-                        Call(MsgType::kSetInputs, w.bytes(), fd,
-                             "setting " + std::to_string(inputs.size()) + " inputs", false));
+    OP_ASSIGN_OR_RETURN(wire::Message m, Call(MsgType::kSetInputs, w.bytes(), fd,
+                                              "setting " + std::to_string(inputs.size()) +
+                                                  (inputs.size() == 1 ? " input" : " inputs"),
+                                              false));
     wire::Reader r(m.payload);
     Status st = r.Stat();
     std::vector<SideTensor> tensors = isolation::GetSideTensors(&r);
@@ -165,10 +166,11 @@ class IsolatedSide : public Side {
     for (const auto& [name, t] : inputs) items.push_back({&name, t, nullptr});
     wire::SharedRegion region;
     OP_ASSIGN_OR_RETURN(int fd, wire::PackTensors(items, &region, &w));
-    OP_ASSIGN_OR_RETURN(
-        wire::Message m,
-        Call(MsgType::kRunOther, w.bytes(), fd,
-             "running another model (" + std::to_string(outputs.size()) + " outputs)", false));
+    OP_ASSIGN_OR_RETURN(wire::Message m,
+                        Call(MsgType::kRunOther, w.bytes(), fd,
+                             "running another model (" + std::to_string(outputs.size()) +
+                                 (outputs.size() == 1 ? " output)" : " outputs)"),
+                             false));
     wire::Reader r(m.payload);
     Status st = r.Stat();
     regions_.Forget(r.Ids());

@@ -292,7 +292,7 @@ TEST(IsolatedSide, CrashInAnotherModelRunIsReportedWithoutSearch) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), ErrorCode::kBackend);
   EXPECT_NE(out.status().message().find("SIGSEGV"), std::string::npos);
-  EXPECT_NE(out.status().message().find("while running another model (1 outputs)"),
+  EXPECT_NE(out.status().message().find("while running another model (1 output)"),
             std::string::npos)
       << out.status().message();
   ASSERT_NE(FindRuntimeCrash(**side), nullptr);
