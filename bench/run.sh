@@ -10,6 +10,9 @@ for m in resnet50 mobilenet_v2; do
   "$BUILD/bench/capture_bench" "$MODELS/$m.onnx" --runs "$RUNS"
 done
 echo
+echo "== live side in a child process (isolation)"
+"$BUILD/bench/isolation_bench" "$MODELS/resnet50.onnx" --runs "$RUNS"
+echo
 echo "== comparison"
 "$BUILD/bench/compare_bench" "$MODELS/resnet50.onnx" --runs 5
 echo

@@ -34,6 +34,9 @@ struct SessionOptions {
   // When set, the runtime writes the graph it will run (after its optimizations) to this path
   // at session creation; large weights go to a side file next to it.
   std::string save_optimized_model;
+  // Shared libraries of custom operators, registered with every session (their RegisterCustomOps
+  // entry point is called). A library that cannot be loaded fails session creation.
+  std::vector<std::string> custom_op_libraries;
 };
 
 // "disabled", "basic", "extended", "all" (99), or the number when unknown.

@@ -10,6 +10,7 @@
 #include "onnxprobe/dump.h"
 #include "onnxprobe/graph.h"
 #include "onnxprobe/npy.h"
+#include "side/live_info.h"
 
 namespace fs = std::filesystem;
 
@@ -42,6 +43,23 @@ std::string Side::Describe() const {
          OptLevelName(i.optimization_level);
 }
 
+SideInfo LiveSideInfo(const std::string& model_path, const std::string& runtime_version,
+                      const std::string& runtime_library, const SessionOptions& options) {
+  SideInfo info;
+  info.kind = SideKind::kLive;
+  info.path = model_path;
+  info.runtime = "onnxruntime " + runtime_version;
+  info.runtime_version = runtime_version;
+  info.runtime_library = runtime_library;
+  info.provider = options.provider;
+  info.provider_options = options.provider_options;
+  info.optimization_level = options.optimization_level;
+  info.sequential = options.sequential;
+  info.intra_op_threads = options.intra_op_threads;
+  info.inter_op_threads = options.inter_op_threads;
+  return info;
+}
+
 namespace {
 
 class LiveSide : public Side {
@@ -53,17 +71,7 @@ class LiveSide : public Side {
         options_(std::move(options)),
         keep_session_(keep_session),
         mark_fused_(mark_fused) {
-    info_.kind = SideKind::kLive;
-    info_.path = model_.path();
-    info_.runtime = "onnxruntime " + backend_->version();
-    info_.runtime_version = backend_->version();
-    info_.runtime_library = backend_->library_path();
-    info_.provider = options_.provider;
-    info_.provider_options = options_.provider_options;
-    info_.optimization_level = options_.optimization_level;
-    info_.sequential = options_.sequential;
-    info_.intra_op_threads = options_.intra_op_threads;
-    info_.inter_op_threads = options_.inter_op_threads;
+    info_ = LiveSideInfo(model_.path(), backend_->version(), backend_->library_path(), options_);
     // the hash is for reports only: compute it on another core while the runs go on
     hash_ = std::async(std::launch::async, [m = model_] { return m.Hashes(false).sha256; }).share();
     const GraphIndex& idx = model_.index();

@@ -173,6 +173,10 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
            "session config entry '" + k + "'");
   }
   OP_RETURN_IF_ERROR(AppendProvider(so, o));
+  for (const auto& lib : o.custom_op_libraries) {
+    OP_ORT(lib_, api->RegisterCustomOpsLibrary_V2(so, lib.c_str()),
+           "custom operator library '" + lib + "'");
+  }
   OP_ORT(lib_, api->CreateSessionFromArray(lib_->env, bytes.data(), bytes.size(), so, &session_),
          "ONNX Runtime " + lib_->version + " rejected the model");
   OrtAllocator* alloc = nullptr;

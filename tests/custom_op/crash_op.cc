@@ -1,0 +1,114 @@
+// A custom-operator library for the tests of isolated sides, written against the ONNX Runtime C
+// API only. Operator "CrashOp" in domain "onnxprobe.test": identity on a float tensor, except that
+// it dereferences a null pointer (a segfault in a kernel, as a broken execution provider or custom
+// op would cause)
+//   - when the first input element is 13: always;
+//   - when it is 16: from the second run in the same process on (a crash that depends on the
+//     process's history, like a use after free, which a fresh process does not reproduce).
+#include <onnxruntime_c_api.h>
+
+#include <cstring>
+
+namespace {
+
+const OrtApi* g_api = nullptr;
+constexpr float kCrashValue = 13.0f;
+constexpr float kSecondRunCrashValue = 16.0f;
+int g_runs = 0;
+
+struct Kernel {};
+
+void* ORT_API_CALL CreateKernel(const OrtCustomOp*, const OrtApi*, const OrtKernelInfo*) {
+  return new Kernel();
+}
+const char* ORT_API_CALL GetName(const OrtCustomOp*) { return "CrashOp"; }
+const char* ORT_API_CALL GetExecutionProviderType(const OrtCustomOp*) { return nullptr; }
+ONNXTensorElementDataType ORT_API_CALL GetType(const OrtCustomOp*, size_t) {
+  return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+}
+size_t ORT_API_CALL GetOne(const OrtCustomOp*) { return 1; }
+OrtCustomOpInputOutputCharacteristic ORT_API_CALL Required(const OrtCustomOp*, size_t) {
+  return INPUT_OUTPUT_REQUIRED;
+}
+OrtMemType ORT_API_CALL InputMemory(const OrtCustomOp*, size_t) { return OrtMemTypeDefault; }
+int ORT_API_CALL MinArity(const OrtCustomOp*) { return 1; }
+int ORT_API_CALL Homogeneous(const OrtCustomOp*) { return 1; }
+
+// volatile: the compiler must not prove the store undefined and drop it
+float* volatile g_nowhere = nullptr;
+
+// True when the call succeeded; releases the status of one that failed.
+bool Ok(OrtStatus* st) {
+  if (st == nullptr) return true;
+  g_api->ReleaseStatus(st);
+  return false;
+}
+
+void ORT_API_CALL Compute(void*, OrtKernelContext* ctx) {
+  const OrtValue* in = nullptr;
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  if (!Ok(g_api->KernelContext_GetInput(ctx, 0, &in)) ||
+      !Ok(g_api->GetTensorTypeAndShape(in, &info)))
+    return;
+  size_t rank = 0, count = 0;
+  int64_t dims[16] = {};
+  bool shaped = Ok(g_api->GetDimensionsCount(info, &rank)) && rank <= 16 &&
+                Ok(g_api->GetDimensions(info, dims, rank)) &&
+                Ok(g_api->GetTensorShapeElementCount(info, &count));
+  g_api->ReleaseTensorTypeAndShapeInfo(info);
+  void* x_data = nullptr;
+  if (!shaped || !Ok(g_api->GetTensorMutableData(const_cast<OrtValue*>(in), &x_data))) return;
+  const float* x = static_cast<const float*>(x_data);
+  ++g_runs;
+  if (count > 0 && (x[0] == kCrashValue || (x[0] == kSecondRunCrashValue && g_runs > 1)))
+    *g_nowhere = x[0];  // SIGSEGV
+  OrtValue* out = nullptr;
+  void* y = nullptr;
+  if (!Ok(g_api->KernelContext_GetOutput(ctx, 0, dims, rank, &out)) ||
+      !Ok(g_api->GetTensorMutableData(out, &y)))
+    return;
+  if (count > 0) std::memcpy(y, x, count * sizeof(float));
+}
+
+void ORT_API_CALL Destroy(void* k) { delete static_cast<Kernel*>(k); }
+
+OrtCustomOp MakeOp() {
+  OrtCustomOp op;
+  std::memset(&op, 0, sizeof op);
+  op.version = 14;  // the fields below exist since API 14 (ONNX Runtime 1.14)
+  op.CreateKernel = CreateKernel;
+  op.GetName = GetName;
+  op.GetExecutionProviderType = GetExecutionProviderType;
+  op.GetInputType = GetType;
+  op.GetInputTypeCount = GetOne;
+  op.GetOutputType = GetType;
+  op.GetOutputTypeCount = GetOne;
+  op.KernelCompute = Compute;
+  op.KernelDestroy = Destroy;
+  op.GetInputCharacteristic = Required;
+  op.GetOutputCharacteristic = Required;
+  op.GetInputMemoryType = InputMemory;
+  op.GetVariadicInputMinArity = MinArity;
+  op.GetVariadicInputHomogeneity = Homogeneous;
+  op.GetVariadicOutputMinArity = MinArity;
+  op.GetVariadicOutputHomogeneity = Homogeneous;
+  return op;
+}
+
+OrtCustomOp g_op = MakeOp();
+OrtCustomOpDomain* g_domain = nullptr;
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL
+RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) {
+  g_api = base->GetApi(14);
+  if (g_api == nullptr) return nullptr;
+  OrtStatus* st = nullptr;
+  if (g_domain == nullptr) {
+    st = g_api->CreateCustomOpDomain("onnxprobe.test", &g_domain);
+    if (st == nullptr) st = g_api->CustomOpDomain_Add(g_domain, &g_op);
+  }
+  if (st == nullptr) st = g_api->AddCustomOpDomain(options, g_domain);
+  return st;
+}
