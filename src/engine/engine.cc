@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "onnxprobe/dump.h"
+#include "onnxprobe/isolated_side.h"
 #include "onnxprobe/model_diff.h"
 
 namespace onnxprobe {
@@ -15,7 +16,7 @@ namespace {
 const char* SideName(bool is_a) { return is_a ? "side A" : "side B"; }
 
 // `cache` holds a model loaded for side A, reused when side B names the same file.
-Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a,
+Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a, bool isolate,
                                               std::optional<Model>* cache) {
   SideSpec spec{s.path, s.session, s.ort_library};
   if (IsDumpPath(s.path)) {
@@ -29,7 +30,7 @@ Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a,
     OP_ASSIGN_OR_RETURN(Model m, Model::Load(s.path));
     *cache = std::move(m);
   }
-  return OpenLiveSide(**cache, spec);
+  return isolate ? OpenIsolatedLiveSide(**cache, spec) : OpenLiveSide(**cache, spec);
 }
 
 bool InputsGiven(const InputOptions& io) {
@@ -131,13 +132,10 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   if (!req.noise_floor_file.empty()) {
     OP_ASSIGN_OR_RETURN(job.policy.noise_floor, ReadNoiseFloor(req.noise_floor_file));
   }
-  if (req.isolate_runtime) {
-    return Unsupported("running live sides in a child process is not available in this build");
-  }
   std::optional<Model> cache;
-  auto a = OpenRequested(req.a, true, &cache);
+  auto a = OpenRequested(req.a, true, req.isolate_runtime, &cache);
   if (!a.ok()) return a.status().WithContext("side A");
-  auto b = OpenRequested(req.b, false, &cache);
+  auto b = OpenRequested(req.b, false, req.isolate_runtime, &cache);
   if (!b.ok()) return b.status().WithContext("side B");
   Side& sa = **a;
   Side& sb = **b;

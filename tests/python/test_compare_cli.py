@@ -413,3 +413,26 @@ def test_compare_of_two_models_lists_their_static_difference(onnxprobe, tmp_path
     assert "model diff: initializers: 1 changed" in r.stdout
     r, rep = compare(onnxprobe, tmp_path, DEMO, "--b-opt-level", "basic", "--dim", "batch=1")
     assert rep["model_diff"] == ""
+
+
+def test_a_runtime_that_crashes_in_an_isolated_side_is_one_line_and_exit_3(onnxprobe, tmp_path):
+    lib = os.environ.get("ONNXPROBE_CRASH_OP_LIB", "")
+    model = os.path.join(SRC, "tests", "custom_op", "crash_model.onnx")
+    x = np.zeros((1, 8), np.float32)
+    np.save(tmp_path / "ok.npy", x)
+    x[0, 0] = 5.5  # the test op dereferences null when its input starts with 13 = (5.5 + 1) * 2
+    np.save(tmp_path / "bad.npy", x)
+    base = [onnxprobe, "compare", model, "--b-opt-level", "basic", "--custom-op-lib", lib, "--isolate-runtime"]
+    r = run(base + ["--input", f"x={tmp_path / 'ok.npy'}", "--json", tmp_path / "ok.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    plain = run([onnxprobe, "compare", model, "--b-opt-level", "basic", "--custom-op-lib", lib,
+                 "--input", f"x={tmp_path / 'ok.npy'}", "--json", tmp_path / "plain.json"])
+    assert plain.returncode == 0
+    rows = lambda f: [(t["name"], t["max_abs"]) for t in json.loads((tmp_path / f).read_text())["tensors"]]
+    assert rows("ok.json") == rows("plain.json")
+    r = run(base + ["--input", f"x={tmp_path / 'bad.npy'}"])
+    assert r.returncode == 3, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "node 'crash' (CrashOp)" in lines[0], lines
+    if os.environ.get("ONNXPROBE_SANITIZE") != "1":  # ASan turns the segfault into its own exit
+        assert "SIGSEGV" in lines[0]

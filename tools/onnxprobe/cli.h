@@ -112,7 +112,16 @@ void DeclareInputOptions(OptionSink& sink, InputFlags* flags);
 std::vector<std::string> InputFilePaths(const InputFlags& flags);
 
 // Session settings. `prefix` is "" (both sides), "a-" or "b-" (one side; hidden in --help).
-enum class SessionField { kProvider, kProviderOptions, kOptLevel, kIntra, kInter, kParallel, kOrt };
+enum class SessionField {
+  kProvider,
+  kProviderOptions,
+  kOptLevel,
+  kIntra,
+  kInter,
+  kParallel,
+  kOrt,
+  kCustomOps
+};
 struct SessionFlags {
   SessionOptions session;
   std::string ort_lib, ort_version;

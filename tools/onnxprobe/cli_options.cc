@@ -147,6 +147,14 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
         f->ort_version = v;
         return Status::Ok();
       });
+  add(
+      "custom-op-lib", "PATH", "shared library of custom operators to register (repeatable)",
+      SessionField::kCustomOps,
+      [f](const std::string&, const std::string& v) {
+        f->session.custom_op_libraries.push_back(v);
+        return Status::Ok();
+      },
+      true);
 }
 
 SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side) {
@@ -174,6 +182,9 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
       case SessionField::kOrt:
         out.ort_lib = side.ort_lib;
         out.ort_version = side.ort_version;
+        break;
+      case SessionField::kCustomOps:
+        out.session.custom_op_libraries = side.session.custom_op_libraries;
         break;
     }
   }

@@ -38,6 +38,7 @@ struct CompareCli {
   ConsoleOptions console;
   bool color_forced = false;
   bool explain = false;
+  bool isolate_runtime = false;
 };
 
 class CompareCommand : public Command {
@@ -91,6 +92,13 @@ class CompareCommand : public Command {
     sink.Add({"--model", "MODEL", "graph used to localize errors when both sides are dumps"},
              [&o](const std::string& v) {
                o.graph = v;
+               return Status::Ok();
+             });
+    sink.Add({"--isolate-runtime", "",
+              "run live sides in child processes: a runtime that crashes (a provider, a custom op) "
+              "ends the comparison with exit 3, the rows compared so far and the crashing node"},
+             [&o](const std::string&) {
+               o.isolate_runtime = true;
                return Status::Ok();
              });
     sink.Add({"--explain-optimizations", "",
@@ -266,6 +274,7 @@ class CompareCommand : public Command {
     req.graph_model = o.graph;
     req.noise_floor_file = o.noise_floor;
     req.explain_optimizations = o.explain;
+    req.isolate_runtime = o.isolate_runtime;
     req.bisect_per_run = o.bisect;
     req.localize = o.isolate;
     req.localize_options = o.localize;
