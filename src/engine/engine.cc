@@ -159,7 +159,7 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     if (!st.ok()) return st.WithContext("aligning the PyTorch capture");
     for (const auto& [x, y] : al.rename) job.rename.emplace(x, y);  // explicit entries win
     for (const auto& row : al.rows) {
-      if (row.method == "value" && job.rename.count(row.torch_name) &&
+      if (row.method == AlignMethod::kValue && job.rename.count(row.torch_name) &&
           job.rename.at(row.torch_name) == row.onnx_tensor)
         job.advisory.insert(row.torch_name);
     }

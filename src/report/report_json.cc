@@ -183,7 +183,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     else
       j.String(a.onnx_tensor);
     j.Key("method")
-        .String(a.method)
+        .String(AlignMethodName(a.method))
         .Key("confidence")
         .Number(a.confidence)
         .Key("note")
