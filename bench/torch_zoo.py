@@ -86,7 +86,7 @@ def main():
             rows.append((name, None, False, None, False))
             continue
         bad = os.path.join(folder, "faulted.onnx")
-        target = Z.inject_weight_fault(onnx_path, bad)
+        target = Z.inject_weight_fault(onnx_path, bad, onnxprobe=a.onnxprobe, capture=cap)
         verdict_f, top1, cul_name = "-", None, "-"
         secs_f = 0.0
         if target:

@@ -35,6 +35,13 @@ class Planner {
     const TorchOutput& out = call.outputs[m.output];
     const bool no_nodes = graph_.nodes(c).empty();
     Plan p;
+    // the exporter flattens the model's outputs into the graph outputs, in order
+    if (c == graph_.root() && call.outputs.size() == graph_.graph_outputs().size()) {
+      p.method = AlignMethod::kScope;
+      p.candidates = {graph_.graph_outputs()[m.output]};
+      p.note = "the model's output";
+      return p;
+    }
     if (out.same_as.kind == TorchRef::Kind::kTensor) {
       int t = Index(out.same_as);
       if (t < 0 || t >= i) {
@@ -62,8 +69,11 @@ class Planner {
       return p;
     }
     if (!graph_.certain(c)) {
+      p.candidates = FromConsumers(i);
+      p.method = p.candidates.empty() ? AlignMethod::kNone : AlignMethod::kScope;
       p.note = "repeated calls of scope '" + call.scope +
-               "' cannot be told apart (the exporter numbers only the calls that left nodes)";
+               "' cannot be told apart (the exporter numbers only the calls that left nodes)" +
+               (p.candidates.empty() ? "" : "; paired by what the modules reading it read");
       return p;
     }
     const bool folded_bn = call.batchnorm && !graph_.HasOp(c, "BatchNormalization");
@@ -83,12 +93,6 @@ class Planner {
           p.note = "BatchNorm folded away, and no module reads its output";
         }
       }
-      return p;
-    }
-    if (c == graph_.root() && call.outputs.size() == graph_.graph_outputs().size()) {
-      p.method = AlignMethod::kScope;
-      p.candidates = {graph_.graph_outputs()[m.output]};
-      p.note = "the model's output";
       return p;
     }
     if (no_nodes) {

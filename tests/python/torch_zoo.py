@@ -257,10 +257,19 @@ def fault_candidates(model_proto):
     return [(n, src) for n, src in out if uses[src] == 1]
 
 
-def inject_weight_fault(onnx_path, out_path, position=0.5, scale=1.0):
+def _capture_inputs(cap):
+    with open(os.path.join(cap, "manifest.json")) as f:
+        man = json.load(f)
+    return [f"{e['name']}={os.path.join(cap, e['file'])}" for e in man["tensors"] if e["kind"] == "input"]
+
+
+def inject_weight_fault(onnx_path, out_path, position=0.5, scale=1.0, onnxprobe=None, capture=None, tries=6):
     """Changes one element of the weight of the Conv/Gemm/MatMul at `position` of the way through
-    the graph: the element with the largest magnitude gets scale * max|w| added. Returns the
-    faulted node's name."""
+    the graph: an element of large magnitude gets scale * max|w| added. With `onnxprobe`, a change
+    that does not reach the node's output (its input channel is all zero for these inputs) is
+    undone and the next element tried: the faulted model is run against the original, ONNX vs
+    ONNX, on the inputs of `capture`. Returns the faulted node's name (None when no candidate node exists or none of the
+    tried elements has an effect)."""
     import onnx
     from onnx import numpy_helper
 
@@ -269,13 +278,33 @@ def inject_weight_fault(onnx_path, out_path, position=0.5, scale=1.0):
     if not cands:
         return None
     node, init = cands[min(len(cands) - 1, int(position * len(cands)))]
+    out = next(n.output[0] for n in m.graph.node if n.name == node)
     t = next(i for i in m.graph.initializer if i.name == init)
-    w = numpy_helper.to_array(t).copy()
-    k = int(np.argmax(np.abs(w)))
-    w.flat[k] += np.float32(scale * np.abs(w).max()) * (1 if w.flat[k] >= 0 else -1)
-    t.CopyFrom(numpy_helper.from_array(w, t.name))
-    onnx.save(m, out_path)
-    return node
+    original = numpy_helper.to_array(t).copy()
+    order = np.argsort(-np.abs(original).ravel(), kind="stable")
+    # one element per input channel (axis 1), largest first
+    channel_of = np.unravel_index(order, original.shape)[1] if original.ndim > 1 else order
+    picked, seen = [], set()
+    for k, ch in zip(order, channel_of):
+        if int(ch) not in seen:
+            seen.add(int(ch))
+            picked.append(int(k))
+        if len(picked) == tries:
+            break
+    for k in picked:
+        w = original.copy()
+        w.flat[k] += np.float32(scale * np.abs(original).max()) * (1 if w.flat[k] >= 0 else -1)
+        t.CopyFrom(numpy_helper.from_array(w, init))
+        onnx.save(m, out_path)
+        if onnxprobe is None:
+            return node
+        cmd = [onnxprobe, "compare", onnx_path, out_path, "--tensors", out, "--isolate", "none", "-q"]
+        for i in _capture_inputs(capture):
+            cmd += ["--input", i]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if r.returncode == 1:
+            return node
+    return None
 
 
 # ---- comparing ----------------------------------------------------------------------------------
