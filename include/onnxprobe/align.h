@@ -42,11 +42,42 @@ struct AlignmentRow {
   std::string note;  // why there is no counterpart, or what the exporter changed
 };
 
+enum class ParityIssue {
+  kDiffers,       // an initializer named after a parameter holds other values
+  kShapeDiffers,  // same name, other dtype or shape
+};
+const char* ParityIssueName(ParityIssue k);  // "differs", "shape-differs"
+
+// One PyTorch parameter (or buffer) whose ONNX initializer disagrees: "node X's weight differs
+// from module Y's parameter Z".
+struct ParityFinding {
+  ParityIssue issue = ParityIssue::kDiffers;
+  std::string initializer;  // the ONNX initializer
+  std::string node;         // the node that reads it (through static nodes such as a Transpose)
+  std::string op_type;
+  std::string parameter;              // the PyTorch name
+  std::string module;                 // the module call it belongs to ("" when not known)
+  uint64_t count = 0, differing = 0;  // elements; elements beyond the allowed difference
+  double max_abs = 0;
+  std::string message;  // one line naming all of the above
+};
+
+struct ParityReport {
+  bool ran = false;       // the capture holds parameters
+  size_t parameters = 0;  // saved parameters and buffers
+  size_t by_name = 0;     // found as an initializer of the same name and compared
+  std::vector<ParityFinding> findings;
+};
+
 struct Alignment {
   std::vector<AlignmentRow> rows;
   std::map<std::string, std::string> rename;  // torch name -> ONNX tensor (advisory ones too)
   // torch names paired by value alone: compare them for information, never judge them
   std::set<std::string> advisory;
+  // PyTorch parameters against ONNX initializers, checked before any comparison of activations.
+  // A finding is a culprit in its own right (the node reading the initializer); the rows of the
+  // module it belongs to carry it in their note.
+  ParityReport parity;
 };
 
 // Structural share: rows paired by structure (not by value alone, not unaligned) over all rows.
@@ -55,8 +86,9 @@ double StructuralCoverage(const Alignment& alignment);
 // Everything at once, for a PyTorch capture (`torch_side`, a dump from python/onnxprobe_torch)
 // against a live ONNX side whose inputs are set: structural pairing from the capture's module
 // calls, BatchNorm folding, candidates checked by dtype and shape and, where several remain,
-// chosen by values, then an advisory value search for what is left. Runs `onnx_side` a few
-// times. Fails when the capture's manifest cannot be read or a side fails to produce tensors.
+// chosen by values, then an advisory value search for what is left, and parameter parity when
+// the capture holds its parameters. Runs `onnx_side` a few times. Fails when the capture's manifest
+// cannot be read or a side fails to produce tensors.
 Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side);
 
 // The module path of a torch-exported node name; "" when the name carries no scope.

@@ -94,6 +94,8 @@ class _Recorder:
                            "parent": parent, "scope": scope, "scope_ordinal": ordinal,
                            "batchnorm": isinstance(module, torch.nn.modules.batchnorm._BatchNorm),
                            "params": self.param_names.get(id(module), []),
+                           "eps": float(module.eps) if isinstance(module, torch.nn.modules.batchnorm._BatchNorm) else 0.0,
+                           "buffers": [f"{path}.{n}" if path else n for n, _ in module.named_buffers(recurse=False)],
                            "inputs": inputs, "outputs": []})
         self.stack.append(len(self.calls) - 1)
 
@@ -107,6 +109,21 @@ class _Recorder:
             self.alive.append(t)
             call["outputs"].append(entry)
             self.records.append((c, j, _np(t)))
+
+
+def _state(model):
+    """Every parameter and buffer once (tied ones have several names), in state_dict order."""
+    entries = {}
+    for path, module in model.named_modules(remove_duplicate=False):
+        own = list(module.named_parameters(recurse=False)) + list(module.named_buffers(recurse=False))
+        for pname, t in own:
+            if t is None:
+                continue
+            full = f"{path}.{pname}" if path else pname
+            e = entries.setdefault(id(t), {"names": [], "tensor": t})
+            if full not in e["names"]:
+                e["names"].append(full)
+    return list(entries.values())
 
 
 def _names(calls, records):
@@ -134,11 +151,13 @@ def _reference(ref, names):
     return {"tensor": names[(ref["call"], ref["output"])]}
 
 
-def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=None):
+def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=None, parameters=True):
     """Runs `model` on `inputs` (a tensor, a tuple of positional arguments or a dict of keyword
     arguments) in eval mode and writes `out`: a dump folder (manifest.json + .npy files, inputs
     under inputs/) or, when `out` ends in .npz, one archive. Input names default to forward()'s
-    parameter names, or the graph inputs of `onnx_path` when given. Returns the manifest dict.
+    parameter names, or the graph inputs of `onnx_path` when given. With `parameters`, every
+    parameter and buffer is saved too (params/), for the parameter parity check against the ONNX
+    initializers. Returns the manifest dict.
 
     The forward pass runs with autograd enabled (nothing is backpropagated) so that fused
     inference fast paths (e.g. TransformerEncoderLayer's) do not bypass submodules and hooks."""
@@ -185,14 +204,23 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
     for c, call in enumerate(rec.calls):
         calls.append({"module": call["module"], "type": call["type"], "call_index": call["call_index"],
                       "parent": call["parent"], "scope": call["scope"], "scope_ordinal": call["scope_ordinal"],
-                      "batchnorm": call["batchnorm"], "params": call["params"],
+                      "batchnorm": call["batchnorm"], "params": call["params"], "eps": call["eps"],
+                      "buffers": call["buffers"],
                       "inputs": [_reference(r, names) for r in call["inputs"]],
                       "outputs": [{"tensor": names[(c, j)], "same_as": _reference(o["same_as"], names)}
                                   for j, o in enumerate(call["outputs"])]})
+    params = []
+    if parameters:
+        for i, e in enumerate(_state(model)):
+            a = _np(e["tensor"])
+            f = f"params/{i:05d}.npy"
+            files.append((f, f"param:{i:05d}.npy", a))
+            params.append({"names": e["names"], "file": f, "key": f"param:{i:05d}", "dtype": _dtype_name(a),
+                           "shape": list(a.shape)})
     manifest = {"format": "onnxprobe-dump", "format_version": 1, "model": type(model).__name__,
                 "runtime": f"torch {torch.__version__}", "provider": "pytorch", "source": "torch-capture",
                 "tensors": entries,
-                "torch": {"version": TORCH_SECTION_VERSION, "calls": calls}}
+                "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params}}
     _write(out, files, manifest)
     return manifest
 
@@ -209,6 +237,7 @@ def _write(out, files, manifest):
                 z.writestr("manifest.json", text)
         else:
             os.makedirs(os.path.join(tmp, "inputs"))
+            os.makedirs(os.path.join(tmp, "params"))
             for f, _, a in files:
                 np.save(os.path.join(tmp, f), a)
             with open(os.path.join(tmp, "manifest.json"), "w") as fh:

@@ -22,4 +22,9 @@ Status AdvisoryValueSearch(Side& torch_side, Side& onnx_side, const TorchCalls& 
                            const CallGraph& graph, const std::vector<bool>& value_eligible,
                            Alignment* alignment);
 
+// Parameter parity (see ParityReport); fills alignment->parity and notes the affected rows.
+// Does nothing when the capture holds no parameters.
+Status CheckParameterParity(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
+                            const CallGraph& graph, Alignment* alignment);
+
 }  // namespace onnxprobe::align

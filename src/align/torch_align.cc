@@ -179,6 +179,7 @@ Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side) {
   Alignment al = align::Finalize(calls, graph, *model, plans, &eligible);
   OP_RETURN_IF_ERROR(
       align::AdvisoryValueSearch(torch_side, onnx_side, calls, graph, eligible, &al));
+  OP_RETURN_IF_ERROR(align::CheckParameterParity(torch_side, onnx_side, calls, graph, &al));
   return al;
 }
 

@@ -81,6 +81,12 @@ Status ParseCall(const JsonValue& v, const std::string& where, size_t index, siz
       c->params.push_back(std::move(names));
     }
   }
+  if (const JsonValue* bs = v.Find("buffers"); bs != nullptr && bs->is_array()) {
+    for (const auto& b : bs->items()) {
+      if (b.is_string()) c->buffers.push_back(b.as_string());
+    }
+  }
+  if (const JsonValue* e = v.Find("eps"); e != nullptr && e->is_number()) c->eps = e->as_number();
   const JsonValue* ins = v.Find("inputs");
   const JsonValue* outs = v.Find("outputs");
   if (ins == nullptr || !ins->is_array() || outs == nullptr || !outs->is_array())
@@ -214,6 +220,38 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
                                  calls->items().size(), &c));
     tc.calls.push_back(std::move(c));
   }
+  if (const JsonValue* ps = section->Find("params"); ps != nullptr && ps->is_array()) {
+    for (size_t i = 0; i < ps->items().size(); ++i) {
+      const JsonValue& e = ps->items()[i];
+      std::string w = what + ": torch.params[" + std::to_string(i) + "]";
+      TorchParam p;
+      const JsonValue* names = e.Find("names");
+      const JsonValue* file = e.Find("file");
+      const JsonValue* key = e.Find("key");
+      const JsonValue* dtype = e.Find("dtype");
+      const JsonValue* shape = e.Find("shape");
+      if (names == nullptr || !names->is_array() || file == nullptr || !file->is_string() ||
+          key == nullptr || !key->is_string() || dtype == nullptr || !dtype->is_string() ||
+          shape == nullptr || !shape->is_array())
+        return Corrupt(w + ": needs names, file, key, dtype and shape");
+      for (const auto& n : names->items()) {
+        if (n.is_string()) p.names.push_back(n.as_string());
+      }
+      p.file = file->as_string();
+      p.key = key->as_string();
+      fs::path f(p.file);
+      if (f.is_absolute() || p.file.find("..") != std::string::npos)
+        return Corrupt(w + ": file '" + p.file + "' leaves the capture");
+      auto dt = DTypeFromName(dtype->as_string());
+      if (!dt.ok()) return Corrupt(w + ": " + dt.status().message());
+      p.dtype = *dt;
+      for (const auto& d : shape->items()) {
+        if (!d.is_number() || d.as_number() < 0) return Corrupt(w + ": bad shape");
+        p.shape.push_back(static_cast<int64_t>(d.as_number()));
+      }
+      tc.params.push_back(std::move(p));
+    }
+  }
   // tensor metadata from the manifest's tensor list, producers from the calls
   std::map<std::string, std::pair<int, int>> producer;
   for (size_t i = 0; i < tc.calls.size(); ++i) {
@@ -251,6 +289,24 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
     tc.tensors.push_back(std::move(meta));
   }
   return tc;
+}
+
+Expected<Tensor> LoadTorchParam(const std::string& dump_path, const TorchParam& p) {
+  std::error_code ec;
+  Expected<Tensor> t = Status();
+  if (fs::is_directory(dump_path, ec)) {
+    t = ReadNpy((fs::path(dump_path) / p.file).string());
+  } else {
+    OP_ASSIGN_OR_RETURN(auto z, NpzReader::Open(dump_path));
+    t = z->Read(p.key);
+  }
+  if (!t.ok()) return t.status();
+  if (t->dtype() != p.dtype || t->shape() != p.shape) {
+    return Corrupt(dump_path + ": parameter '" + p.names.front() + "' is " + DTypeName(t->dtype()) +
+                   ShapeToString(t->shape()) + " on disk but the manifest says " +
+                   DTypeName(p.dtype) + ShapeToString(p.shape));
+  }
+  return t;
 }
 
 }  // namespace onnxprobe::align

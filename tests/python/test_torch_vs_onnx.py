@@ -197,3 +197,43 @@ def test_a_pair_found_by_values_alone_is_advisory(onnxprobe, tmp_path):
     assert al["gate_1"]["method"] == "value"
     assert al["gate_1"]["onnx"] == "/gate/Mul_output_0" and "advisory" in al["gate_1"]["note"]
     assert al["model"]["onnx"] == "output_0" and al["model"]["method"] == "scope"
+
+
+def test_parameter_parity_names_the_node_whose_weight_differs(onnxprobe, tmp_path):
+    onnx_path, cap = torch_zoo.prepare(str(tmp_path), "token_transformer", *torch_zoo.HANDWRITTEN["token_transformer"])
+    # one element of an attention projection's weight (read through a Transpose by a MatMul)
+    m = onnx.load(onnx_path)
+    name = "encoder.layers.1.self_attn.in_proj_weight"
+    t = next(i for i in m.graph.initializer if i.name == name)
+    w = numpy_helper.to_array(t).copy()
+    w[3, 5] += np.float32(0.25)
+    t.CopyFrom(numpy_helper.from_array(w, name))
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    # (small enough that the activations may stay within tolerance: parity is checked first)
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "bad.onnx")
+    notes = {a["note"].split("parameter parity: ")[1] for a in rep["alignment"] if "parameter parity" in a["note"]}
+    readers = [n.name for n in m.graph.node if any(i in n.input for i in
+               [o for p in m.graph.node if name in p.input for o in p.output] + [name])
+               and n.op_type in ("MatMul", "Gemm")]
+    assert len(notes) == 1, notes
+    note = notes.pop()
+    assert f"reads '{name}'" in note and "1 of" in note and "max abs 0.25" in note
+    assert any(f"node {reader} " in note for reader in readers), (note, readers)
+    # unfaulted: no finding anywhere
+    r, rep = compare(onnxprobe, tmp_path, cap, onnx_path)
+    assert r.returncode == 0 and not [a for a in rep["alignment"] if "parameter parity" in a["note"]]
+
+
+def test_capture_and_export_from_different_weights_are_caught(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    exported = torch_models.TupleNet().eval()
+    torch.manual_seed(1)
+    captured = torch_models.TupleNet().eval()  # an unseeded factory called twice
+    x = torch.randn(3, 6)
+    export(exported, x, str(tmp_path / "m.onnx"))
+    capture(captured, x, str(tmp_path / "m.cap"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "m.cap", tmp_path / "m.onnx")
+    assert r.returncode == 1
+    proj = next(a for a in rep["alignment"] if a["torch"] == "proj")
+    assert "module proj's parameter 'proj.weight'" in proj["note"] and "48 of 48 elements" in proj["note"]
+    assert "module proj's parameter 'proj.bias'" in proj["note"]
