@@ -18,3 +18,6 @@ bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx"
 echo
 echo "== localization"
 bash bench/localize_bench.sh "$BUILD" "$MODELS/faults"
+echo
+echo "== PyTorch vs ONNX zoo (ONNXPROBE_ZOO=quick for a handful of models)"
+/usr/bin/python3 bench/torch_zoo.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}

@@ -7,8 +7,9 @@ at a small input, the segmentation models, and the hand-written nets of tests/py
 Per model: export + capture (random seeded weights, BatchNorm statistics warmed in train mode),
 `onnxprobe compare` of the unfaulted export (must PASS), then of a copy with one weight element of
 a mid-depth Conv/Gemm/MatMul changed (must FAIL, the top culprit naming that node). Prints one
-line per model (alignment coverage = share of PyTorch activations paired structurally, verdicts,
-culprit, times) and the totals: unfaulted pass rate, fault top-1 rate, mean coverage.
+line per model (alignment coverage = share of PyTorch activations paired structurally; noise =
+the largest max-abs error of the unfaulted comparison over the absolute tolerance applied, i.e.
+how much of the default tolerance framework rounding used; verdicts, culprit, times) and the totals: unfaulted pass rate, fault top-1 rate, mean coverage.
 """
 import argparse
 import os
@@ -56,7 +57,8 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="onnxprobe_zoo_")
     only = {n for n in a.only.split(",") if n}
     rows = []
-    print(f"{'model':28} {'cover':>6} {'unfaulted':>9} {'faulted':>8} {'top-1':>5}  {'time':>6}  culprit (faulted node)")
+    print(f"{'model':28} {'cover':>6} {'noise':>6} {'unfaulted':>9} {'faulted':>8} {'top-1':>5}  {'time':>6}"
+          "  culprit (faulted node)")
     for name, entry in entries(a.size, a.quick):
         if only and name not in only:
             continue
@@ -83,7 +85,7 @@ def main():
         rc, rep, secs, out = Z.compare(a.onnxprobe, cap, onnx_path, os.path.join(folder, "unfaulted.json"))
         if rep is None:
             print(f"{name:28} compare failed (exit {rc}): {out.strip().splitlines()[-1][:100]}", flush=True)
-            rows.append((name, None, False, None, False))
+            rows.append((name, None, False, None, False, 0.0))
             continue
         bad = os.path.join(folder, "faulted.onnx")
         target = Z.inject_weight_fault(onnx_path, bad, onnxprobe=a.onnxprobe, capture=cap)
@@ -96,8 +98,10 @@ def main():
             top1 = target in Z.culprit_names(cul)
             cul_name = f"{cul.get('node') if cul else None} ({target})"
         cov = Z.coverage(rep)
-        rows.append((name, cov, rep["verdict"] == "PASS", verdict_f, top1))
-        print(f"{name:28} {cov:6.2f} {rep['verdict']:>9} {verdict_f:>8} {str(top1 if top1 is not None else '-'):>5}"
+        noise = Z.noise_ratio(rep)
+        rows.append((name, cov, rep["verdict"] == "PASS", verdict_f, top1, noise))
+        print(f"{name:28} {cov:6.2f} {noise:6.3f} {rep['verdict']:>9} {verdict_f:>8}"
+              f" {str(top1 if top1 is not None else '-'):>5}"
               f"  {prep + secs + secs_f:5.1f}s  {cul_name}", flush=True)
         if not a.work:
             shutil.rmtree(folder, ignore_errors=True)
@@ -109,7 +113,8 @@ def main():
               f" {sum(1 for r in faulted if r[4])}/{len(faulted)}"
               f" ({100.0 * sum(1 for r in faulted if r[4]) / max(1, len(faulted)):.0f}%), faulted FAIL"
               f" {sum(1 for r in faulted if r[3] == 'FAIL')}/{len(faulted)}, mean coverage"
-              f" {sum(r[1] for r in done) / len(done):.2f}")
+              f" {sum(r[1] for r in done) / len(done):.2f}, largest noise / tolerance"
+              f" {max(r[5] for r in done):.3f}")
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if done and all(r[2] for r in done) else 1

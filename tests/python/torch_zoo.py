@@ -330,6 +330,11 @@ def coverage(rep):
     return paired / len(rows)
 
 
+def noise_ratio(rep):
+    """The largest max-abs error over the absolute tolerance applied, over compared rows."""
+    return max([t["max_abs"] / t["atol_used"] for t in rep.get("tensors", []) if t.get("atol_used")] or [0.0])
+
+
 def top_culprit(rep):
     cul = (rep.get("localization") or {}).get("culprits") or rep.get("culprits") or []
     return cul[0] if cul else None
