@@ -101,9 +101,8 @@ std::string ScopeModulePath(const std::string& node_name, const std::vector<std:
 // an older capture without module calls allows. Ambiguous candidates stay unaligned.
 Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model& onnx);
 
-// Kept for callers of the two-step API: recomputes `*alignment` with AlignTorchCapture and
-// leaves pairs found by value alone out of `rename` (they are listed in `advisory`), so a
-// comparison that judges every renamed pair never fails on one.
+// Kept for callers of the two-step API: recomputes `*alignment` with AlignTorchCapture (the
+// alignment passed in is replaced). Pairs found by value alone are in `rename` and `advisory`.
 Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* alignment,
                     double min_cosine = 0.999);
 

@@ -98,9 +98,7 @@ Status AdvisoryValueSearch(Side& torch_side, Side& onnx_side, const TorchCalls& 
 }  // namespace align
 
 Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* alignment, double) {
-  OP_ASSIGN_OR_RETURN(Alignment al, AlignTorchCapture(torch_side, onnx_side));
-  for (const auto& name : al.advisory) al.rename.erase(name);
-  *alignment = std::move(al);
+  OP_ASSIGN_OR_RETURN(*alignment, AlignTorchCapture(torch_side, onnx_side));
   return Status::Ok();
 }
 
