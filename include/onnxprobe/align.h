@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxprobe/compare.h"
 #include "onnxprobe/model.h"
 #include "onnxprobe/side.h"
 
@@ -69,6 +70,18 @@ struct ParityReport {
   std::vector<ParityFinding> findings;
 };
 
+// A module call's part of the ONNX graph: what to run to isolate the call as a whole when
+// PyTorch exposes no boundary inside it (attention internals, functional code).
+struct ModuleSpan {
+  std::string module;
+  int call_index = 0;
+  std::vector<std::string> torch_outputs;  // the capture's tensors of this call (alignment rows)
+  std::vector<int> nodes;           // topological indices of its ONNX nodes, sub-calls included
+  std::vector<std::string> inputs;  // ONNX tensors it reads from outside (not constants)
+  std::vector<std::string> inputs_torch;  // per input: the capture tensor or model input holding
+                                          // its value; "" when PyTorch has none
+};
+
 struct Alignment {
   std::vector<AlignmentRow> rows;
   std::map<std::string, std::string> rename;  // torch name -> ONNX tensor (advisory ones too)
@@ -78,6 +91,8 @@ struct Alignment {
   // A finding is a culprit in its own right (the node reading the initializer); the rows of the
   // module it belongs to carry it in their note.
   ParityReport parity;
+  // Module calls whose ONNX nodes are known, in call order.
+  std::vector<ModuleSpan> modules;
 };
 
 // Structural share: rows paired by structure (not by value alone, not unaligned) over all rows.
@@ -90,6 +105,22 @@ double StructuralCoverage(const Alignment& alignment);
 // the capture holds its parameters. Runs `onnx_side` a few times. Fails when the capture's manifest
 // cannot be read or a side fails to produce tensors.
 Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side);
+
+struct ModuleIsolation {
+  std::string output_torch, output_onnx;  // the call's output that was compared
+  size_t nodes = 0;                       // ONNX nodes run
+  TensorMetrics metrics;                  // the isolated output against PyTorch's
+  bool introduced = false;                // beyond tolerance on its own
+  std::string reason;                     // why it failed (Judge's reason)
+};
+
+// Runs a module call's ONNX nodes alone on `onnx_side`'s runtime, fed with PyTorch's values at
+// the call's inputs, and compares the call's first aligned output with PyTorch's: does the
+// module make the error by itself? Fails with kNotFound when an input has no PyTorch value or no
+// output of the call is aligned, kBackend when the runtime rejects the subgraph.
+Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
+                                            const Alignment& alignment, const ModuleSpan& span,
+                                            const Tolerance& tolerance, JudgeBy judge);
 
 // The module path of a torch-exported node name; "" when the name carries no scope.
 // `call` receives the call index of the last component ("relu_2" -> 2) when `modules` knows

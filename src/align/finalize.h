@@ -27,4 +27,8 @@ Status AdvisoryValueSearch(Side& torch_side, Side& onnx_side, const TorchCalls& 
 Status CheckParameterParity(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
                             const CallGraph& graph, Alignment* alignment);
 
+// The module calls whose nodes are known, with what holds their inputs' values on the PyTorch side.
+std::vector<ModuleSpan> ModuleSpans(const TorchCalls& calls, const CallGraph& graph,
+                                    const Model& model, const Alignment& alignment);
+
 }  // namespace onnxprobe::align

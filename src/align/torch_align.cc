@@ -134,6 +134,40 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
   return al;
 }
 
+std::vector<ModuleSpan> ModuleSpans(const TorchCalls& calls, const CallGraph& graph,
+                                    const Model& model, const Alignment& al) {
+  // who holds each ONNX tensor's value on the PyTorch side: a structural pair, or a model input
+  std::unordered_map<std::string, std::string> holder;
+  for (const auto& r : al.rows) {
+    if (!r.onnx_tensor.empty() && !al.advisory.count(r.torch_name))
+      holder.emplace(r.onnx_tensor, r.torch_name);
+  }
+  for (const auto& in : model.summary().inputs) holder.emplace(in.name, in.name);
+  std::vector<ModuleSpan> spans(calls.calls.size());
+  std::vector<bool> keep(calls.calls.size(), false);
+  for (size_t c = 0; c < calls.calls.size(); ++c) {
+    if (!graph.certain(static_cast<int>(c)) || graph.nodes(static_cast<int>(c)).empty()) continue;
+    keep[c] = true;
+    ModuleSpan& s = spans[c];
+    s.module = calls.calls[c].module;
+    s.call_index = calls.calls[c].call_index;
+    s.nodes = graph.nodes(static_cast<int>(c));
+    s.inputs = graph.inputs(static_cast<int>(c));
+    for (const auto& i : s.inputs) {
+      auto it = holder.find(i);
+      s.inputs_torch.push_back(it == holder.end() ? "" : it->second);
+    }
+  }
+  for (const auto& t : calls.tensors) {
+    if (keep[t.call]) spans[t.call].torch_outputs.push_back(t.name);
+  }
+  std::vector<ModuleSpan> out;
+  for (size_t c = 0; c < spans.size(); ++c) {
+    if (keep[c]) out.push_back(std::move(spans[c]));
+  }
+  return out;
+}
+
 }  // namespace align
 
 const char* AlignMethodName(AlignMethod m) {
@@ -180,6 +214,7 @@ Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side) {
   OP_RETURN_IF_ERROR(
       align::AdvisoryValueSearch(torch_side, onnx_side, calls, graph, eligible, &al));
   OP_RETURN_IF_ERROR(align::CheckParameterParity(torch_side, onnx_side, calls, graph, &al));
+  al.modules = align::ModuleSpans(calls, graph, *model, al);
   return al;
 }
 
