@@ -90,13 +90,12 @@ class _Recorder:
         inputs = []
         for t in _io.flatten(args):
             inputs.append(self.origin.get(self._key(t)))
+        is_bn = isinstance(module, torch.nn.modules.batchnorm._BatchNorm)
+        buffers = [f"{path}.{n}" if path else n for n, _ in module.named_buffers(recurse=False)]
         self.calls.append({"module": path or self.root_name, "type": type(module).__name__, "call_index": k,
-                           "parent": parent, "scope": scope, "scope_ordinal": ordinal,
-                           "batchnorm": isinstance(module, torch.nn.modules.batchnorm._BatchNorm),
-                           "params": self.param_names.get(id(module), []),
-                           "eps": float(module.eps) if isinstance(module, torch.nn.modules.batchnorm._BatchNorm) else 0.0,
-                           "buffers": [f"{path}.{n}" if path else n for n, _ in module.named_buffers(recurse=False)],
-                           "inputs": inputs, "outputs": []})
+                           "parent": parent, "scope": scope, "scope_ordinal": ordinal, "batchnorm": is_bn,
+                           "params": self.param_names.get(id(module), []), "buffers": buffers,
+                           "eps": float(module.eps) if is_bn else 0.0, "inputs": inputs, "outputs": []})
         self.stack.append(len(self.calls) - 1)
 
     def post(self, module, args, output):

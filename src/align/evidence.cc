@@ -183,6 +183,8 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
   }
   if (open.empty()) return Status::Ok();
   std::unordered_map<std::string, std::vector<double>> distance;  // torch name -> per candidate
+  std::unordered_map<std::string, int> plan_of;
+  for (int i : open) plan_of[ts[i].name] = i;
   for (int i : open) distance[ts[i].name].assign((*plans)[i].candidates.size(), HUGE_VAL);
   // one batch of torch tensors at a time against every ONNX candidate
   size_t at = 0;
@@ -204,11 +206,7 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
     for (const auto& o : tv) tval[o.name] = &o.tensor;
     auto score = [&](const std::string& cname, const Tensor& cval) {
       for (const auto& tn : tb) {
-        int i = -1;
-        for (int k : open) {
-          if (ts[k].name == tn) i = k;
-        }
-        const Plan& p = (*plans)[i];
+        const Plan& p = (*plans)[plan_of[tn]];
         for (size_t k = 0; k < p.candidates.size(); ++k) {
           if (p.candidates[k] == cname) distance[tn][k] = RelativeDistance(*tval[tn], cval);
         }

@@ -46,8 +46,7 @@ Status ParseRef(const JsonValue& v, const std::string& where, TorchRef* r) {
   return Status::Ok();
 }
 
-Status ParseCall(const JsonValue& v, const std::string& where, size_t index, size_t count,
-                 TorchCall* c) {
+Status ParseCall(const JsonValue& v, const std::string& where, size_t index, TorchCall* c) {
   if (!v.is_object()) return Corrupt(where + " is not an object");
   auto str = [&](const char* key, std::string* out) -> Status {
     const JsonValue* f = v.Find(key);
@@ -69,7 +68,6 @@ Status ParseCall(const JsonValue& v, const std::string& where, size_t index, siz
   OP_RETURN_IF_ERROR(num("call_index", 0, 1e9, &c->call_index));
   OP_RETURN_IF_ERROR(num("scope_ordinal", 0, 1e9, &c->scope_ordinal));
   OP_RETURN_IF_ERROR(num("parent", -1, static_cast<double>(index) - 1, &c->parent));
-  (void)count;
   const JsonValue* bn = v.Find("batchnorm");
   c->batchnorm = bn != nullptr && bn->type() == JsonValue::Type::kBool && bn->as_bool();
   if (const JsonValue* ps = v.Find("params"); ps != nullptr && ps->is_array()) {
@@ -215,9 +213,8 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
   tc.dataflow = true;
   for (size_t i = 0; i < calls->items().size(); ++i) {
     TorchCall c;
-    OP_RETURN_IF_ERROR(ParseCall(calls->items()[i],
-                                 what + ": torch.calls[" + std::to_string(i) + "]", i,
-                                 calls->items().size(), &c));
+    OP_RETURN_IF_ERROR(
+        ParseCall(calls->items()[i], what + ": torch.calls[" + std::to_string(i) + "]", i, &c));
     tc.calls.push_back(std::move(c));
   }
   if (const JsonValue* ps = section->Find("params"); ps != nullptr && ps->is_array()) {

@@ -208,8 +208,8 @@ def test_npz_capture_and_inputs_file_keys_are_the_input_names(tmp_path, onnxprob
 def test_command_line_errors_are_one_line(tmp_path):
     for args in (["--model", "no_such_module:make", "--shape", "1x3"],
                  ["--model", "torch_zoo:TwoInputs", "--shape", "1x3x16x16"]):  # one input of two
-        r = subprocess.run(["/usr/bin/python3", "-m", "onnxprobe_torch", "capture"] + args + ["-o", str(tmp_path / "c")],
-                           capture_output=True, text=True, env=companion_env(), timeout=300)
+        cmd = ["/usr/bin/python3", "-m", "onnxprobe_torch", "capture"] + args + ["-o", str(tmp_path / "c")]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=companion_env(), timeout=300)
         assert r.returncode == 2
         assert "Traceback" not in r.stderr
         errors = [line for line in r.stderr.splitlines() if line.startswith("onnxprobe_torch: error:")]
