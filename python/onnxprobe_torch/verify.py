@@ -76,8 +76,9 @@ def verify(model, inputs, onnx_path=None, html=None, *, json_path=None, onnxprob
         with open(report_file) as f:
             report = json.load(f)
         if echo:
-            print(alignment_summary(report))
-            sys.stdout.write(r.stdout)
+            kept = [line for line in r.stdout.splitlines() if json_path or not line.startswith("JSON report: ")]
+            print("\n".join(kept))
+            print("\n".join(alignment_summary(report).splitlines()[1:]))  # the unaligned modules
         return report
     finally:
         if tmp:
