@@ -25,3 +25,6 @@ echo "== model identity"
 echo
 echo "== localization"
 bash bench/localize_bench.sh "$BUILD" "$MODELS/faults"
+echo
+echo "== PyTorch vs ONNX zoo (ONNXPROBE_ZOO=quick for a handful of models)"
+/usr/bin/python3 bench/torch_zoo.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}

@@ -64,7 +64,8 @@ struct CompareReport {
   InputOrigin input_origin = InputOrigin::kGenerated;
   uint64_t input_seed = 0;              // when generated
   std::vector<AlignmentRow> alignment;  // a PyTorch capture on side A (empty otherwise)
-  std::vector<std::string> notes;       // what the caller should know (e.g. how an input bound)
+  ParityReport parity;             // a PyTorch capture's parameters against the ONNX initializers
+  std::vector<std::string> notes;  // what the caller should know (e.g. how an input bound)
   // On a FAIL whose failing tensors are all inherited (no row introduces the error), where the
   // error is born instead or why that cannot be said; "" otherwise.
   std::string origin_note;

@@ -1,8 +1,11 @@
-"""Thin PyTorch companion of onnxprobe: debug-friendly export and activation capture.
+"""Thin PyTorch companion of onnxprobe: debug-friendly export, activation capture, and verify()
+(export + capture + compare in one call, through the onnxprobe binary).
 
-Both write files the C++ core reads; nothing here compares tensors.
+Export and capture write files the C++ core reads; nothing here compares tensors.
 """
+from ._io import InputError
 from .capture import capture
 from .export import export
+from .verify import VerifyError, alignment_summary, verify
 
-__all__ = ["capture", "export"]
+__all__ = ["capture", "export", "verify", "alignment_summary", "InputError", "VerifyError"]

@@ -1,31 +1,26 @@
-"""Captures every module's output with forward hooks into an onnxprobe dump folder.
+"""Captures every module call's outputs with forward hooks into an onnxprobe dump (a folder, or
+one .npz when the path ends in .npz).
 
-Each activation is named the way the ONNX exporter scopes it: the module path, with "_k" added
-for the k-th extra call of one module (a ReLU used three times is relu, relu_1, relu_2). The
-manifest records module path, module type, call index and output index for the aligner.
+Each activation is named by its module path, with "_k" for the k-th extra call of one module (a
+ReLU used three times is relu, relu_1, relu_2) and ":j" for the j-th tensor of a structured
+output. The manifest's "torch" section describes every module call for the aligner: the scope
+name the ONNX exporter gives its nodes (built from the call stack exactly as torch.onnx does), the
+parent call, which capture tensors or model inputs it read, which of its outputs are the very same
+tensor as something captured before (containers, identities), and whether the module is a
+BatchNorm (any subclass of torch.nn.modules.batchnorm._BatchNorm, told by isinstance).
 """
+import io
 import json
 import os
-import shutil
+import zipfile
 
 import numpy as np
 import torch
 
+from . import _io
+from ._atomic import temporary_for
 
-def _flatten(out):
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        items = []
-        for o in out:
-            items.extend(_flatten(o))
-        return items
-    if isinstance(out, dict):
-        items = []
-        for k in sorted(out):
-            items.extend(_flatten(out[k]))
-        return items
-    return []
+TORCH_SECTION_VERSION = 1
 
 
 def _np(t):
@@ -35,61 +30,222 @@ def _np(t):
     return t.contiguous().numpy()
 
 
-def capture(model, inputs, out_dir, input_names=None, root_name="model"):
-    """Runs `model` on `inputs` (a tensor or tuple) in eval mode and writes `out_dir` (a dump
-    folder: manifest.json + .npy files, inputs under inputs/). Returns the manifest dict.
+def _dtype_name(a):
+    return "bool" if a.dtype == np.bool_ else a.dtype.name
 
-    The forward pass runs with autograd enabled (no backward is done) so that fused inference
-    kernels do not skip the submodules; every module's hook fires as the exporter sees it."""
-    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
-    input_names = input_names or [f"input_{i}" for i in range(len(inputs))]
-    model.eval()
-    calls = {}
-    records = []
-    hooks = []
 
-    def hook_for(path, module):
-        def hook(_module, _args, output):
-            k = calls.get(path, 0)
-            calls[path] = k + 1
-            for j, t in enumerate(_flatten(output)):
-                records.append((path, type(module).__name__, k, j, _np(t)))
-        return hook
+def _unqualified(qualified_name):
+    """The exporter's scope name of a module: its path from the last non-numeric atom on
+    ("layer1.0.conv1" -> "conv1", "features.4.block.1" -> "block.1"); as torch.onnx.utils does."""
+    atoms = qualified_name.split(".")
+    for i in range(len(atoms) - 1, -1, -1):
+        if not atoms[i].isnumeric():
+            return ".".join(atoms[i:])
+    return qualified_name
 
-    for path, module in model.named_modules():
-        hooks.append(module.register_forward_hook(hook_for(path or root_name, module)))
-    try:
-        # with gradients enabled, so fused inference fast paths (e.g. TransformerEncoderLayer's)
-        # do not bypass the submodules and their hooks; nothing is backpropagated
-        with torch.enable_grad():
-            model(*inputs)
-    finally:
-        for h in hooks:
-            h.remove()
 
-    tmp = out_dir.rstrip("/") + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(os.path.join(tmp, "inputs"))
-    entries = []
-    for i, (name, t) in enumerate(zip(input_names, inputs)):
-        f = f"inputs/{i:05d}_{name}.npy"
-        a = _np(t)
-        np.save(os.path.join(tmp, f), a)
-        entries.append({"name": name, "kind": "input", "dtype": a.dtype.name, "shape": list(a.shape), "file": f})
-    for order, (path, mtype, k, j, a) in enumerate(records):
+class _Recorder:
+    """Forward pre/post hooks on every named module: a call stack, tensor identities, records."""
+
+    def __init__(self, model, root_name):
+        self.root_name = root_name
+        self.paths = {}
+        for path, module in model.named_modules():  # shared modules keep their first path
+            self.paths.setdefault(id(module), path)
+        # every name of every parameter (tied weights have several), by module
+        self.param_names = {}
+        names_of = {}
+        for path, module in model.named_modules(remove_duplicate=False):
+            for pname, p in module.named_parameters(recurse=False):
+                names_of.setdefault(id(p), []).append(f"{path}.{pname}" if path else pname)
+        for module in model.modules():
+            self.param_names[id(module)] = [names_of[id(p)] for _, p in module.named_parameters(recurse=False)]
+        self.stack = []
+        self.calls = []
+        self.calls_of_path = {}
+        self.scope_count = {}
+        self.records = []  # (call, output index, array)
+        self.origin = {}  # (id, version) -> reference of a tensor seen before
+        self.alive = []  # keeps seen tensors alive so that their ids stay unique
+
+    @staticmethod
+    def _key(t):
+        return id(t), t._version
+
+    def note_inputs(self, names, tensors):
+        for name, t in zip(names, tensors):
+            self.origin[self._key(t)] = {"input": name}
+            self.alive.append(t)
+
+    def pre(self, module, args):
+        path = self.paths[id(module)]
+        parent = self.stack[-1] if self.stack else -1
+        scope = "" if parent < 0 else self.calls[parent]["scope"] + "/" + _unqualified(path)
+        if parent < 0 and path != "":
+            scope = "/" + _unqualified(path)
+        ordinal = self.scope_count.get(scope, 0)
+        self.scope_count[scope] = ordinal + 1
+        k = self.calls_of_path.get(path, 0)
+        self.calls_of_path[path] = k + 1
+        inputs = []
+        for t in _io.flatten(args):
+            inputs.append(self.origin.get(self._key(t)))
+        is_bn = isinstance(module, torch.nn.modules.batchnorm._BatchNorm)
+        buffers = [f"{path}.{n}" if path else n for n, _ in module.named_buffers(recurse=False)]
+        self.calls.append({"module": path or self.root_name, "type": type(module).__name__, "call_index": k,
+                           "parent": parent, "scope": scope, "scope_ordinal": ordinal, "batchnorm": is_bn,
+                           "params": self.param_names.get(id(module), []), "buffers": buffers,
+                           "eps": float(module.eps) if is_bn else 0.0, "inputs": inputs, "outputs": []})
+        self.stack.append(len(self.calls) - 1)
+
+    def post(self, module, args, output):
+        c = self.stack.pop()
+        call = self.calls[c]
+        for j, t in enumerate(_io.flatten(output)):
+            ref = {"call": c, "output": j}
+            entry = {"same_as": self.origin.get(self._key(t))}
+            self.origin.setdefault(self._key(t), ref)
+            self.alive.append(t)
+            call["outputs"].append(entry)
+            self.records.append((c, j, _np(t)))
+
+
+def _state(model):
+    """Every parameter and buffer once (tied ones have several names), in state_dict order."""
+    entries = {}
+    for path, module in model.named_modules(remove_duplicate=False):
+        own = list(module.named_parameters(recurse=False)) + list(module.named_buffers(recurse=False))
+        for pname, t in own:
+            if t is None:
+                continue
+            full = f"{path}.{pname}" if path else pname
+            e = entries.setdefault(id(t), {"names": [], "tensor": t})
+            if full not in e["names"]:
+                e["names"].append(full)
+    return list(entries.values())
+
+
+def _names(calls, records):
+    """Capture tensor names: path, path_k for repeated calls, :j for structured outputs; unique."""
+    used, names = set(), {}
+    for c, j, _ in records:
+        call = calls[c]
+        path, k = call["module"], call["call_index"]
         leaf = path.split(".")[-1]
         call_name = path if k == 0 else path[: len(path) - len(leaf)] + f"{leaf}_{k}"
         name = call_name if j == 0 else f"{call_name}:{j}"
-        f = f"{order + 1:05d}_{name.replace('/', '_')}.npy"
-        np.save(os.path.join(tmp, f), a)
-        entries.append({"name": name, "kind": "tensor", "node": path, "op_type": mtype, "topo_index": order,
-                        "dtype": "bool" if a.dtype == np.bool_ else a.dtype.name, "shape": list(a.shape),
-                        "file": f, "module": path, "module_type": mtype, "call_index": k, "output_index": j})
+        base, n = name, 1
+        while name in used:
+            name, n = f"{base}#{n}", n + 1
+        used.add(name)
+        names[(c, j)] = name
+    return names
+
+
+def _reference(ref, names):
+    if ref is None:
+        return None
+    if "input" in ref:
+        return {"input": ref["input"]}
+    return {"tensor": names[(ref["call"], ref["output"])]}
+
+
+def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=None, parameters=True):
+    """Runs `model` on `inputs` (a tensor, a tuple of positional arguments or a dict of keyword
+    arguments) in eval mode and writes `out`: a dump folder (manifest.json + .npy files, inputs
+    under inputs/) or, when `out` ends in .npz, one archive. Input names default to forward()'s
+    parameter names, or the graph inputs of `onnx_path` when given. With `parameters`, every
+    parameter and buffer is saved too (params/), for the parameter parity check against the ONNX
+    initializers. Returns the manifest dict.
+
+    The forward pass runs with autograd enabled (nothing is backpropagated) so that fused
+    inference fast paths (e.g. TransformerEncoderLayer's) do not bypass submodules and hooks."""
+    args = _io.positional_args(model, inputs)
+    flat_inputs = _io.flatten(args)
+    if input_names is None and onnx_path is not None:
+        input_names = _onnx_input_names(onnx_path)
+    input_names = list(input_names) if input_names else _io.input_names(model, args)
+    if len(input_names) != len(flat_inputs):
+        raise _io.InputError(f"{len(input_names)} input names ({', '.join(input_names)}) for "
+                             f"{len(flat_inputs)} input tensors")
+    model.eval()
+    rec = _Recorder(model, root_name)
+    rec.note_inputs(input_names, flat_inputs)
+    hooks = []
+    for module in {id(m): m for m in model.modules()}.values():
+        hooks.append(module.register_forward_pre_hook(rec.pre))
+        hooks.append(module.register_forward_hook(rec.post))
+    try:
+        with torch.enable_grad():
+            model(*args)
+    finally:
+        for h in hooks:
+            h.remove()
+    names = _names(rec.calls, rec.records)
+
+    files = []  # (file in a folder, entry in an .npz, array)
+    entries = []
+    for i, (name, t) in enumerate(zip(input_names, flat_inputs)):
+        a = _np(t)
+        f = f"inputs/{i:05d}_{name.replace('/', '_')}.npy"
+        files.append((f, f"input:{name}.npy", a))
+        entries.append({"name": name, "kind": "input", "dtype": _dtype_name(a), "shape": list(a.shape), "file": f})
+    for order, (c, j, a) in enumerate(rec.records):
+        call = rec.calls[c]
+        name = names[(c, j)]
+        f = f"{order + 1:05d}_{name.replace('/', '_').replace(':', '-').replace('#', '-')}.npy"
+        files.append((f, f"{name}.npy", a))
+        entries.append({"name": name, "kind": "tensor", "node": call["module"], "op_type": call["type"],
+                        "topo_index": order, "dtype": _dtype_name(a), "shape": list(a.shape), "file": f,
+                        "module": call["module"], "module_type": call["type"], "call_index": call["call_index"],
+                        "output_index": j})
+    calls = []
+    for c, call in enumerate(rec.calls):
+        calls.append({"module": call["module"], "type": call["type"], "call_index": call["call_index"],
+                      "parent": call["parent"], "scope": call["scope"], "scope_ordinal": call["scope_ordinal"],
+                      "batchnorm": call["batchnorm"], "params": call["params"], "eps": call["eps"],
+                      "buffers": call["buffers"],
+                      "inputs": [_reference(r, names) for r in call["inputs"]],
+                      "outputs": [{"tensor": names[(c, j)], "same_as": _reference(o["same_as"], names)}
+                                  for j, o in enumerate(call["outputs"])]})
+    params = []
+    if parameters:
+        for i, e in enumerate(_state(model)):
+            a = _np(e["tensor"])
+            f = f"params/{i:05d}.npy"
+            files.append((f, f"param:{i:05d}.npy", a))
+            params.append({"names": e["names"], "file": f, "key": f"param:{i:05d}", "dtype": _dtype_name(a),
+                           "shape": list(a.shape)})
     manifest = {"format": "onnxprobe-dump", "format_version": 1, "model": type(model).__name__,
                 "runtime": f"torch {torch.__version__}", "provider": "pytorch", "source": "torch-capture",
-                "tensors": entries}
-    with open(os.path.join(tmp, "manifest.json"), "w") as fh:
-        json.dump(manifest, fh)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.replace(tmp, out_dir)
+                "tensors": entries,
+                "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params}}
+    _write(out, files, manifest)
     return manifest
+
+
+def _write(out, files, manifest):
+    text = json.dumps(manifest)
+    with temporary_for(out) as tmp:
+        if out.endswith(".npz"):
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+                for _, key, a in files:
+                    buf = io.BytesIO()
+                    np.save(buf, a)
+                    z.writestr(key, buf.getvalue())
+                z.writestr("manifest.json", text)
+        else:
+            os.makedirs(os.path.join(tmp, "inputs"))
+            os.makedirs(os.path.join(tmp, "params"))
+            for f, _, a in files:
+                np.save(os.path.join(tmp, f), a)
+            with open(os.path.join(tmp, "manifest.json"), "w") as fh:
+                fh.write(text)
+
+
+def _onnx_input_names(path):
+    import onnx  # only needed when names come from a model file
+
+    g = onnx.load(path, load_external_data=False).graph
+    inits = {i.name for i in g.initializer}
+    return [i.name for i in g.input if i.name not in inits]

@@ -1,9 +1,11 @@
 """torch.onnx.export with debugging defaults, plus a checklist of what was set and what looks risky."""
 import json
-import os
 
 import torch
 from torch import nn
+
+from . import _io
+from ._atomic import temporary_for
 
 
 def _risks(model, was_training):
@@ -26,46 +28,47 @@ def export(model, args, path, input_names=None, output_names=None, opset=13, dyn
            checklist=True):
     """Exports `model` for debugging and returns the checklist (a dict).
 
-    Eval mode and TrainingMode.EVAL, constant folding off (nodes stay where the modules are),
-    named inputs and outputs, dynamic batch axes on inputs *and* outputs, a chosen opset, and
-    onnx.checker afterwards. Writes PATH.checklist.json next to the model.
+    `args` is a tensor, a tuple of positional arguments or a dict of keyword arguments (as for
+    capture()). Eval mode and TrainingMode.EVAL, constant folding off (nodes stay where the modules
+    are), inputs named after forward()'s parameters and outputs after dict keys unless names are
+    given, dynamic batch axes on inputs *and* outputs, a chosen opset, and onnx.checker afterwards.
+    Writes PATH.checklist.json next to the model. Nothing is left behind on failure or interruption.
     """
     import onnx  # imported late: only export needs it
 
-    args = args if isinstance(args, tuple) else (args,)
+    args = _io.positional_args(model, args)
     was_training = model.training
     risks = _risks(model, was_training)
     model.eval()
     with torch.no_grad():
         outputs = model(*args)
-    n_out = len(outputs) if isinstance(outputs, (tuple, list)) else 1
-    input_names = input_names or [f"input_{i}" for i in range(len(args))]
-    output_names = output_names or [f"output_{i}" for i in range(n_out)]
-    dynamic_axes = {n: {0: "batch"} for n in input_names + output_names} if dynamic_batch else None
-    tmp = path + ".tmp"
-    try:
-        torch.onnx.export(model, args, tmp, opset_version=opset, input_names=input_names,
-                          output_names=output_names, dynamic_axes=dynamic_axes, do_constant_folding=False,
-                          training=torch.onnx.TrainingMode.EVAL)
-    except Exception as e:  # an op without a symbolic, most often
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        text = str(e)
-        hint = " (an op without an ONNX symbolic: register one or pick another opset)" if "symbolic" in text.lower() \
-            or "not supported" in text.lower() else ""
-        raise RuntimeError(f"export of {type(model).__name__} failed{hint}: {text.splitlines()[0]}") from e
+    input_names = list(input_names) if input_names else _io.input_names(model, args)
+    output_names = list(output_names) if output_names else _io.output_names(outputs)
+    ranked = [(n, t) for n, t in zip(input_names, _io.flatten(args))] + \
+        [(n, t) for n, t in zip(output_names, _io.flatten(outputs))]
+    dynamic_axes = {n: {0: "batch"} for n, t in ranked if t.dim() > 0} if dynamic_batch else None
     checker = "passed"
-    exported = onnx.load(tmp)
-    try:
-        onnx.checker.check_model(exported)
-    except Exception as e:  # advisory: the runtime may still accept it
-        checker = f"failed: {str(e).splitlines()[0]}"
-        risks.append(f"onnx.checker: {checker}")
-    for node in exported.graph.node:
-        if not onnx.defs.has(node.op_type, node.domain):
-            risks.append(f"node '{node.name}' is op '{node.domain or 'ai.onnx'}::{node.op_type}', which no ONNX "
-                         "schema defines (a custom op without a symbolic?)")
-    os.replace(tmp, path)
+    with temporary_for(path) as tmp:
+        try:
+            torch.onnx.export(model, _io.export_args(args), tmp, opset_version=opset, input_names=input_names,
+                              output_names=output_names, dynamic_axes=dynamic_axes, do_constant_folding=False,
+                              training=torch.onnx.TrainingMode.EVAL)
+        except Exception as e:  # an op without a symbolic, most often
+            text = str(e).strip()
+            hint = " (an op without an ONNX symbolic: register one or pick another opset)" \
+                if "symbolic" in text.lower() or "not supported" in text.lower() else ""
+            first = text.splitlines()[0] if text else type(e).__name__
+            raise RuntimeError(f"export of {type(model).__name__} failed{hint}: {first}") from e
+        exported = onnx.load(tmp)
+        try:
+            onnx.checker.check_model(exported)
+        except Exception as e:  # advisory: the runtime may still accept it
+            checker = f"failed: {str(e).splitlines()[0]}"
+            risks.append(f"onnx.checker: {checker}")
+        for node in exported.graph.node:
+            if not onnx.defs.has(node.op_type, node.domain):
+                risks.append(f"node '{node.name}' is op '{node.domain or 'ai.onnx'}::{node.op_type}', which no "
+                             "ONNX schema defines (a custom op without a symbolic?)")
     report = {
         "model": type(model).__name__,
         "path": path,
@@ -76,6 +79,7 @@ def export(model, args, path, input_names=None, output_names=None, opset=13, dyn
         "risks": risks,
     }
     if checklist:
-        with open(path + ".checklist.json", "w") as f:
-            json.dump(report, f, indent=1)
+        with temporary_for(path + ".checklist.json") as tmp:
+            with open(tmp, "w") as f:
+                json.dump(report, f, indent=1)
     return report

@@ -1,85 +1,104 @@
-// Value-based fallback: when names give no answer, the same-size ONNX tensor near the expected
-// position whose values are closest (cosine similarity). Always reported, never silent.
+// Pairs by values alone, for what structure left unaligned: the same-typed ONNX tensor near the
+// expected position whose values match. Such pairs are advisory: shown, never judged.
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <unordered_map>
 
-#include "onnxprobe/align.h"
-#include "onnxprobe/compare.h"
+#include "align/evidence.h"
+#include "align/finalize.h"
 
 namespace onnxprobe {
+namespace align {
+namespace {
 
-Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* al, double min_cosine) {
+constexpr int kWindow = 32;  // ONNX tensors either side of the expected position
+constexpr size_t kMaxPerRow = 16;
+constexpr size_t kMaxCandidates = 512;  // one run's worth
+constexpr double kMaxDistance = 1e-2;   // relative L2: values that agree beyond doubt
+constexpr uint64_t kBudget = 512ull << 20;
+
+}  // namespace
+
+Status AdvisoryValueSearch(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
+                           const CallGraph& graph, const std::vector<bool>& eligible,
+                           Alignment* al) {
   const auto& ot = onnx_side.tensors();
-  std::unordered_map<std::string, int> onnx_pos;
-  for (size_t i = 0; i < ot.size(); ++i) onnx_pos[ot[i].name] = static_cast<int>(i);
-  std::unordered_map<std::string, const SideTensor*> torch_by_name;
-  for (const auto& t : torch_side.tensors()) torch_by_name[t.name] = &t;
+  const auto& ts = calls.tensors;
+  std::unordered_map<std::string, int> pos;
+  for (size_t k = 0; k < ot.size(); ++k) pos[ot[k].name] = static_cast<int>(k);
   std::set<std::string> claimed;
   for (const auto& r : al->rows) {
     if (!r.onnx_tensor.empty()) claimed.insert(r.onnx_tensor);
   }
-  // expected ONNX position of row i: the position of the nearest matched row before it
-  std::vector<int> expected(al->rows.size(), 0);
-  int last = 0;
-  for (size_t i = 0; i < al->rows.size(); ++i) {
-    auto it = onnx_pos.find(al->rows[i].onnx_tensor);
-    if (it != onnx_pos.end()) last = it->second;
-    expected[i] = last;
-  }
-  std::vector<std::pair<size_t, std::vector<std::string>>> todo;
-  std::set<std::string> fetch_onnx;
-  std::vector<std::string> fetch_torch;
+  std::vector<std::pair<int, std::vector<std::string>>> todo;
+  std::set<std::string> fetch;
+  int expected = 0;
   for (size_t i = 0; i < al->rows.size(); ++i) {
     const AlignmentRow& r = al->rows[i];
-    if (!r.onnx_tensor.empty() || r.note.rfind("fused", 0) == 0 || r.method == "container")
-      continue;
-    auto tt = torch_by_name.find(r.torch_name);
-    if (tt == torch_by_name.end() || tt->second->est_bytes == 0) continue;
+    if (auto it = pos.find(r.onnx_tensor); it != pos.end()) expected = it->second;
+    if (!r.onnx_tensor.empty() || !eligible[i] || !ts[i].known_type) continue;
+    auto bytes = NumBytes(ts[i].dtype, ts[i].shape);
+    if (!bytes.ok() || *bytes == 0) continue;
     std::vector<std::string> cands;
-    for (int d = -24; d <= 24; ++d) {
-      int k = expected[i] + d;
-      if (k < 0 || k >= static_cast<int>(ot.size())) continue;
-      if (ot[k].est_bytes == tt->second->est_bytes && !claimed.count(ot[k].name))
-        cands.push_back(ot[k].name);
+    for (int k = std::max(0, expected - kWindow);
+         k < std::min(static_cast<int>(ot.size()), expected + kWindow + 1); ++k) {
+      const SideTensor& t = ot[k];
+      if (claimed.count(t.name) || !graph.dynamic(t.name)) continue;
+      if (t.est_bytes != 0 && t.est_bytes != *bytes) continue;
+      cands.push_back(t.name);
+      if (cands.size() == kMaxPerRow) break;
     }
-    if (cands.empty() || fetch_onnx.size() + cands.size() > 256) continue;
-    fetch_onnx.insert(cands.begin(), cands.end());
-    fetch_torch.push_back(r.torch_name);
-    todo.emplace_back(i, std::move(cands));
+    if (cands.empty()) continue;
+    size_t added = 0;
+    for (const auto& c : cands) added += fetch.count(c) ? 0 : 1;
+    if (fetch.size() + added > kMaxCandidates) break;
+    fetch.insert(cands.begin(), cands.end());
+    todo.emplace_back(static_cast<int>(i), std::move(cands));
   }
   if (todo.empty()) return Status::Ok();
-  OP_ASSIGN_OR_RETURN(auto tvals, torch_side.Fetch(fetch_torch));
-  std::vector<std::string> onames(fetch_onnx.begin(), fetch_onnx.end());
-  OP_ASSIGN_OR_RETURN(auto ovals, onnx_side.Fetch(onames));
-  std::unordered_map<std::string, const Tensor*> ov;
-  for (const auto& o : ovals) ov[o.name] = &o.tensor;
-  CompareOptions k;
-  k.channels = false;
-  for (size_t n = 0; n < todo.size(); ++n) {
-    AlignmentRow& r = al->rows[todo[n].first];
-    const Tensor& a = tvals[n].tensor;
-    double best = -2;
-    std::string best_name;
-    for (const auto& c : todo[n].second) {
-      const Tensor* b = ov[c];
-      if (b == nullptr || b->shape() != a.shape() || b->dtype() != a.dtype() || claimed.count(c))
-        continue;
-      double cos = CompareTensors(a, *b, Tolerance(), -1, k).cosine;
-      if (cos > best) {
-        best = cos;
-        best_name = c;
-      }
+  std::vector<std::string> torch_names;
+  for (const auto& [i, c] : todo) torch_names.push_back(ts[i].name);
+  OP_ASSIGN_OR_RETURN(auto tv, torch_side.Fetch(torch_names));
+  std::unordered_map<std::string, const Tensor*> tval;
+  for (const auto& o : tv) tval[o.name] = &o.tensor;
+  std::unordered_map<std::string, std::unordered_map<std::string, double>> dist;
+  std::vector<std::string> onames(fetch.begin(), fetch.end());
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, onames, kBudget, [&](const RunOutput& o) {
+    if (o.tensor.empty()) return;
+    for (const auto& [i, c] : todo) {
+      if (std::find(c.begin(), c.end(), o.name) != c.end())
+        dist[ts[i].name][o.name] = RelativeDistance(*tval[ts[i].name], o.tensor);
     }
-    if (best_name.empty() || best < min_cosine) continue;
-    r.onnx_tensor = best_name;
-    r.method = "value";
-    r.confidence = best;
-    r.note = "matched by values (cosine " + std::to_string(best) + "); names gave no answer";
-    claimed.insert(best_name);
-    al->rename[r.torch_name] = best_name;
+  }));
+  for (const auto& [i, cands] : todo) {
+    AlignmentRow& r = al->rows[i];
+    std::vector<double> d;
+    for (const auto& c : cands) {
+      auto& m = dist[r.torch_name];
+      d.push_back(m.count(c) && !claimed.count(c) ? m[c] : HUGE_VAL);
+    }
+    std::string why;
+    int k = ChooseByValue(d, &why);
+    if (k < 0 || d[k] > kMaxDistance) continue;
+    r.onnx_tensor = cands[k];
+    r.method = AlignMethod::kValue;
+    r.confidence = std::max(0.0, 1.0 - d[k]);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2g", d[k]);
+    r.note = (r.note.empty() ? std::string() : r.note + "; ") +
+             "paired by values alone (relative distance " + buf + "): advisory, never judged";
+    claimed.insert(cands[k]);
+    al->rename[r.torch_name] = cands[k];
+    al->advisory.insert(r.torch_name);
   }
+  return Status::Ok();
+}
+
+}  // namespace align
+
+Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* alignment, double) {
+  OP_ASSIGN_OR_RETURN(*alignment, AlignTorchCapture(torch_side, onnx_side));
   return Status::Ok();
 }
 

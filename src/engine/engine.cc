@@ -156,15 +156,16 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
 
   // a PyTorch capture on side A: align its module outputs with the ONNX tensors
   if (sa.info().kind == SideKind::kTorchCapture && sb.model() != nullptr) {
-    Alignment al = AlignByScope(sa.tensors(), *sb.model());
-    Status st = AlignByValue(sa, sb, &al);
-    if (!st.ok()) return st.WithContext("aligning the PyTorch capture");
+    auto aligned = AlignTorchCapture(sa, sb);
+    if (!aligned.ok()) return aligned.status().WithContext("aligning the PyTorch capture");
+    Alignment& al = *aligned;
     for (const auto& [x, y] : al.rename) job.rename.emplace(x, y);  // explicit entries win
-    for (const auto& row : al.rows) {
-      if (row.method == "value" && job.rename.count(row.torch_name) &&
-          job.rename.at(row.torch_name) == row.onnx_tensor)
-        job.advisory.insert(row.torch_name);
+    for (const auto& x : al.advisory) {
+      auto it = job.rename.find(x);
+      if (it != job.rename.end() && al.rename.count(x) && it->second == al.rename.at(x))
+        job.advisory.insert(x);
     }
+    report.parity = std::move(al.parity);
     report.alignment = std::move(al.rows);
   }
 

@@ -115,10 +115,16 @@ class ConsoleReporter : public Reporter {
     }
     for (const auto& note : report.notes) out += "note: " + note + "\n";
     if (!report.model_diff.empty()) out += "model diff: " + report.model_diff + "\n";
+    if (report.parity.ran) {
+      out += "parameter parity: " + std::to_string(report.parity.by_name) + " of " +
+             std::to_string(report.parity.parameters) + " PyTorch parameters checked by name, " +
+             std::to_string(report.parity.findings.size()) + " differ\n";
+      for (const auto& f : report.parity.findings) out += "  " + f.message + "\n";
+    }
     out += Leading(r) + DriftLine(report) + Optimizations(report);
     if (!report.alignment.empty()) {
       std::map<std::string, int> by;
-      for (const auto& a : report.alignment) ++by[a.method];
+      for (const auto& a : report.alignment) ++by[AlignMethodName(a.method)];
       std::string parts;
       for (const auto& [m, n] : by)
         parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + m;
@@ -126,7 +132,7 @@ class ConsoleReporter : public Reporter {
              " PyTorch activations: " + parts +
              " (none: no ONNX counterpart, e.g. fused or no nodes; see the JSON/HTML table)\n";
       for (const auto& a : report.alignment) {
-        if (a.method == "value") {
+        if (a.method == AlignMethod::kValue) {
           out += "  matched by value: " + a.torch_name + " -> " + a.onnx_tensor + " (cosine " +
                  Fmt("%.7g", a.confidence) + ")\n";
         }
@@ -266,13 +272,14 @@ class ConsoleReporter : public Reporter {
         "  how\n";
     size_t shown = 0;
     for (const auto& a : r.alignment) {
-      if (a.method == "container") continue;  // the same tensor as its last child
+      if (a.method == AlignMethod::kContainer) continue;  // the same tensor as its last child
       if (++shown > o_.max_rows) {
         out += "  ... see the JSON or HTML report for the full alignment table\n";
         break;
       }
-      std::string how =
-          a.method == "value" ? "value, cosine " + Fmt("%.7g", a.confidence) : a.method;
+      std::string how = a.method == AlignMethod::kValue
+                            ? "value, cosine " + Fmt("%.7g", a.confidence)
+                            : std::string(AlignMethodName(a.method));
       if (a.onnx_tensor.empty()) how = "no counterpart: " + a.note;
       out += Pad(Clip(a.torch_name, 44), 44) + "  " +
              Pad(Clip(a.onnx_tensor.empty() ? "-" : a.onnx_tensor, 44), 44) + "  " + how + "\n";

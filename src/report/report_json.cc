@@ -132,6 +132,16 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.Key("input_origin").String(InputOriginName(report.input_origin));
   j.Key("input_seed").UInt(report.input_seed);
   j.Key("model_diff").String(report.model_diff);
+  j.Key("parity").BeginObject().Key("ran").Bool(report.parity.ran);
+  j.Key("parameters").UInt(report.parity.parameters).Key("by_name").UInt(report.parity.by_name);
+  j.Key("findings").BeginArray();
+  for (const auto& f : report.parity.findings) {
+    j.BeginObject().Key("node").String(f.node).Key("parameter").String(f.parameter);
+    j.Key("module").String(f.module).Key("max_abs").Number(f.max_abs);
+    j.Key("differing").UInt(f.differing).Key("count").UInt(f.count);
+    j.Key("message").String(f.message).EndObject();
+  }
+  j.EndArray().EndObject();
   j.Key("notes").BeginArray();
   for (const auto& n : report.notes) j.String(n);
   j.EndArray();
@@ -184,7 +194,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     else
       j.String(a.onnx_tensor);
     j.Key("method")
-        .String(a.method)
+        .String(AlignMethodName(a.method))
         .Key("confidence")
         .Number(a.confidence)
         .Key("note")

@@ -2,8 +2,10 @@
 torch's own outputs, computed here independently of the capture."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import onnx
@@ -97,3 +99,195 @@ def test_command_line(tmp_path):
                             "--shape", "1x3x16x16"] + cmd[1:], capture_output=True, text=True, env=env, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
     assert (tmp_path / "m.onnx").exists() and (tmp_path / "cap" / "manifest.json").exists()
+
+
+# ---- inputs named after forward(), any inputs, any outputs ----------------------------------------
+
+sys.path.insert(0, os.path.dirname(__file__))
+import torch_zoo  # noqa: E402
+
+
+def companion_env():
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.environ["ONNXPROBE_SRC"], "python"),
+                                                       os.path.dirname(__file__)]))
+
+
+def test_export_and_capture_name_inputs_after_forward_parameters(tmp_path):
+    model = torch_zoo.build("two_inputs", *torch_zoo.HANDWRITTEN["two_inputs"])[0]
+    image, vector = torch.randn(1, 3, 16, 16), torch.randn(1, 6)
+    rep = export(model, (image, vector), str(tmp_path / "m.onnx"))
+    m = onnx.load(str(tmp_path / "m.onnx"))
+    assert [i.name for i in m.graph.input] == ["image", "vector"] == rep["settings"]["input_names"]
+    man = capture(model, (image, vector), str(tmp_path / "cap"))
+    assert [t["name"] for t in man["tensors"] if t["kind"] == "input"] == ["image", "vector"]
+
+
+def test_keyword_and_int64_inputs_and_dict_outputs(tmp_path):
+    model, _ = torch_zoo.build("token_transformer", *torch_zoo.HANDWRITTEN["token_transformer"])
+    tokens = torch.randint(0, 60, (2, 12))
+    inputs = {"tokens": tokens, "scale": torch.tensor(0.5)}
+    rep = export(model, inputs, str(tmp_path / "m.onnx"))
+    g = onnx.load(str(tmp_path / "m.onnx")).graph
+    assert [i.name for i in g.input] == ["tokens", "scale"]
+    assert g.input[0].type.tensor_type.elem_type == onnx.TensorProto.INT64
+    assert [o.name for o in g.output] == ["logits", "hidden"] == rep["settings"]["output_names"]
+    man, t = manifest_of_capture(model, inputs, tmp_path / "cap")
+    ins = [e for e in man["tensors"] if e["kind"] == "input"]
+    assert [(e["name"], e["dtype"]) for e in ins] == [("tokens", "int64"), ("scale", "float32")]
+    with torch.no_grad():  # the reference: the model's own dict, flattened in insertion order
+        ref = model(tokens, torch.tensor(0.5))
+    np.testing.assert_allclose(np.load(tmp_path / "cap" / t["model"]["file"]), ref["logits"].numpy(), rtol=1e-5)
+    np.testing.assert_allclose(np.load(tmp_path / "cap" / t["model:1"]["file"]), ref["hidden"].numpy(), rtol=1e-5)
+
+
+def manifest_of_capture(model, inputs, folder, **kw):
+    capture(model, inputs, str(folder), **kw)
+    return manifest_of(folder)
+
+
+def test_unknown_keyword_input_is_one_clear_error(tmp_path):
+    model, _ = torch_zoo.build("token_transformer", *torch_zoo.HANDWRITTEN["token_transformer"])
+    with pytest.raises(ValueError, match="has no parameter 'mask'"):
+        capture(model, {"tokens": torch.zeros(1, 4, dtype=torch.long), "mask": torch.ones(1)}, str(tmp_path / "c"))
+
+
+def test_capture_records_scopes_exactly_as_the_exporter_names_nodes(tmp_path):
+    # a module called twice whose children are then renamed with _1 (not its own scope), a shared
+    # module under two paths, a custom BatchNorm: the reference is the exporter's own node names
+    for name in ("two_inputs", "shared_stem"):
+        model, x = torch_zoo.build(name, *torch_zoo.HANDWRITTEN[name])
+        export(model, x, str(tmp_path / f"{name}.onnx"))
+        man = capture(model, x, str(tmp_path / f"{name}.cap"))
+        scopes = {n.name.rsplit("/", 1)[0] for n in onnx.load(str(tmp_path / f"{name}.onnx")).graph.node
+                  if n.name.startswith("/")}
+        calls = man["torch"]["calls"]
+        named = {c["scope"] + (f"_{c['scope_ordinal']}" if c["scope_ordinal"] else "") for c in calls}
+        assert scopes <= named, sorted(scopes - named)
+    calls = {(c["module"], c["call_index"]): c for c in man["torch"]["calls"]}
+    # shared_stem: one Sequential under 'left' and 'right' is called twice, from the root
+    assert calls[("left.0", 1)]["scope"] == "/left/left.0" and calls[("left.0", 1)]["scope_ordinal"] == 1
+
+
+def test_capture_marks_batchnorm_by_class_not_name(tmp_path):
+    class NotANorm(torch.nn.Module):  # named like one, is not one
+        def forward(self, x):
+            return x * 2
+
+    class BatchNormish(torch.nn.Sequential):
+        pass
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), torch_zoo.BnAct(4), BatchNormish(NotANorm()))
+    man = capture(model.eval(), torch.randn(1, 3, 4, 4), str(tmp_path / "cap"))
+    bn = {c["module"]: c["batchnorm"] for c in man["torch"]["calls"]}
+    assert bn == {"model": False, "0": False, "1": True, "2": False, "2.0": False}
+
+
+def test_capture_records_which_outputs_are_the_same_tensor(tmp_path):
+    model = torch_models.net()
+    man = capture(model, torch.randn(1, 3, 8, 8), str(tmp_path / "cap"))
+    outs = {o["tensor"]: o["same_as"] for c in man["torch"]["calls"] for o in c["outputs"]}
+    assert outs["stem"] == {"tensor": "stem.2"}  # a Sequential hands on its last child's output
+    assert outs["layer1.0.relu"] is None  # in-place ReLU: the same object, but a new value
+    calls = {(c["module"], c["call_index"]): c for c in man["torch"]["calls"]}
+    assert calls[("layer1.0.bn1", 0)]["inputs"] == [{"tensor": "layer1.0.conv1"}]
+
+
+def test_npz_capture_and_inputs_file_keys_are_the_input_names(tmp_path, onnxprobe):
+    np.savez(tmp_path / "in.npz", vector=np.random.rand(1, 6).astype(np.float32),
+             image=np.random.rand(1, 3, 16, 16).astype(np.float32))  # keyword order differs
+    for cmd, out in (("export", "m.onnx"), ("capture", "cap.npz")):
+        r = subprocess.run(["/usr/bin/python3", "-m", "onnxprobe_torch", cmd, "--model", "torch_zoo:two_inputs",
+                            "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / out)],
+                           capture_output=True, text=True, env=companion_env(), timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([onnxprobe, "compare", str(tmp_path / "cap.npz"), str(tmp_path / "m.onnx")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def test_command_line_errors_are_one_line(tmp_path):
+    for args in (["--model", "no_such_module:make", "--shape", "1x3"],
+                 ["--model", "torch_zoo:TwoInputs", "--shape", "1x3x16x16"]):  # one input of two
+        cmd = ["/usr/bin/python3", "-m", "onnxprobe_torch", "capture"] + args + ["-o", str(tmp_path / "c")]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=companion_env(), timeout=300)
+        assert r.returncode == 2
+        assert "Traceback" not in r.stderr
+        errors = [line for line in r.stderr.splitlines() if line.startswith("onnxprobe_torch: error:")]
+        assert len(errors) == 1, r.stderr
+
+
+def test_repeated_warnings_are_printed_once(tmp_path):
+    (tmp_path / "noisy.py").write_text(
+        "import warnings, torch\n"
+        "class Noisy(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        for _ in range(5):\n"
+        "            warnings.warn('this op is slow')\n"
+        "            x = x + 1\n"
+        "        return x\n")
+    env = companion_env()
+    env["PYTHONPATH"] += os.pathsep + str(tmp_path)
+    r = subprocess.run(["/usr/bin/python3", "-m", "onnxprobe_torch", "capture", "--model", "noisy:Noisy",
+                        "--shape", "2x3", "-o", str(tmp_path / "c")], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("this op is slow") == 1, r.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("what", ["export", "capture"])
+def test_interrupted_writes_leave_nothing_behind(tmp_path, sig, what):
+    # the writer is held right after its temporary appeared, then signalled
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import os, sys, time, torch, numpy, onnx\n"
+        "import torch_models\n"
+        "from onnxprobe_torch import capture, export\n"
+        "slow = lambda real: (lambda *a, **k: (open(sys.argv[2], 'w').close(), time.sleep(60), real(*a, **k))[2])\n"
+        "if sys.argv[1] == 'export':\n"
+        "    onnx.load = slow(onnx.load)\n"
+        "    export(torch_models.net(), torch.randn(1, 3, 8, 8), sys.argv[3])\n"
+        "else:\n"
+        "    numpy.save = slow(numpy.save)\n"
+        "    capture(torch_models.net(), torch.randn(1, 3, 8, 8), sys.argv[3])\n")
+    ready = tmp_path / "ready"
+    target = tmp_path / ("m.onnx" if what == "export" else "cap")
+    # SIGINT is ignored in background jobs; the companion is meant for a terminal, where it is not
+    p = subprocess.Popen(["/usr/bin/python3", str(script), what, str(ready), str(target)], env=companion_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 240
+    while not ready.exists() and time.time() < deadline and p.poll() is None:
+        time.sleep(0.1)
+    assert ready.exists(), p.communicate()[1][-2000:]
+    assert any(".tmp-" in f for f in os.listdir(tmp_path))  # the temporary is there now
+    p.send_signal(getattr(signal, sig))
+    p.communicate(timeout=60)
+    assert p.returncode != 0
+    left = sorted(f for f in os.listdir(tmp_path) if f not in ("run.py", "ready"))
+    assert left == [], left
+
+
+def test_verify_returns_the_report(tmp_path, onnxprobe):
+    from onnxprobe_torch import alignment_summary, verify
+
+    model, x = torch_zoo.build("two_inputs", *torch_zoo.HANDWRITTEN["two_inputs"])
+    rep = verify(model, x, html=str(tmp_path / "r.html"), onnxprobe=onnxprobe, workdir=str(tmp_path / "w"))
+    assert rep["verdict"] == "PASS" and rep["summary"]["failed"] == 0
+    assert rep["side_a"]["description"].startswith("PyTorch capture")
+    assert (tmp_path / "r.html").exists()
+    assert alignment_summary(rep).startswith(f"alignment of {len(rep['alignment'])} PyTorch activations")
+    # an existing ONNX file (made elsewhere, other input names): its names bind the capture
+    torch.onnx.export(model, x, str(tmp_path / "own.onnx"), input_names=["img", "vec"], opset_version=13)
+    rep = verify(model, x, onnx_path=str(tmp_path / "own.onnx"), onnxprobe=onnxprobe)
+    assert rep["verdict"] == "PASS"
+    assert [i["name"] for i in rep["inputs"]] == ["img", "vec"]
+
+
+def test_verify_finds_the_binary_or_says_how(tmp_path, monkeypatch):
+    from onnxprobe_torch import VerifyError, verify
+
+    monkeypatch.delenv("ONNXPROBE_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(VerifyError, match="ONNXPROBE_BIN"):
+        verify(torch_models.net(), torch.randn(1, 3, 8, 8))

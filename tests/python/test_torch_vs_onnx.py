@@ -61,10 +61,9 @@ def test_alignment_table_explains_what_the_exporter_changed(onnxprobe, tmp_path)
     assert al["layer1.0.relu"]["onnx"] == "/layer1/layer1.0/relu/Relu_output_0"
     assert al["layer1.0.relu_1"]["onnx"] == "/layer1/layer1.0/relu_1/Relu_output_0"
     assert al["layer1.0"]["method"] == "container"
-    # a module with no nodes (Dropout in eval) is matched by value, and says so
-    assert al["drop"]["method"] in ("value", "none")
-    if al["drop"]["method"] == "value":
-        assert al["drop"]["confidence"] >= 0.999
+    # a module with no nodes (Dropout in eval, after functional code): the tensor its consumer reads
+    assert al["drop"]["method"] == "no-nodes"
+    assert al["drop"]["onnx"] == "/Flatten_output_0"
     assert "PyTorch &harr; ONNX alignment" in (tmp_path / "r.html").read_text()
 
 
@@ -107,3 +106,134 @@ def test_a_changed_constant_in_a_transformer_is_found(onnxprobe, tmp_path):
     assert r.returncode == 1, r.stdout[-2000:]
     assert rep["localization"]["culprits"][0]["node"] in (target,) or \
         any(target in c["nodes"] for c in rep["localization"]["culprits"][:1])
+
+
+# ---- alignment built on the exporter's guarantees ---------------------------------------------
+
+sys.path.insert(0, os.path.dirname(__file__))
+import torch_zoo  # noqa: E402
+
+
+def aligned(onnxprobe, tmp_path, name):
+    onnx_path, cap = torch_zoo.prepare(str(tmp_path), name, *torch_zoo.HANDWRITTEN[name])
+    r, rep = compare(onnxprobe, tmp_path, cap, onnx_path)
+    assert r.returncode == 0, r.stdout[-3000:]
+    producer = {o: n for n in onnx.load(onnx_path).graph.node for o in n.output}
+    return {a["torch"]: a for a in rep["alignment"]}, producer, rep
+
+
+def test_batchnorm_subclass_with_activation_and_a_module_called_twice(onnxprobe, tmp_path):
+    al, producer, _ = aligned(onnxprobe, tmp_path, "two_inputs")
+    # BnAct(BatchNorm2d) + hardswish after a Conv: the exporter folded the normalization into the
+    # Conv (its weight is no longer conv1.weight), so conv1's own output exists nowhere
+    conv = producer["/conv1/Conv_output_0"]
+    assert conv.input[1] != "conv1.weight"
+    assert al["conv1"]["onnx"] is None and al["conv1"]["method"] == "none"
+    assert al["bn1"]["method"] == "fused-norm-act"
+    assert producer[al["bn1"]["onnx"]].name.startswith("/bn1/")
+    # the same Sequential called twice: the second call's children carry _1 on their own scope
+    assert al["block.2"]["onnx"] == producer_output(producer, "/block/block.2/Relu")
+    assert al["block.2_1"]["onnx"] == producer_output(producer, "/block/block.2_1/Relu")
+    assert al["block_1"]["method"] == "container" and al["block_1"]["onnx"] == al["block.2_1"]["onnx"]
+    assert al["block.1_1"]["method"] == "bn-folded"
+    assert al["block.1_1"]["onnx"] == producer_output(producer, "/block/block.0_1/Conv")
+
+
+def producer_output(producer, node_name):
+    return next(o for o, n in producer.items() if n.name == node_name)
+
+
+def test_shared_module_and_dropout_without_nodes(onnxprobe, tmp_path):
+    al, producer, _ = aligned(onnxprobe, tmp_path, "shared_stem")
+    # one Sequential object under two attribute names: its second call is left_1, its children's
+    # nodes are /left/left.k_1 (the exporter names a shared module by its first path)
+    assert al["left.2_1"]["onnx"] == producer_output(producer, "/left/left.2_1/Clip")
+    assert al["left_1"]["onnx"] == al["left.2_1"]["onnx"]
+    # Dropout after functional code (amax) has no nodes: the tensor fc reads
+    assert al["drop"]["method"] == "no-nodes"
+    assert producer[al["drop"]["onnx"]].op_type == "ReduceMax"
+
+
+def test_attention_tuple_output_is_never_paired_with_integers(onnxprobe, tmp_path):
+    al, producer, rep = aligned(onnxprobe, tmp_path, "attention_pool")
+    # (attn_output, attn_weights): the weights are the model's second output
+    assert al["attn:1"]["onnx"] == "output_1"
+    assert al["attn"]["onnx"] is not None and producer[al["attn"]["onnx"]].name.startswith("/attn/")
+    rows = {t["name"]: t for t in rep["tensors"]}
+    for name in ("attn", "attn:1"):
+        assert rows[name]["dtype_b"] == "float32" and rows[name]["shape_a"] == rows[name]["shape_b"]
+
+
+class Gate(torch.nn.Module):
+    def forward(self, x, double):
+        return x * 2 if double else x
+
+
+class GatedNet(torch.nn.Module):
+    """A module whose first call leaves no nodes and whose second does: the exporter names the
+    second call's nodes as if it were the first, so structure cannot tell the calls apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = Gate()
+        self.fc = torch.nn.Linear(4, 4)
+        self.out = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.fc(self.gate(x, False))
+        return self.out(torch.relu(self.gate(h, True)))  # read by functional code only
+
+
+def test_a_pair_found_by_values_alone_is_advisory(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = GatedNet().eval()
+    x = torch.randn(2, 4)
+    export(model, x, str(tmp_path / "g.onnx"))
+    capture(model, x, str(tmp_path / "g.cap"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "g.cap", tmp_path / "g.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]
+    al = {a["torch"]: a for a in rep["alignment"]}
+    assert al["gate"]["method"] == "no-nodes" and al["gate"]["onnx"] == "x"  # returns its input
+    assert al["gate_1"]["method"] == "value"
+    assert al["gate_1"]["onnx"] == "/gate/Mul_output_0" and "advisory" in al["gate_1"]["note"]
+    assert al["model"]["onnx"] == "output_0" and al["model"]["method"] == "scope"
+
+
+def test_parameter_parity_names_the_node_whose_weight_differs(onnxprobe, tmp_path):
+    onnx_path, cap = torch_zoo.prepare(str(tmp_path), "token_transformer", *torch_zoo.HANDWRITTEN["token_transformer"])
+    # one element of an attention projection's weight (read through a Transpose by a MatMul)
+    m = onnx.load(onnx_path)
+    name = "encoder.layers.1.self_attn.in_proj_weight"
+    t = next(i for i in m.graph.initializer if i.name == name)
+    w = numpy_helper.to_array(t).copy()
+    w[3, 5] += np.float32(0.25)
+    t.CopyFrom(numpy_helper.from_array(w, name))
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    # (small enough that the activations may stay within tolerance: parity is checked first)
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "bad.onnx")
+    notes = {a["note"].split("parameter parity: ")[1] for a in rep["alignment"] if "parameter parity" in a["note"]}
+    readers = [n.name for n in m.graph.node if any(i in n.input for i in
+               [o for p in m.graph.node if name in p.input for o in p.output] + [name])
+               and n.op_type in ("MatMul", "Gemm")]
+    assert len(notes) == 1, notes
+    note = notes.pop()
+    assert f"reads '{name}'" in note and "1 of" in note and "max abs 0.25" in note
+    assert any(f"node {reader} " in note for reader in readers), (note, readers)
+    # unfaulted: no finding anywhere
+    r, rep = compare(onnxprobe, tmp_path, cap, onnx_path)
+    assert r.returncode == 0 and not [a for a in rep["alignment"] if "parameter parity" in a["note"]]
+
+
+def test_capture_and_export_from_different_weights_are_caught(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    exported = torch_models.TupleNet().eval()
+    torch.manual_seed(1)
+    captured = torch_models.TupleNet().eval()  # an unseeded factory called twice
+    x = torch.randn(3, 6)
+    export(exported, x, str(tmp_path / "m.onnx"))
+    capture(captured, x, str(tmp_path / "m.cap"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "m.cap", tmp_path / "m.onnx")
+    assert r.returncode == 1
+    proj = next(a for a in rep["alignment"] if a["torch"] == "proj")
+    assert "module proj's parameter 'proj.weight'" in proj["note"] and "48 of 48 elements" in proj["note"]
+    assert "module proj's parameter 'proj.bias'" in proj["note"]

@@ -46,16 +46,18 @@ TEST(AlignByScope, RealExportedGraphWithFoldedBatchNorm) {
   };
   std::vector<SideTensor> torch = {
       side("features.0", "Conv2d", 0), side("features.1", "BatchNorm2d", 1),
-      side("features.2", "ReLU", 2), side("classifier", "Linear", 3), side("model", "DemoCnn", 4)};
+      side("features.2", "ReLU", 2),   side("features", "Sequential", 3),
+      side("classifier", "Linear", 4), side("model", "DemoCnn", 5)};
   Alignment al = AlignByScope(torch, *model);
-  ASSERT_EQ(al.rows.size(), 5u);
+  ASSERT_EQ(al.rows.size(), 6u);
   EXPECT_EQ(al.rows[0].onnx_tensor, "");  // pre-BatchNorm activation: fused, no counterpart
-  EXPECT_NE(al.rows[0].note.find("fused"), std::string::npos);
-  EXPECT_EQ(al.rows[1].method, "bn-folded");
+  EXPECT_NE(al.rows[0].note.find("BatchNorm folded"), std::string::npos);
+  EXPECT_EQ(al.rows[1].method, AlignMethod::kBnFolded);
   EXPECT_EQ(al.rows[1].onnx_tensor, "/features/features.0/Conv_output_0");
   EXPECT_EQ(al.rows[2].onnx_tensor, "/features/features.2/Relu_output_0");
-  EXPECT_EQ(al.rows[3].onnx_tensor, "/classifier/Gemm_output_0");
-  EXPECT_EQ(al.rows[4].onnx_tensor, "probs");
+  EXPECT_EQ(al.rows[3].onnx_tensor, "/features/features.2/Relu_output_0");  // the container
+  EXPECT_EQ(al.rows[4].onnx_tensor, "/classifier/Gemm_output_0");
+  EXPECT_EQ(al.rows[5].onnx_tensor, "probs");
   EXPECT_EQ(al.rename.count("features.0"), 0u);
 }
 

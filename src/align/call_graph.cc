@@ -1,0 +1,186 @@
+#include "align/call_graph.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <unordered_set>
+
+namespace onnxprobe::align {
+namespace {
+
+// "/a/lin_2" -> ("/a/lin", 2); false without a numeric suffix.
+bool SplitOrdinal(const std::string& s, std::string* base, int* k) {
+  auto us = s.rfind('_');
+  auto slash = s.rfind('/');
+  if (us == std::string::npos || us + 1 >= s.size() || (slash != std::string::npos && us < slash))
+    return false;
+  for (size_t i = us + 1; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  if (s.size() - us - 1 > 6) return false;
+  *base = s.substr(0, us);
+  *k = std::stoi(s.substr(us + 1));
+  return *k > 0;
+}
+
+}  // namespace
+
+bool NodeScope(const std::string& node_name, std::string* scope) {
+  if (node_name.empty() || node_name[0] != '/') return false;
+  *scope = node_name.substr(0, node_name.rfind('/'));
+  return true;
+}
+
+CallGraph::CallGraph(const TorchCalls& calls, const Model& model) : calls_(calls), model_(model) {
+  const GraphIndex& g = model.index();
+  const int n_calls = static_cast<int>(calls.calls.size());
+  for (int i = 0; i < n_calls; ++i) {
+    if (calls.calls[i].parent < 0 && calls.calls[i].scope.empty()) {
+      root_ = i;
+      break;
+    }
+  }
+  for (const auto& o : model.summary().outputs) graph_outputs_.push_back(o.name);
+  AssignNodes(calls);
+
+  // tensors that depend on a graph input (not constants or weights)
+  for (const auto& in : model.summary().inputs) dynamic_.insert(in.name);
+  for (const auto& n : g.nodes()) {
+    bool dyn = false;
+    for (const auto& i : n.inputs) dyn = dyn || (!i.empty() && dynamic_.count(i));
+    for (const auto& i : n.implicit_inputs) dyn = dyn || dynamic_.count(i);
+    if (dyn) dynamic_.insert(n.outputs.begin(), n.outputs.end());
+  }
+
+  // per call: its subtree's nodes, what they hand on and what they read
+  nodes_.assign(n_calls, {});
+  for (const auto& n : g.nodes()) {
+    for (int c = owner_[n.topo_index]; c >= 0; c = calls.calls[c].parent)
+      nodes_[c].push_back(n.topo_index);
+  }
+  std::unordered_set<std::string> is_graph_output(graph_outputs_.begin(), graph_outputs_.end());
+  outputs_.assign(n_calls, {});
+  inputs_.assign(n_calls, {});
+  for (int c = 0; c < n_calls; ++c) {
+    std::unordered_set<std::string> seen_in;
+    for (int k : nodes_[c]) {
+      const NodeInfo& node = g.nodes()[k];
+      for (const auto& o : node.outputs) {
+        if (o.empty() || !dynamic_.count(o)) continue;
+        const TensorEntry* e = g.Find(o);
+        bool escapes = is_graph_output.count(o) > 0;
+        if (e != nullptr) {
+          for (int consumer : e->consumers)
+            escapes = escapes || owner_[consumer] < 0 || !IsAncestorOrSelf(c, owner_[consumer]);
+        }
+        if (escapes) outputs_[c].push_back(o);
+      }
+      auto read = [&](const std::string& i) {
+        if (i.empty() || !dynamic_.count(i) || seen_in.count(i)) return;
+        const TensorEntry* e = g.Find(i);
+        bool outside = e == nullptr || e->producer < 0 || owner_[e->producer] < 0 ||
+                       !IsAncestorOrSelf(c, owner_[e->producer]);
+        if (!outside) return;
+        seen_in.insert(i);
+        inputs_[c].push_back(i);
+      };
+      for (const auto& i : node.inputs) read(i);
+      for (const auto& i : node.implicit_inputs) read(i);
+    }
+  }
+}
+
+void CallGraph::AssignNodes(const TorchCalls& calls) {
+  const GraphIndex& g = model_.index();
+  const int n_calls = static_cast<int>(calls.calls.size());
+  owner_.assign(g.nodes().size(), root_);
+  certain_.assign(n_calls, true);
+  // calls by scope, in ordinal order
+  std::map<std::string, std::vector<int>> family;
+  for (int i = 0; i < n_calls; ++i) family[calls.calls[i].scope].push_back(i);
+  for (auto& [scope, members] : family) {
+    std::sort(members.begin(), members.end(), [&](int a, int b) {
+      return calls.calls[a].scope_ordinal < calls.calls[b].scope_ordinal;
+    });
+  }
+  // the exporter's groups: nodes by scope name, each read as (scope, ordinal)
+  std::map<std::string, std::vector<int>> groups;
+  for (const auto& n : g.nodes()) {
+    std::string s;
+    if (NodeScope(n.name, &s)) groups[s].push_back(n.topo_index);
+  }
+  std::map<std::string, std::map<int, std::vector<int>>> by_family;  // scope -> ordinal -> nodes
+  std::set<std::string> ambiguous;
+  for (const auto& [name, nodes] : groups) {
+    std::string base;
+    int k = 0;
+    bool exact = family.count(name) > 0;
+    bool suffixed = SplitOrdinal(name, &base, &k) && family.count(base) > 0;
+    if (exact && suffixed) {  // "x_1": a module named so, or the second call of "x"
+      ambiguous.insert(name);
+      ambiguous.insert(base);
+    }
+    if (exact) {
+      auto& v = by_family[name][0];
+      v.insert(v.end(), nodes.begin(), nodes.end());
+    } else if (suffixed) {
+      auto& v = by_family[base][k];
+      v.insert(v.end(), nodes.begin(), nodes.end());
+    }
+    // scopes the capture does not know (modules without hooks) stay with the root
+  }
+  auto lca = [&](const std::vector<int>& members) {
+    int a = members.front();
+    for (int b : members) {
+      while (a >= 0 && !IsAncestorOrSelf(a, b)) a = calls.calls[a].parent;
+    }
+    return a;
+  };
+  for (const auto& [scope, ordinals] : by_family) {
+    const std::vector<int>& members = family[scope];
+    bool consistent = !ambiguous.count(scope) && ordinals.size() == members.size() &&
+                      ordinals.rbegin()->first == static_cast<int>(members.size()) - 1;
+    if (consistent) {
+      for (const auto& [k, nodes] : ordinals) {
+        for (int n : nodes) owner_[n] = members[k];
+      }
+      continue;
+    }
+    // the nodes belong to one of these calls: give them to their common ancestor and mark the
+    // calls in between as not knowing their nodes
+    int common = lca(members);
+    for (const auto& [k, nodes] : ordinals) {
+      for (int n : nodes) owner_[n] = common;
+    }
+    for (int m : members) {
+      for (int c = m; c >= 0 && c != common; c = calls.calls[c].parent) certain_[c] = false;
+    }
+  }
+}
+
+bool CallGraph::IsAncestorOrSelf(int ancestor, int call) const {
+  for (int c = call; c >= 0; c = calls_.calls[c].parent) {
+    if (c == ancestor) return true;
+  }
+  return false;
+}
+
+bool CallGraph::HasOp(int call, const std::string& op_type) const {
+  const auto& nodes = model_.index().nodes();
+  return std::any_of(nodes_[call].begin(), nodes_[call].end(),
+                     [&](int k) { return nodes[k].op_type == op_type; });
+}
+
+std::set<std::string> CallGraph::InitializersRead(int call) const {
+  const GraphIndex& g = model_.index();
+  std::set<std::string> out;
+  for (int k : nodes_[call]) {
+    for (const auto& i : g.nodes()[k].inputs) {
+      const TensorEntry* e = g.Find(i);
+      if (e != nullptr && e->kind == TensorKind::kInitializer) out.insert(i);
+    }
+  }
+  return out;
+}
+
+}  // namespace onnxprobe::align

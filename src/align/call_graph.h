@@ -1,0 +1,56 @@
+// The ONNX graph seen through the capture's module calls: which call's scope each node belongs
+// to, the nodes of a call with all its sub-calls, and the tensors a call hands on (produced
+// inside, consumed outside, or graph outputs) or reads from outside.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "align/torch_calls.h"
+#include "onnxprobe/model.h"
+
+namespace onnxprobe::align {
+
+class CallGraph {
+ public:
+  CallGraph(const TorchCalls& calls, const Model& model);
+
+  // The call whose own scope holds node `n` (-1: none; unscoped nodes belong to the root).
+  int owner(int node) const { return owner_[node]; }
+  bool IsAncestorOrSelf(int ancestor, int call) const;
+  // Nodes of `call` and all its sub-calls, in topological order.
+  const std::vector<int>& nodes(int call) const { return nodes_[call]; }
+  // False when repeated calls of a scope could not be told apart (the exporter numbers only the
+  // calls that left nodes): the call's node set is then unknown.
+  bool certain(int call) const { return certain_[call]; }
+  // Tensors (depending on a graph input) made inside `call` and read outside it or graph outputs,
+  // in topological order.
+  const std::vector<std::string>& outputs(int call) const { return outputs_[call]; }
+  // Tensors (depending on a graph input) read inside `call` and made outside it.
+  const std::vector<std::string>& inputs(int call) const { return inputs_[call]; }
+  bool HasOp(int call, const std::string& op_type) const;
+  // Initializer names read by the call's nodes (directly).
+  std::set<std::string> InitializersRead(int call) const;
+  bool dynamic(const std::string& tensor) const { return dynamic_.count(tensor) > 0; }
+  int root() const { return root_; }
+  const std::vector<std::string>& graph_outputs() const { return graph_outputs_; }
+
+ private:
+  void AssignNodes(const TorchCalls& calls);
+  const TorchCalls& calls_;
+  const Model& model_;
+  int root_ = -1;
+  std::vector<int> owner_;
+  std::vector<bool> certain_;
+  std::vector<std::vector<int>> nodes_;
+  std::vector<std::vector<std::string>> outputs_, inputs_;
+  std::set<std::string> dynamic_;
+  std::vector<std::string> graph_outputs_;
+};
+
+// The scope of a torch-exported node name ("/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0/
+// conv1", "/Add" -> ""); false when the name carries no scope.
+bool NodeScope(const std::string& node_name, std::string* scope);
+
+}  // namespace onnxprobe::align

@@ -1,0 +1,33 @@
+// Evidence for structural plans: the ONNX candidates' dtypes and shapes (from a run of the ONNX
+// side), and, where several candidates of the right type remain, their values.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "align/plan.h"
+#include "align/torch_calls.h"
+#include "onnxprobe/side.h"
+
+namespace onnxprobe::align {
+
+// Relative L2 distance ||b - a|| / ||a|| (accumulated in double; 0 when both are all zero, 1
+// when only a is); +inf when shapes or dtypes differ.
+double RelativeDistance(const Tensor& a, const Tensor& b);
+
+// Fetches `names` from `side` in runs of at most `budget` estimated bytes, calling `fn` for each.
+Status FetchInBatches(Side& side, const std::vector<std::string>& names, uint64_t budget,
+                      const std::function<void(const RunOutput&)>& fn);
+
+// Which candidate values pick: index into `distances` (one per candidate, in topological order),
+// or -1 when values do not tell them apart. Candidates that agree with the reference to within
+// float noise and with each other are the same values: the first is taken.
+int ChooseByValue(const std::vector<double>& distances, std::string* why);
+
+// Fills plan.chosen/confidence for every plan with candidates, or clears the plan with a note.
+Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
+                     std::vector<Plan>* plans);
+
+}  // namespace onnxprobe::align

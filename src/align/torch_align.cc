@@ -1,0 +1,221 @@
+// AlignTorchCapture: structural plans, evidence, BatchNorm folding, then an advisory value search
+// for what structure left unaligned.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "align/call_graph.h"
+#include "align/evidence.h"
+#include "align/finalize.h"
+#include "align/plan.h"
+#include "align/torch_calls.h"
+#include "onnxprobe/align.h"
+
+namespace onnxprobe {
+namespace align {
+namespace {
+
+bool IsConvolution(const std::string& op) { return op == "Conv" || op == "ConvTranspose"; }
+
+}  // namespace
+
+Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model& model,
+                   const std::vector<Plan>& plans, std::vector<bool>* value_eligible) {
+  const GraphIndex& g = model.index();
+  const auto& ts = calls.tensors;
+  const size_t n = ts.size();
+  std::vector<std::string> pair(n), note(n);
+  std::vector<AlignMethod> method(n, AlignMethod::kNone);
+  std::vector<double> confidence(n, 0);
+  std::vector<int> root(n);
+  value_eligible->assign(n, true);
+  for (size_t i = 0; i < n; ++i) {
+    const Plan& p = plans[i];
+    note[i] = p.note;
+    root[i] = static_cast<int>(i);
+    if (p.alias >= 0) {
+      pair[i] = pair[p.alias];
+      confidence[i] = confidence[p.alias];
+      if (p.fold_of < 0) root[i] = root[p.alias];
+      if (pair[i].empty() && note[i].find("no counterpart") == std::string::npos)
+        note[i] += ", which has no counterpart";
+    } else if (!p.alias_input.empty()) {
+      pair[i] = p.alias_input;
+      confidence[i] = 1;
+    } else {
+      pair[i] = p.chosen;
+      confidence[i] = p.confidence;
+    }
+    method[i] = pair[i].empty() ? AlignMethod::kNone : p.method;
+    if (p.alias >= 0 && pair[i].empty()) (*value_eligible)[i] = false;  // follows its target
+  }
+  auto producer_op = [&](const std::string& t) -> const NodeInfo* {
+    const TensorEntry* e = g.Find(t);
+    return e == nullptr || e->producer < 0 ? nullptr : &g.nodes()[e->producer];
+  };
+  auto unpair = [&](size_t s, const std::string& why) {
+    pair[s].clear();
+    method[s] = AlignMethod::kNone;
+    confidence[s] = 0;
+    note[s] = why;
+    (*value_eligible)[s] = false;
+  };
+  // folded BatchNorm: the tensor it normalized lost its counterpart to it
+  for (size_t i = 0; i < n; ++i) {
+    int u = plans[i].fold_of;
+    if (u < 0 || pair[u].empty()) continue;
+    const std::string x = pair[u];
+    const NodeInfo* prod = producer_op(x);
+    const std::string& bn = calls.calls[ts[i].call].module;
+    if (prod != nullptr && IsConvolution(prod->op_type)) {
+      for (size_t s = 0; s < n; ++s) {
+        if (s != i && pair[s] == x && root[s] == root[u])
+          unpair(s, "fused with " + bn + ": the pre-BatchNorm activation has no ONNX counterpart");
+      }
+    } else if (plans[i].alias == u) {
+      for (size_t s = i; s < n; ++s) {
+        if (root[s] == static_cast<int>(i))
+          unpair(s, "a BatchNorm without ONNX nodes after something other than a convolution");
+      }
+    }
+  }
+  // a convolution whose weights the exporter rewrote (a BatchNorm folded into it, possibly a
+  // functional one): its own output has no counterpart
+  for (size_t i = 0; i < n; ++i) {
+    const Plan& p = plans[i];
+    if (pair[i].empty() || p.alias >= 0 || !p.alias_input.empty()) continue;
+    const TorchCall& call = calls.calls[ts[i].call];
+    if (call.params.empty() && calls.dataflow) continue;
+    const NodeInfo* prod = producer_op(pair[i]);
+    if (prod == nullptr || !IsConvolution(prod->op_type) || prod->inputs.size() < 2) continue;
+    if (!graph.IsAncestorOrSelf(ts[i].call, graph.owner(prod->topo_index))) continue;
+    const std::string& weight = prod->inputs[1];
+    const TensorEntry* w = g.Find(weight);
+    if (w == nullptr || w->kind != TensorKind::kInitializer) continue;
+    bool own = false;
+    for (const auto& names : call.params)
+      own = own || std::find(names.begin(), names.end(), weight) != names.end();
+    // captures without parameter names: a module's parameters are named under its path
+    if (!calls.dataflow) own = weight.compare(0, call.module.size() + 1, call.module + ".") == 0;
+    if (own) continue;
+    const std::string x = pair[i];
+    for (size_t s = 0; s < n; ++s) {
+      if (pair[s] == x && root[s] == root[i])
+        unpair(s, "the exporter rewrote the weights of " + prod->name +
+                      " (a BatchNorm folded into it): the value before that has no counterpart");
+    }
+    // captures without dataflow: the module without nodes completing right after it is the
+    // BatchNorm that was folded
+    size_t next = i + 1;
+    while (next < n && root[next] == root[i]) ++next;
+    if (!calls.dataflow && next < n && pair[next].empty() && graph.nodes(ts[next].call).empty()) {
+      pair[next] = x;
+      method[next] = AlignMethod::kBnFolded;
+      confidence[next] = 1;
+      note[next] = "folded into " + prod->name + " (a module without nodes right after it)";
+    }
+  }
+  Alignment al;
+  for (size_t i = 0; i < n; ++i) {
+    const TorchCall& call = calls.calls[ts[i].call];
+    AlignmentRow row;
+    row.torch_name = ts[i].name;
+    row.module = call.module;
+    row.module_type = call.type;
+    row.call_index = call.call_index;
+    row.output_index = ts[i].output;
+    row.onnx_tensor = pair[i];
+    row.method = method[i];
+    row.confidence = pair[i].empty() ? 0 : confidence[i];
+    row.note = note[i];
+    if (!pair[i].empty()) al.rename[row.torch_name] = pair[i];
+    al.rows.push_back(std::move(row));
+  }
+  return al;
+}
+
+std::vector<ModuleSpan> ModuleSpans(const TorchCalls& calls, const CallGraph& graph,
+                                    const Model& model, const Alignment& al) {
+  // who holds each ONNX tensor's value on the PyTorch side: a structural pair, or a model input
+  std::unordered_map<std::string, std::string> holder;
+  for (const auto& r : al.rows) {
+    if (!r.onnx_tensor.empty() && !al.advisory.count(r.torch_name))
+      holder.emplace(r.onnx_tensor, r.torch_name);
+  }
+  for (const auto& in : model.summary().inputs) holder.emplace(in.name, in.name);
+  std::vector<ModuleSpan> spans(calls.calls.size());
+  std::vector<bool> keep(calls.calls.size(), false);
+  for (size_t c = 0; c < calls.calls.size(); ++c) {
+    if (!graph.certain(static_cast<int>(c)) || graph.nodes(static_cast<int>(c)).empty()) continue;
+    keep[c] = true;
+    ModuleSpan& s = spans[c];
+    s.module = calls.calls[c].module;
+    s.call_index = calls.calls[c].call_index;
+    s.nodes = graph.nodes(static_cast<int>(c));
+    s.inputs = graph.inputs(static_cast<int>(c));
+    for (const auto& i : s.inputs) {
+      auto it = holder.find(i);
+      s.inputs_torch.push_back(it == holder.end() ? "" : it->second);
+    }
+  }
+  for (const auto& t : calls.tensors) {
+    if (keep[t.call]) spans[t.call].torch_outputs.push_back(t.name);
+  }
+  std::vector<ModuleSpan> out;
+  for (size_t c = 0; c < spans.size(); ++c) {
+    if (keep[c]) out.push_back(std::move(spans[c]));
+  }
+  return out;
+}
+
+}  // namespace align
+
+const char* AlignMethodName(AlignMethod m) {
+  switch (m) {
+    case AlignMethod::kScope:
+      return "scope";
+    case AlignMethod::kContainer:
+      return "container";
+    case AlignMethod::kBnFolded:
+      return "bn-folded";
+    case AlignMethod::kFusedNormAct:
+      return "fused-norm-act";
+    case AlignMethod::kNoNodes:
+      return "no-nodes";
+    case AlignMethod::kValue:
+      return "value";
+    case AlignMethod::kNone:
+      return "none";
+  }
+  return "none";
+}
+
+double StructuralCoverage(const Alignment& al) {
+  if (al.rows.empty()) return 0;
+  size_t paired = 0;
+  for (const auto& r : al.rows) {
+    if (!r.onnx_tensor.empty() && r.method != AlignMethod::kValue) ++paired;
+  }
+  return static_cast<double>(paired) / static_cast<double>(al.rows.size());
+}
+
+Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side) {
+  const Model* model = onnx_side.model();
+  if (model == nullptr)
+    return InvalidArgument(
+        "aligning a PyTorch capture needs a live ONNX side (a model), not a dump");
+  OP_ASSIGN_OR_RETURN(align::TorchCalls calls,
+                      align::ReadTorchCalls(torch_side.info().path, torch_side.tensors()));
+  align::CallGraph graph(calls, *model);
+  std::vector<align::Plan> plans = align::PlanAlignment(calls, graph, *model);
+  OP_RETURN_IF_ERROR(align::ApplyEvidence(torch_side, onnx_side, calls, &plans));
+  std::vector<bool> eligible;
+  Alignment al = align::Finalize(calls, graph, *model, plans, &eligible);
+  OP_RETURN_IF_ERROR(
+      align::AdvisoryValueSearch(torch_side, onnx_side, calls, graph, eligible, &al));
+  OP_RETURN_IF_ERROR(align::CheckParameterParity(torch_side, onnx_side, calls, graph, &al));
+  al.modules = align::ModuleSpans(calls, graph, *model, al);
+  return al;
+}
+
+}  // namespace onnxprobe

@@ -1,0 +1,79 @@
+// The module calls of a PyTorch capture, as the companion records them in the manifest's "torch"
+// section (or, for older captures, rebuilt from the tensors' module metadata without dataflow).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnxprobe/side.h"
+#include "onnxprobe/tensor.h"
+
+namespace onnxprobe::align {
+
+// What a call read or what an output is the same tensor as.
+struct TorchRef {
+  enum class Kind { kUnknown, kInput, kTensor };
+  Kind kind = Kind::kUnknown;
+  std::string name;  // model input name or capture tensor name
+};
+
+struct TorchOutput {
+  std::string tensor;  // capture tensor name
+  TorchRef same_as;    // kUnknown: a tensor the call made
+};
+
+struct TorchCall {
+  std::string module, type;
+  int call_index = 0;
+  int parent = -1;        // index into calls; -1 for the root
+  std::string scope;      // the exporter's scope name for this call's nodes, without "_k"
+  int scope_ordinal = 0;  // k-th call with this scope name (its nodes carry "_k" when k > 0)
+  bool batchnorm = false;
+  std::vector<std::vector<std::string>> params;  // the module's own parameters, every name of each
+  std::vector<std::string> buffers;              // the module's own buffers (full names)
+  double eps = 0;                                // BatchNorm's epsilon
+  std::vector<TorchRef> inputs;
+  std::vector<TorchOutput> outputs;
+};
+
+struct TorchTensorMeta {
+  std::string name;
+  int call = -1, output = 0;  // producing call, output index
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  bool known_type = false;  // dtype and shape known
+};
+
+// A parameter or buffer saved with the capture (for parameter parity).
+struct TorchParam {
+  std::vector<std::string> names;  // every name (tied weights have several)
+  std::string file, key;           // in a dump folder / an .npz
+  DType dtype = DType::kFloat32;
+  Shape shape;
+};
+
+struct TorchCalls {
+  std::vector<TorchCall> calls;          // in call order (a parent before its children)
+  std::vector<TorchTensorMeta> tensors;  // capture tensors in recording order
+  bool dataflow = false;  // inputs and same_as are recorded (the companion's "torch" section)
+  std::vector<TorchParam> params;
+};
+
+// Reads the "torch" section of the capture at `dump_path` (folder or .npz). Falls back to
+// RebuildTorchCalls when the manifest has none. Fails when the manifest cannot be read or the
+// section is malformed (naming the field).
+Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
+                                    const std::vector<SideTensor>& tensors);
+
+// Calls rebuilt from module paths and call indices: static scopes, parents by path prefix.
+TorchCalls RebuildTorchCalls(const std::vector<SideTensor>& tensors);
+
+// The saved value of a parameter. Fails when the capture lacks it or it disagrees with the
+// manifest.
+Expected<Tensor> LoadTorchParam(const std::string& dump_path, const TorchParam& p);
+
+// The exporter's name of a module inside its parent's scope: the path from its last non-numeric
+// atom ("layer1.0.conv1" -> "conv1", "features.4.block.1" -> "block.1").
+std::string UnqualifiedName(const std::string& module_path);
+
+}  // namespace onnxprobe::align

@@ -1,0 +1,351 @@
+"""A zoo of PyTorch models for PyTorch-vs-ONNX checks: hand-written nets covering what alignment
+must handle (recurrent layers, attention, int64 token inputs, several and keyword inputs, dict
+outputs, functional code, a module called twice, shared modules, a BatchNorm subclass with a
+built-in activation) and torchvision models at small inputs. Weights are random and seeded;
+BatchNorm statistics are warmed by a few forward passes in train mode, then the model is put in
+eval mode. Also: a one-element weight fault in a mid-depth Conv/Gemm/MatMul of an ONNX file.
+
+Used by tests/python/test_torch_zoo.py (a representative subset) and bench/torch_zoo.py (all).
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.environ.get("ONNXPROBE_SRC", os.path.join(os.path.dirname(__file__), "..", "..")),
+                                "python"))
+from onnxprobe_torch import capture, export  # noqa: E402
+
+
+# ---- hand-written nets -------------------------------------------------------------------------
+
+class Recurrent(nn.Module):
+    """Token ids -> Embedding -> 2-layer LSTM -> GRU -> Linear on the last step."""
+
+    def __init__(self, vocab=50, dim=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, dim, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(dim, dim, batch_first=True)
+        self.head = nn.Linear(dim, 5)
+
+    def forward(self, tokens):
+        x, _ = self.lstm(self.embed(tokens))
+        x, h = self.gru(x)
+        return self.head(x[:, -1] + h[0])
+
+
+class TokenTransformer(nn.Module):
+    """Token ids and a keyword padding mask -> Embedding -> TransformerEncoder -> dict outputs."""
+
+    def __init__(self, vocab=60, dim=32, heads=4, depth=2, classes=7):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.randn(1, 32, dim) * 0.1)
+        layer = nn.TransformerEncoderLayer(dim, heads, dim * 2, dropout=0.1, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, depth)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, tokens, scale=None):
+        x = self.embed(tokens) + self.pos[:, : tokens.shape[1]]
+        if scale is not None:
+            x = x * scale
+        h = self.encoder(x)
+        return {"logits": self.head(h.mean(1)), "hidden": h}
+
+
+class AttentionPool(nn.Module):
+    """nn.MultiheadAttention called with its attention weights: a tuple output."""
+
+    def __init__(self, dim=24, heads=3):
+        super().__init__()
+        self.proj = nn.Linear(8, dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm = nn.LayerNorm(dim)
+        self.out = nn.Linear(dim, 4)
+
+    def forward(self, x):
+        h = self.proj(x)
+        a, w = self.attn(h, h, h)
+        return self.out(self.norm(a + h).mean(1)), w
+
+
+class BnAct(nn.BatchNorm2d):
+    """A BatchNorm subclass with a built-in activation (as fused norm+act layers are written)."""
+
+    def forward(self, x):
+        return F.hardswish(super().forward(x))
+
+
+class TwoInputs(nn.Module):
+    """An image and a vector; a custom BatchNorm+activation; a block called twice; functional ops."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 12, 3, padding=1, bias=False)
+        self.bn1 = BnAct(12)
+        self.block = nn.Sequential(nn.Conv2d(12, 12, 3, padding=1), nn.BatchNorm2d(12), nn.ReLU())
+        self.conv2 = nn.Conv2d(12, 16, 3, stride=2, padding=1)
+        self.w_extra = nn.Parameter(torch.randn(16, 16, 1, 1) * 0.2)
+        self.mlp = nn.Sequential(nn.Linear(6, 16), nn.GELU(), nn.Linear(16, 16))
+        self.head = nn.Linear(32, 3)
+
+    def forward(self, image, vector):
+        x = self.bn1(self.conv1(image))
+        x = self.block(x)
+        x = self.block(x) + x  # the same module called twice
+        x = self.conv2(x)
+        x = F.conv2d(F.gelu(x), self.w_extra)  # functional code in the root's scope
+        pooled = torch.cat([x.mean((2, 3)), self.mlp(vector)], dim=1)
+        return self.head(pooled)
+
+
+class SharedStem(nn.Module):
+    """One module object reached under two paths (a shared module) and a Dropout in eval."""
+
+    def __init__(self):
+        super().__init__()
+        stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU6())
+        self.left = stem
+        self.right = stem
+        self.mix = nn.Conv2d(16, 8, 1)
+        self.drop = nn.Dropout(0.2)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        a = self.left(x)
+        b = self.right(torch.flip(x, [3]))
+        y = self.mix(torch.cat([a, b], 1))
+        return self.fc(self.drop(y.amax((2, 3))))
+
+
+def _tokens(batch, seq, vocab, seed):
+    return torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(seed))
+
+
+def _randn(*shape, seed=1):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+# name -> (factory, inputs, warm-up inputs)
+HANDWRITTEN = {
+    "recurrent": (Recurrent, lambda: (_tokens(2, 9, 50, 1),), lambda: (_tokens(4, 9, 50, 2),)),
+    "token_transformer": (TokenTransformer,
+                          lambda: {"tokens": _tokens(2, 12, 60, 1), "scale": torch.tensor(0.5)},
+                          lambda: (_tokens(4, 12, 60, 2),)),
+    "attention_pool": (AttentionPool, lambda: (_randn(2, 10, 8),), lambda: (_randn(4, 10, 8, seed=2),)),
+    "two_inputs": (TwoInputs, lambda: (_randn(1, 3, 16, 16), _randn(1, 6, seed=3)),
+                   lambda: (_randn(4, 3, 16, 16, seed=2), _randn(4, 6, seed=4))),
+    "shared_stem": (SharedStem, lambda: (_randn(1, 3, 16, 16),), lambda: (_randn(4, 3, 16, 16, seed=2),)),
+}
+
+
+# ---- torchvision --------------------------------------------------------------------------------
+
+def torchvision_names(kind="classification"):
+    """torchvision's registry (0.14) of the given kind; nothing is downloaded."""
+    import torchvision
+
+    module = {"classification": torchvision.models, "segmentation": torchvision.models.segmentation}[kind]
+    return sorted(torchvision.models.list_models(module=module))
+
+
+def torchvision_entry(name, kind="classification", size=64):
+    import torchvision
+
+    module = {"classification": torchvision.models, "segmentation": torchvision.models.segmentation}[kind]
+
+    def make():
+        kw = {"weights": None}
+        if kind == "segmentation":
+            kw["weights_backbone"] = None
+            kw["aux_loss"] = False
+        if name.startswith("inception") or name.startswith("googlenet"):
+            kw["aux_logits"] = False
+            kw["init_weights"] = False
+        if name.startswith("vit") or name.startswith("swin") or name.startswith("maxvit"):
+            kw["image_size"] = size  # only the architectures whose constructor takes it
+        try:
+            return module.get_model(name, **kw) if hasattr(module, "get_model") else \
+                torchvision.models.get_model(name, **kw)
+        except TypeError:
+            kw.pop("image_size", None)
+            return torchvision.models.get_model(name, **kw)
+
+    return make, (lambda: (_randn(1, 3, size, size),)), (lambda: (_randn(2, 3, size, size, seed=2),))
+
+
+# ---- preparing a case ---------------------------------------------------------------------------
+
+def warm(model, warm_inputs, passes=3):
+    """Random seeded weights stay; BatchNorm statistics come from a few train-mode passes."""
+    if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        model.train()
+        with torch.no_grad():
+            for _ in range(passes):
+                ins = warm_inputs()
+                model(*ins) if isinstance(ins, tuple) else model(**ins)
+    return model.eval()
+
+
+def reseed(model, seed=0):
+    """Seeded random weights for every parameter, so that cloned layers differ."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            fan_in = p[0].numel() if p.dim() > 1 else p.numel()
+            p.copy_(torch.randn(p.shape, generator=g) / max(1.0, fan_in) ** 0.5)
+    return model
+
+
+def build(name, factory, inputs, warm_inputs):
+    torch.manual_seed(0)
+    model = factory()
+    if name in HANDWRITTEN:
+        reseed(model)
+    return warm(model, warm_inputs), inputs()
+
+
+def prepare(folder, name, factory, inputs, warm_inputs, opset=13):
+    """Exports and captures one model into `folder`; returns (onnx path, capture path)."""
+    model, x = build(name, factory, inputs, warm_inputs)
+    os.makedirs(folder, exist_ok=True)
+    onnx_path = os.path.join(folder, f"{name}.onnx")
+    cap = os.path.join(folder, f"{name}.cap")
+    export(model, x, onnx_path, opset=opset)
+    capture(model, x, cap, onnx_path=onnx_path)
+    return onnx_path, cap
+
+
+# ---- faults -------------------------------------------------------------------------------------
+
+def _static_source(graph, name, producers, inits):
+    """The initializer a weight input comes from through nodes without graph inputs (e.g. a
+    Transpose of the weight), or None."""
+    seen = 0
+    while name not in inits and seen < 8:
+        node = producers.get(name)
+        if node is None or len(node.input) != 1:
+            return None
+        name = node.input[0]
+        seen += 1
+    return name if name in inits else None
+
+
+def fault_candidates(model_proto):
+    """Conv/Gemm/MatMul nodes whose weight (input 1) is an initializer, directly or through a
+    static chain, in graph order: (node name, initializer name)."""
+    g = model_proto.graph
+    inits = {i.name for i in g.initializer}
+    producers = {o: n for n in g.node for o in n.output}
+    out = []
+    for n in g.node:
+        if n.op_type in ("Conv", "Gemm", "MatMul") and len(n.input) > 1:
+            src = _static_source(g, n.input[1], producers, inits)
+            if src is not None:
+                out.append((n.name, src))
+    # a weight read by one node only (the exporter shares identical initializers)
+    uses = {}
+    for _, src in out:
+        uses[src] = uses.get(src, 0) + 1
+    return [(n, src) for n, src in out if uses[src] == 1]
+
+
+def _capture_inputs(cap):
+    with open(os.path.join(cap, "manifest.json")) as f:
+        man = json.load(f)
+    return [f"{e['name']}={os.path.join(cap, e['file'])}" for e in man["tensors"] if e["kind"] == "input"]
+
+
+def inject_weight_fault(onnx_path, out_path, position=0.5, scale=1.0, onnxprobe=None, capture=None, tries=6):
+    """Changes one element of the weight of the Conv/Gemm/MatMul at `position` of the way through
+    the graph: an element of large magnitude gets scale * max|w| added. With `onnxprobe`, a change
+    that does not reach the node's output (its input channel is all zero for these inputs) is
+    undone and the next element tried: the faulted model is run against the original, ONNX vs
+    ONNX, on the inputs of `capture`. Returns the faulted node's name (None when no candidate node exists or none of the
+    tried elements has an effect)."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(onnx_path)
+    cands = fault_candidates(m)
+    if not cands:
+        return None
+    node, init = cands[min(len(cands) - 1, int(position * len(cands)))]
+    out = next(n.output[0] for n in m.graph.node if n.name == node)
+    t = next(i for i in m.graph.initializer if i.name == init)
+    original = numpy_helper.to_array(t).copy()
+    order = np.argsort(-np.abs(original).ravel(), kind="stable")
+    # one element per input channel (axis 1), largest first
+    channel_of = np.unravel_index(order, original.shape)[1] if original.ndim > 1 else order
+    picked, seen = [], set()
+    for k, ch in zip(order, channel_of):
+        if int(ch) not in seen:
+            seen.add(int(ch))
+            picked.append(int(k))
+        if len(picked) == tries:
+            break
+    for k in picked:
+        w = original.copy()
+        w.flat[k] += np.float32(scale * np.abs(original).max()) * (1 if w.flat[k] >= 0 else -1)
+        t.CopyFrom(numpy_helper.from_array(w, init))
+        onnx.save(m, out_path)
+        if onnxprobe is None:
+            return node
+        cmd = [onnxprobe, "compare", onnx_path, out_path, "--tensors", out, "--isolate", "none", "-q"]
+        for i in _capture_inputs(capture):
+            cmd += ["--input", i]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if r.returncode == 1:
+            return node
+    return None
+
+
+# ---- comparing ----------------------------------------------------------------------------------
+
+def compare(onnxprobe, cap, onnx_path, report, *extra):
+    """Runs onnxprobe compare; returns (exit code, report dict or None, seconds, output)."""
+    t0 = time.time()
+    r = subprocess.run([onnxprobe, "compare", cap, onnx_path, "--json", report, "-q"] + list(extra),
+                       capture_output=True, text=True, timeout=1800)
+    secs = time.time() - t0
+    rep = None
+    if r.returncode in (0, 1) and os.path.exists(report):
+        with open(report) as f:
+            rep = json.load(f)
+    return r.returncode, rep, secs, r.stdout + r.stderr
+
+
+def coverage(rep):
+    rows = rep.get("alignment", [])
+    if not rows:
+        return 0.0
+    paired = sum(1 for a in rows if a["onnx"] is not None and a["method"] != "value")
+    return paired / len(rows)
+
+
+def noise_ratio(rep):
+    """The largest max-abs error over the absolute tolerance applied, over compared rows."""
+    return max([t["max_abs"] / t["atol_used"] for t in rep.get("tensors", []) if t.get("atol_used")] or [0.0])
+
+
+def top_culprit(rep):
+    cul = (rep.get("localization") or {}).get("culprits") or rep.get("culprits") or []
+    return cul[0] if cul else None
+
+
+def culprit_names(c):
+    if c is None:
+        return []
+    return [c.get("node")] + list(c.get("nodes", []))
+
+
+def two_inputs():
+    """A seeded factory for the companion's command line (module:function)."""
+    return build("two_inputs", *HANDWRITTEN["two_inputs"])[0]
