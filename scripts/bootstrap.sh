@@ -4,6 +4,7 @@
 #  - ONNX Runtime C API headers from Debian trixie `libonnxruntime-dev`, fetched with a private
 #    apt state and extracted into .deps/ (the system's apt sources are never touched)
 #  - the ONNX Runtime shared library from the pinned PyPI `onnxruntime` wheel, unzipped into .deps/
+#  - the wheels of the Python package's build backend (scikit-build-core), into .deps/python-wheels
 # A second run downloads nothing. ONNXRUNTIME_ROOT (with include/ and lib/) skips the ORT steps.
 # ONNXPROBE_ORT_EXTRA_VERSIONS (default 1.20.1) installs more versions side by side for
 # `compare --b-ort-version`; set it empty to skip them.
@@ -21,7 +22,7 @@ die() { echo "bootstrap: error: $*" >&2; exit 1; }
 APT_PACKAGES=(cmake make g++ pkg-config zlib1g-dev libprotobuf-dev protobuf-compiler libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3 python3-numpy python3-onnx
   python3-pytest python3-pip python3-venv python3-torch python3-torchvision unzip chromium
-  clang-format clang libclang-rt-14-dev libcli11-dev libssl-dev ccache)
+  clang-format clang libclang-rt-14-dev libcli11-dev libssl-dev ccache pybind11-dev python3-dev)
 
 install_apt_packages() {
   local missing=()
@@ -101,8 +102,22 @@ fetch_onnx_testdata() {
   rm -rf "$tmp"
 }
 
+# The Python package's build backend (PyPI scikit-build-core and what it needs), kept as wheels so
+# `pip install --no-build-isolation --no-index --find-links .deps/python-wheels` works offline.
+SKBUILD_VERSION="${ONNXPROBE_SKBUILD_VERSION:-1.1.2}"
+fetch_python_wheels() {
+  local dest="$DEPS/python-wheels"
+  ls "$dest"/scikit_build_core-"$SKBUILD_VERSION"-*.whl >/dev/null 2>&1 && return 0
+  say "fetching scikit-build-core $SKBUILD_VERSION wheels (PyPI)"
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  $(pip_cmd) download --quiet --only-binary=:all: -d "$dest.tmp" "scikit-build-core==$SKBUILD_VERSION" ||
+    die "PyPI unreachable or scikit-build-core==$SKBUILD_VERSION has no wheel"
+  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+}
+
 install_apt_packages
 fetch_onnx_testdata
+fetch_python_wheels
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"

@@ -24,6 +24,9 @@ struct InputOptions {
   std::map<std::string, int64_t> dim_params;                // symbolic dim name -> value
   std::map<std::string, std::pair<double, double>> ranges;  // per input; "*" applies to all
   uint64_t seed = 0;
+  // In-memory tensors by input name (a caller holding arrays, e.g. the Python package), checked
+  // like files; an input given both here and in a file fails.
+  std::vector<NamedTensor> tensors;
 };
 
 // The part of InputOptions an input error is about (for front ends that name their options).
@@ -35,8 +38,9 @@ struct InputPreparation {
   InputField failed = InputField::kNone;  // on failure: what the error is about
 };
 
-// Inputs for every graph input, in the model's order: loaded from files, or seeded random
-// (floats uniform in [-1, 1), ints in [0, 10), bool 0/1, unless a range says otherwise).
+// Inputs for every graph input, in the model's order: given in memory, loaded from files, or
+// seeded random (floats uniform in [-1, 1), ints in [0, 10), bool 0/1, unless a range says
+// otherwise).
 // A bare .npy whose file stem names no input binds to the model's only input (with a note).
 // Fails naming the input or file on a missing, extra, duplicated, wrongly-shaped or
 // wrongly-typed tensor, an input file that holds nothing, a shape for an input that does not

@@ -253,6 +253,10 @@ Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const Input
     if (!st.ok()) return fail(InputField::kFiles, st);
     ++pb_index;
   }
+  for (const auto& nt : o.tensors) {
+    Status st = Add(nt.name, nt.tensor, "an in-memory tensor", false, &given);
+    if (!st.ok()) return fail(InputField::kFiles, st);
+  }
   // a bare .npy whose stem names no input: the only input, or ask for NAME=FILE
   for (auto it = given.begin(); it != given.end();) {
     if (!it->second.by_stem || IsInput(s, it->first)) {
@@ -307,10 +311,10 @@ Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const Input
       out.push_back({in.name, std::move(g->second.tensor)});
       continue;
     }
-    if (!o.files.empty() && o.shapes.count(in.name) == 0 && !given.empty()) {
+    if (!given.empty() && o.shapes.count(in.name) == 0) {
       return fail(InputField::kFiles,
                   InvalidArgument("input '" + in.name + "' " + ValueInfoTypeString(in) +
-                                  " is missing from the given input files"));
+                                  " is missing from the given inputs"));
     }
     auto dt = DTypeFromOnnx(in.elem_type);
     if (!dt.ok()) return dt.status().WithContext("input '" + in.name + "'");

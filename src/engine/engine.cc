@@ -34,7 +34,8 @@ Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a, b
 }
 
 bool InputsGiven(const InputOptions& io) {
-  return !io.files.empty() || !io.shapes.empty() || !io.dim_params.empty() || !io.ranges.empty();
+  return !io.files.empty() || !io.tensors.empty() || !io.shapes.empty() || !io.dim_params.empty() ||
+         !io.ranges.empty();
 }
 
 // Inputs shared by both sides: a dump's recorded inputs, else given or generated from a model.
@@ -67,7 +68,8 @@ Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const CompareR
     report->input_origin = InputOrigin::kRecorded;
     return std::vector<NamedTensor>();
   }
-  report->input_origin = req.inputs.files.empty() ? InputOrigin::kGenerated : InputOrigin::kFiles;
+  bool given_tensors = !req.inputs.files.empty() || !req.inputs.tensors.empty();
+  report->input_origin = given_tensors ? InputOrigin::kFiles : InputOrigin::kGenerated;
   report->input_seed = req.inputs.seed;
   InputPreparation prep;
   auto prepared = PrepareInputs(*m, req.inputs, &prep);

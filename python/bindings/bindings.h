@@ -1,0 +1,62 @@
+// Shared pieces of the _onnxprobe extension module: library errors as Python exceptions,
+// tensors as numpy arrays, and the plain dicts the Python layer passes turned into requests.
+// Nothing here compares or decides: it converts.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "onnxprobe/backend.h"
+#include "onnxprobe/capture.h"
+#include "onnxprobe/engine.h"
+#include "onnxprobe/status.h"
+#include "onnxprobe/tensor.h"
+
+namespace onnxprobe::python {
+
+namespace py = pybind11;
+
+// A library error on its way to Python, where it becomes the exception class of its code
+// (onnxprobe/_errors.py) carrying the message on one line, as the command line prints it.
+class StatusError : public std::exception {
+ public:
+  explicit StatusError(Status s) : status_(std::move(s)) {}
+  const Status& status() const { return status_; }
+  const char* what() const noexcept override { return status_.message().c_str(); }
+
+ private:
+  Status status_;
+};
+
+// "invalid-argument", "not-found", ...: the key of the Python exception class.
+const char* ErrorCodeKey(ErrorCode c);
+void RegisterErrorTranslator();
+
+inline void Check(const Status& s) {
+  if (!s.ok()) throw StatusError(s);
+}
+template <typename T>
+T Unwrap(Expected<T>&& e) {
+  if (!e.ok()) throw StatusError(e.status());
+  return std::move(e).value();
+}
+
+// A numpy array over the tensor's buffer (no copy; the array keeps the buffer alive). bfloat16,
+// which numpy lacks, becomes a float32 copy, as in dumps.
+py::array ToNumpy(const Tensor& t);
+// A tensor over an array's memory (no copy when it is C-contiguous, aligned and native-endian;
+// the tensor keeps the array alive). Fails naming `what` on a dtype onnxprobe cannot hold.
+Expected<Tensor> FromNumpy(py::handle obj, const std::string& what);
+
+// Requests from the plain dicts built by onnxprobe/_request.py (keys documented there).
+// Malformed values fail with kInvalidArgument naming the argument.
+Expected<SessionOptions> SessionFromDict(const py::dict& d);
+Expected<InputOptions> InputsFromDict(const py::dict& d);
+Expected<TensorSelection> SelectionFromDict(const py::dict& d);
+Expected<CompareRequest> CompareRequestFromDict(const py::dict& d);
+
+}  // namespace onnxprobe::python

@@ -1,0 +1,119 @@
+// _onnxprobe: the library calls behind `import onnxprobe`, one per command. The GIL is released
+// while the library works; results come back as JSON text (parsed by the Python layer, so a
+// report equals the command line's JSON by construction) and numpy arrays.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+
+#include "bindings.h"
+#include "onnxprobe/model.h"
+#include "onnxprobe/model_json.h"
+#include "onnxprobe/report.h"
+#include "onnxprobe/version.h"
+
+namespace onnxprobe::python {
+namespace {
+
+class CollectSink : public CaptureSink {
+ public:
+  Status Consume(CapturedTensor&& t) override {
+    tensors.push_back(std::move(t));
+    return Status::Ok();
+  }
+  std::vector<CapturedTensor> tensors;
+};
+
+std::string InspectJsonOf(const std::string& path, bool with_tensors) {
+  py::gil_scoped_release release;
+  Model model = Unwrap(Model::Load(path));
+  return Unwrap(InspectJson(model, with_tensors));
+}
+
+// (captured [(name, array)] in topological order, inputs [(name, array)], skipped [reason])
+py::tuple Run(const std::string& model_path, const py::dict& selection, const py::dict& inputs,
+              const py::dict& session, const std::string& ort_library, uint64_t max_memory) {
+  TensorSelection sel = Unwrap(SelectionFromDict(selection));
+  InputOptions io = Unwrap(InputsFromDict(inputs));
+  CaptureOptions options;
+  options.session = Unwrap(SessionFromDict(session));
+  options.max_memory = max_memory;
+  std::vector<NamedTensor> used;
+  CollectSink sink;
+  CaptureReport report;
+  {
+    py::gil_scoped_release release;
+    Model model = Unwrap(Model::Load(model_path));
+    std::vector<std::string> names = Unwrap(SelectTensors(model, sel));
+    used = Unwrap(PrepareInputs(model, io));
+    std::shared_ptr<Backend> backend = Unwrap(LoadOrtBackend(ort_library));
+    report = Unwrap(Capture(model, *backend, used, names, options, sink));
+  }
+  py::list captured, given;
+  for (const auto& t : sink.tensors) {
+    if (!t.tensor.empty() || t.skipped.empty())
+      captured.append(py::make_tuple(t.name, ToNumpy(t.tensor)));
+  }
+  for (const auto& t : used) given.append(py::make_tuple(t.name, ToNumpy(t.tensor)));
+  return py::make_tuple(captured, given, report.skipped);
+}
+
+struct ReportHandle {
+  std::shared_ptr<const CompareReport> report;
+};
+
+ReportHandle RunCompare(const py::dict& d) {
+  CompareRequest request = Unwrap(CompareRequestFromDict(d));
+  std::optional<Expected<CompareReport>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(Compare(request));
+  }
+  return {std::make_shared<const CompareReport>(Unwrap(std::move(*result)))};
+}
+
+std::string Render(const ReportHandle& h, const Reporter& reporter) {
+  py::gil_scoped_release release;
+  return reporter.Render(*h.report);
+}
+
+void Write(const ReportHandle& h, const Reporter& reporter, const std::string& path) {
+  py::gil_scoped_release release;
+  Check(WriteReport(reporter, *h.report, path));
+}
+
+}  // namespace
+}  // namespace onnxprobe::python
+
+PYBIND11_MODULE(_onnxprobe, m) {
+  using namespace onnxprobe;          // NOLINT(google-build-using-namespace)
+  using namespace onnxprobe::python;  // NOLINT(google-build-using-namespace)
+  m.doc() = "onnxprobe's C++ core; use the onnxprobe package, not this module";
+  RegisterErrorTranslator();
+  m.attr("__version__") = Version();
+  m.def("default_ort_library", &DefaultOrtLibraryPath,
+        "ONNX Runtime library loaded when none is named: $ONNXPROBE_ORT_LIBRARY, else the build's");
+  m.def("ort_library_for_version",
+        [](const std::string& v) { return Unwrap(OrtLibraryForVersion(v)); });
+  m.def("inspect_json", &InspectJsonOf, py::arg("path"), py::arg("tensors") = false);
+  m.def("run", &Run, py::arg("model"), py::arg("selection"), py::arg("inputs"), py::arg("session"),
+        py::arg("ort_library"), py::arg("max_memory") = 0);
+  m.def("compare", &RunCompare, py::arg("request"));
+  py::class_<ReportHandle>(m, "CompareReport")
+      .def_property_readonly("passed", [](const ReportHandle& h) { return h.report->passed(); })
+      .def_property_readonly("aborted",
+                             [](const ReportHandle& h) { return h.report->comparison.aborted; })
+      .def_property_readonly("abort_code",
+                             [](const ReportHandle& h) {
+                               return ErrorCodeKey(h.report->comparison.abort_status.code());
+                             })
+      .def_property_readonly(
+          "abort_message",
+          [](const ReportHandle& h) { return h.report->comparison.abort_status.message(); })
+      .def("render_json", [](const ReportHandle& h) { return Render(h, *MakeJsonReporter()); })
+      .def("render_html", [](const ReportHandle& h) { return Render(h, *MakeHtmlReporter()); })
+      .def("write_json",
+           [](const ReportHandle& h, const std::string& p) { Write(h, *MakeJsonReporter(), p); })
+      .def("write_html",
+           [](const ReportHandle& h, const std::string& p) { Write(h, *MakeHtmlReporter(), p); });
+}

@@ -1,0 +1,135 @@
+// Requests from the plain dicts onnxprobe/_request.py builds: names and values as the Python
+// API takes them, converted field by field. Absent keys and None keep the library's defaults.
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+
+namespace onnxprobe::python {
+namespace {
+
+template <typename T>
+bool Get(const py::dict& d, const char* key, T* out) {
+  if (!d.contains(key)) return false;
+  py::object v = d[key];
+  if (v.is_none()) return false;
+  *out = v.cast<T>();
+  return true;
+}
+
+py::dict SubDict(const py::dict& d, const char* key) {
+  if (!d.contains(key) || d[key].is_none()) return py::dict();
+  return d[key].cast<py::dict>();
+}
+
+Expected<SideRequest> SideFromDict(const py::dict& d) {
+  SideRequest s;
+  Get(d, "path", &s.path);
+  OP_ASSIGN_OR_RETURN(s.session, SessionFromDict(SubDict(d, "session")));
+  Get(d, "session_given", &s.session_given);
+  Get(d, "ort_library", &s.ort_library);
+  return s;
+}
+
+Expected<TolerancePolicy> PolicyFromDict(const py::dict& d) {
+  TolerancePolicy p;
+  Get(d, "atol", &p.global.atol);
+  Get(d, "rtol", &p.global.rtol);
+  Get(d, "scale_atol", &p.global.scale_atol);
+  Get(d, "rel_eps", &p.rel_eps);
+  std::string judge;
+  if (Get(d, "judge", &judge)) {
+    OP_ASSIGN_OR_RETURN(p.judge, ParseJudgeBy(judge));
+  }
+  if (d.contains("rules") && !d["rules"].is_none()) {
+    for (py::handle r : d["rules"]) {
+      auto t = r.cast<py::tuple>();
+      ToleranceRule rule;
+      rule.pattern = t[0].cast<std::string>();
+      rule.by_op_type = t[1].cast<bool>();
+      rule.tolerance.atol = t[2].cast<double>();
+      rule.tolerance.rtol = t[3].cast<double>();
+      rule.tolerance.scale_atol = p.global.scale_atol;
+      p.rules.push_back(rule);
+    }
+  }
+  return p;
+}
+
+Status SetCandidates(const std::string& isolate, CompareRequest* r) {
+  r->localize = isolate != "none";
+  if (isolate == "frontier")
+    r->localize_options.candidates = Candidates::kFrontier;
+  else if (isolate == "failing")
+    r->localize_options.candidates = Candidates::kFailing;
+  else if (isolate == "all")
+    r->localize_options.candidates = Candidates::kAll;
+  else if (isolate != "none")
+    return InvalidArgument("isolate '" + isolate + "' is not one of frontier, failing, all, none");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<SessionOptions> SessionFromDict(const py::dict& d) {
+  SessionOptions s;
+  Get(d, "provider", &s.provider);
+  Get(d, "provider_options", &s.provider_options);
+  std::string level;
+  if (Get(d, "opt_level", &level)) {
+    OP_ASSIGN_OR_RETURN(s.optimization_level, ParseOptLevelName(level));
+  }
+  Get(d, "intra_threads", &s.intra_op_threads);
+  Get(d, "inter_threads", &s.inter_op_threads);
+  bool parallel = false;
+  if (Get(d, "parallel", &parallel)) s.sequential = !parallel;
+  return s;
+}
+
+Expected<InputOptions> InputsFromDict(const py::dict& d) {
+  InputOptions o;
+  Get(d, "files", &o.files);
+  Get(d, "shapes", &o.shapes);
+  Get(d, "dims", &o.dim_params);
+  Get(d, "ranges", &o.ranges);
+  Get(d, "seed", &o.seed);
+  for (auto [name, value] : SubDict(d, "tensors")) {
+    std::string n = name.cast<std::string>();
+    OP_ASSIGN_OR_RETURN(Tensor t, FromNumpy(value, "input '" + n + "'"));
+    o.tensors.push_back({n, std::move(t)});
+  }
+  return o;
+}
+
+Expected<TensorSelection> SelectionFromDict(const py::dict& d) {
+  TensorSelection s;
+  Get(d, "names", &s.names);
+  Get(d, "op_types", &s.op_types);
+  Get(d, "regex", &s.regex);
+  return s;
+}
+
+Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
+  CompareRequest r;
+  OP_ASSIGN_OR_RETURN(r.a, SideFromDict(SubDict(d, "a")));
+  OP_ASSIGN_OR_RETURN(r.b, SideFromDict(SubDict(d, "b")));
+  OP_ASSIGN_OR_RETURN(r.inputs, InputsFromDict(SubDict(d, "inputs")));
+  OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
+  OP_ASSIGN_OR_RETURN(r.job.selection, SelectionFromDict(SubDict(d, "selection")));
+  Get(d, "rename", &r.job.rename);
+  Get(d, "topk", &r.job.topk_tensors);
+  Get(d, "max_memory", &r.job.max_memory);
+  Get(d, "mapping_file", &r.mapping_file);
+  Get(d, "graph_model", &r.graph_model);
+  Get(d, "noise_floor_file", &r.noise_floor_file);
+  Get(d, "bisect_per_run", &r.bisect_per_run);
+  Get(d, "explain_optimizations", &r.explain_optimizations);
+  Get(d, "repro_dir", &r.localize_options.repro_dir);
+  std::string isolate;
+  if (Get(d, "isolate", &isolate)) OP_RETURN_IF_ERROR(SetCandidates(isolate, &r));
+  return r;
+}
+
+}  // namespace onnxprobe::python

@@ -1,0 +1,22 @@
+"""onnxprobe: which node made my ONNX model's numbers wrong, and why.
+
+    import onnxprobe
+    report = onnxprobe.compare("model.onnx", b_opt_level="all")   # optimizations off vs all
+    report.passed, report.culprits, report.html("report.html")
+
+``inspect``, ``run`` and ``compare`` are the C++ core's library calls (the same ones the
+``onnxprobe`` command runs), with the GIL released while they work. ``onnxprobe.torch`` is the
+PyTorch companion (export, capture). Errors raise ``onnxprobe.Error`` subclasses carrying the
+command line's one-line messages. The ONNX Runtime library used: see ``onnxprobe.ort_library()``.
+"""
+from . import _onnxprobe
+from ._api import RunResult, compare, inspect, run
+from ._errors import (BackendError, Corrupt, Error, InvalidArgument, IoError, NotFound, ResourceExhausted,
+                      Unsupported)
+from ._report import Report
+from ._runtime import default_library as ort_library
+
+__version__ = _onnxprobe.__version__
+
+__all__ = ["inspect", "run", "compare", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
+           "NotFound", "IoError", "Corrupt", "Unsupported", "BackendError", "ResourceExhausted"]

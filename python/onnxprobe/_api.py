@@ -1,0 +1,113 @@
+"""inspect, run and compare: one library call each, keyword arguments named after the command
+line's flags (``--b-opt-level all`` is ``b_opt_level="all"``, ``--dim batch=1`` is
+``dims={"batch": 1}``)."""
+import json
+import os
+
+from . import _onnxprobe
+from . import _request as rq
+from ._errors import InvalidArgument, error_class
+from ._report import Report
+
+
+def inspect(path, tensors=False):
+    """The model's summary as a dict: the document ``onnxprobe inspect --json`` prints (with
+    ``tensors=True``, ``--tensors`` too)."""
+    return json.loads(_onnxprobe.inspect_json(os.fspath(path), bool(tensors)))
+
+
+class RunResult(dict):
+    """Captured tensors by name, in topological order (numpy arrays sharing the capture's
+    memory). ``inputs``: the inputs the run used (given or seeded random); ``skipped``: tensors
+    that could not be captured, with the reason."""
+
+    def __init__(self, captured, inputs, skipped):
+        super().__init__(captured)
+        self.inputs = dict(inputs)
+        self.skipped = list(skipped)
+
+
+def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="disabled", provider="CPU",
+        dims=None, seed=0, *, shapes=None, ranges=None, provider_options=None, intra_threads=None,
+        inter_threads=None, parallel=False, ort_lib=None, ort_version=None, max_memory=None):
+    """Runs `model` and returns its intermediate tensors (``onnxprobe run``): every capturable
+    tensor, or those named in `tensors`, produced by `op_types`, or matching `regex`.
+
+    inputs: None (seeded random, `seed`), a file (.npy, .npz, .pb, dump), a list of files, or a
+    dict name -> numpy array or file. Raises onnxprobe.Error subclasses on bad input
+    (InvalidArgument, NotFound, Corrupt, ...) and BackendError when the runtime fails.
+    """
+    session = rq.session_dict(provider, provider_options, opt_level, intra_threads, inter_threads, parallel)
+    captured, used, skipped = _onnxprobe.run(
+        os.fspath(model), rq.selection_dict(tensors, op_types, regex), rq.inputs_dict(inputs, shapes, dims, ranges,
+                                                                                    seed),
+        session, rq.ort_library(ort_lib, ort_version), rq.parse_bytes(max_memory))
+    return RunResult(captured, used, skipped)
+
+
+def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed=0,
+            provider=None, provider_options=None, opt_level=None, intra_threads=None, inter_threads=None,
+            parallel=None, ort_lib=None, ort_version=None,
+            a_provider=None, a_provider_options=None, a_opt_level=None, a_intra_threads=None, a_inter_threads=None,
+            a_parallel=None, a_ort_lib=None, a_ort_version=None,
+            b_provider=None, b_provider_options=None, b_opt_level=None, b_intra_threads=None, b_inter_threads=None,
+            b_parallel=None, b_ort_lib=None, b_ort_version=None,
+            atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None, op_tol=None, judge="elementwise", rel_eps=None,
+            tensors=None, op_types=None, regex=None, map=None, topk=None, model=None,
+            explain_optimizations=False, noise_floor=None, max_memory=None,
+            isolate="frontier", repro=None, bisect=False):
+    """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
+
+    A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
+    defaults to A, told apart by the a_*/b_* settings. Session settings without a prefix apply
+    to both sides. tol / op_tol: {regex or op type: (atol, rtol)} (op_tol wins over tol); map: a
+    mapping file or a dict {name in A: name in B}; bisect: True (4 tensors per run) or the
+    tensors per run; isolate: "frontier", "failing", "all" or "none".
+
+    A comparison that stops because a side failed mid-way raises the error with the partial
+    report as its ``report`` attribute.
+    """
+    shared = dict(provider=provider, provider_options=provider_options, opt_level=opt_level,
+                  intra_threads=intra_threads, inter_threads=inter_threads, parallel=parallel, ort_lib=ort_lib,
+                  ort_version=ort_version)
+    own_a = dict(provider=a_provider, provider_options=a_provider_options, opt_level=a_opt_level,
+                 intra_threads=a_intra_threads, inter_threads=a_inter_threads, parallel=a_parallel,
+                 ort_lib=a_ort_lib, ort_version=a_ort_version)
+    own_b = dict(provider=b_provider, provider_options=b_provider_options, opt_level=b_opt_level,
+                 intra_threads=b_intra_threads, inter_threads=b_inter_threads, parallel=b_parallel,
+                 ort_lib=b_ort_lib, ort_version=b_ort_version)
+    if b is None:
+        if all(v is None for v in list(own_a.values()) + list(own_b.values())):
+            raise InvalidArgument("one side given and no a_/b_ setting to tell the sides apart "
+                                  "(e.g. b_opt_level='all')")
+        b = a
+    rename, mapping_file = {}, ""
+    if isinstance(map, dict):
+        rename = {str(k): str(v) for k, v in map.items()}
+    elif map is not None:
+        mapping_file = os.fspath(map)
+    if bisect is True:
+        bisect = 4
+    request = {
+        "a": rq.side_dict(a, shared, own_a),
+        "b": rq.side_dict(b, shared, own_b),
+        "inputs": rq.inputs_dict(inputs, shapes, dims, ranges, seed),
+        "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
+        "selection": rq.selection_dict(tensors, op_types, regex),
+        "rename": rename,
+        "topk": rq._names(topk),
+        "max_memory": rq.parse_bytes(max_memory),
+        "mapping_file": mapping_file,
+        "graph_model": "" if model is None else os.fspath(model),
+        "noise_floor_file": "" if noise_floor is None else os.fspath(noise_floor),
+        "bisect_per_run": int(bisect or 0),
+        "isolate": str(isolate),
+        "repro_dir": "" if repro is None else os.fspath(repro),
+        "explain_optimizations": bool(explain_optimizations),
+    }
+    report = Report(_onnxprobe.compare(request))
+    if report.aborted:
+        err = error_class(report._native.abort_code)(report._native.abort_message.replace("\n", " "))
+        err.report = report
+        raise err
+    return report

@@ -1,0 +1,90 @@
+"""The comparison report: the library's complete result, seen through the versioned JSON
+document of ``onnxprobe compare --json`` (docs/report-json.md) and its HTML page."""
+import html as _html
+import json as _json
+import os
+
+
+class Report:
+    """What ``onnxprobe.compare`` returns.
+
+    ``to_dict()`` is the JSON document of ``onnxprobe compare --json FILE`` (the same writer
+    renders both); ``html(path)`` and ``json(path)`` write the reports the command line writes.
+    In a notebook the report shows as its HTML page.
+    """
+
+    def __init__(self, native):
+        self._native = native
+        self._json = None
+
+    def _text(self):
+        if self._json is None:
+            self._json = self._native.render_json()
+        return self._json
+
+    def to_dict(self):
+        """The JSON document as a new dict (schema "onnxprobe-compare")."""
+        return _json.loads(self._text())
+
+    @property
+    def passed(self):
+        """Every tensor within tolerance (and the comparison ran to the end)."""
+        return self._native.passed
+
+    @property
+    def aborted(self):
+        """A side failed mid-way; the rows compared before are kept."""
+        return self._native.aborted
+
+    @property
+    def verdict(self):
+        """"PASS", "FAIL" or "ERROR"."""
+        return self.to_dict()["verdict"]
+
+    @property
+    def culprits(self):
+        """Isolation's culprits (dicts as in the JSON document's localization.culprits)."""
+        return self.to_dict()["localization"]["culprits"]
+
+    @property
+    def frontier(self):
+        """Names of the tensors where error is introduced."""
+        return self.to_dict()["summary"]["frontier"]
+
+    @property
+    def first_divergence(self):
+        """Name of the first failing tensor in topological order, or None."""
+        return self.to_dict()["summary"]["first_divergence"]
+
+    @property
+    def repro(self):
+        """The repro bundle written (a folder), or None."""
+        return self.to_dict()["localization"]["repro_dir"]
+
+    def json(self, path=None):
+        """The JSON document as text, or written to `path` (atomically) when given."""
+        if path is None:
+            return self._text()
+        self._native.write_json(os.fspath(path))
+        return os.fspath(path)
+
+    def html(self, path=None):
+        """The self-contained HTML page as text, or written to `path` (atomically) when given."""
+        if path is None:
+            return self._native.render_html()
+        self._native.write_html(os.fspath(path))
+        return os.fspath(path)
+
+    def _repr_html_(self):
+        # the page in an iframe: its styles and scripts stay out of the notebook's own
+        page = _html.escape(self._native.render_html(), quote=True)
+        return (f'<iframe srcdoc="{page}" style="width:100%;height:720px;border:1px solid #ccc" '
+                'sandbox="allow-scripts"></iframe>')
+
+    def __repr__(self):
+        d = self.to_dict()
+        s = d["summary"]
+        text = f"<onnxprobe.Report {d['verdict']}: {s['failed']} of {s['compared']} tensors fail"
+        if s.get("first_divergence"):
+            text += f", first divergence {s['first_divergence']!r}"
+        return text + ">"

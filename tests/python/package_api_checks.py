@@ -1,0 +1,408 @@
+"""The installed Python package (`import onnxprobe`) against the command line (ONNXPROBE_BIN) and
+against independent references (numpy, hashlib, the faults the tests inject). Run by
+test_python_package.py with the interpreter of a fresh virtual environment; not collected on its
+own (the package is not importable from the source tree)."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import models
+import onnxprobe
+from conftest import run
+from onnxprobe import _runtime
+
+SRC = os.environ["ONNXPROBE_SRC"]
+BAD = os.path.join(SRC, "tests", "data", "bad")
+CASES = json.load(open(os.path.join(BAD, "cases.json")))
+DEPS = os.environ.get("ONNXPROBE_DEPS_DIR") or os.path.join(SRC, ".deps")
+
+
+@pytest.fixture(scope="module")
+def cli():
+    return os.environ["ONNXPROBE_BIN"]
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """Y = Sigmoid(Relu(X + W) @ B), X: float32[batch, 3]."""
+    p = tmp_path_factory.mktemp("chain") / "chain.onnx"
+    models.chain_model(p)
+    return str(p)
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory, chain):
+    """The chain with one element of W (the Add's constant) changed: the error is born at `add`."""
+    m = onnx.load(chain)
+    t = next(i for i in m.graph.initializer if i.name == "W")
+    w = numpy_helper.to_array(t).copy()
+    w[1] += np.float32(0.25)
+    t.CopyFrom(numpy_helper.from_array(w, "W"))
+    p = tmp_path_factory.mktemp("faulty") / "faulty.onnx"
+    onnx.save(m, str(p))
+    return str(p)
+
+
+def cli_ok(cmd, codes=(0,)):
+    r = run(cmd)
+    assert r.returncode in codes, (r.returncode, r.stderr[-3000:])
+    return r
+
+
+def load_dump(folder):
+    m = json.loads(open(os.path.join(folder, "manifest.json")).read())
+    load = lambda t: np.load(os.path.join(folder, t["file"]))  # noqa: E731
+    return ({t["name"]: load(t) for t in m["tensors"] if t["kind"] != "input"},
+            {t["name"]: load(t) for t in m["tensors"] if t["kind"] == "input"})
+
+
+def bitwise_equal(x, y):
+    return x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def without_timing(d):
+    if isinstance(d, dict):
+        return {k: without_timing(v) for k, v in d.items() if k != "seconds"}
+    if isinstance(d, list):
+        return [without_timing(v) for v in d]
+    return d
+
+
+def test_the_package_is_the_installed_one():
+    assert not onnxprobe.__file__.startswith(SRC), onnxprobe.__file__
+    assert os.path.exists(onnxprobe.ort_library())
+
+
+# ---- inspect ---------------------------------------------------------------------------------
+
+def test_inspect_is_the_cli_document(cli, chain):
+    mine = onnxprobe.inspect(chain, tensors=True)
+    theirs = json.loads(cli_ok([cli, "inspect", chain, "--json", "--tensors"]).stdout)
+    assert mine == theirs
+    # and what the model was built with
+    assert mine["sha256"] == hashlib.sha256(open(chain, "rb").read()).hexdigest()
+    assert mine["md5"] == hashlib.md5(open(chain, "rb").read()).hexdigest()
+    assert mine["op_counts"] == {"Add": 1, "Relu": 1, "MatMul": 1, "Sigmoid": 1}
+    assert mine["inputs"] == [{"name": "X", "dtype": "float32", "shape": ["batch", 3]}]
+    assert "tensors" not in onnxprobe.inspect(chain)
+
+
+# ---- run -----------------------------------------------------------------------------------
+
+def test_run_is_bitwise_the_cli_dump(cli, chain, tmp_path):
+    mine = onnxprobe.run(chain, dims={"batch": 2}, seed=7)
+    cli_ok([cli, "run", chain, "--dim", "batch=2", "--seed", "7", "-o", tmp_path / "d", "-q"])
+    tensors, inputs = load_dump(tmp_path / "d")
+    assert list(mine) == list(tensors) == ["added", "relu_out", "mm", "Y"]  # topological order
+    for name in tensors:
+        assert bitwise_equal(mine[name], tensors[name]), name
+    assert list(mine.inputs) == ["X"] and bitwise_equal(mine.inputs["X"], inputs["X"])
+    for name, ref in models.chain_reference(mine.inputs["X"]).items():  # numpy's own evaluation
+        np.testing.assert_allclose(mine[name], ref, rtol=1e-5, atol=1e-6)
+    # zero copy: the arrays view the captured buffers
+    assert not mine["Y"].flags.owndata and mine["Y"].base is not None
+    assert mine.skipped == []
+
+
+def test_run_with_arrays_is_the_cli_run_with_files(cli, chain, tmp_path):
+    x = np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32)
+    np.save(tmp_path / "X.npy", x)
+    mine = onnxprobe.run(chain, inputs={"X": x}, tensors=["relu_out", "Y"])
+    cli_ok([cli, "run", chain, "--input", f"X={tmp_path / 'X.npy'}", "--tensors", "relu_out,Y", "-o", tmp_path / "d",
+            "-q"])
+    tensors, _ = load_dump(tmp_path / "d")
+    assert list(mine) == list(tensors) == ["relu_out", "Y"]
+    for name in tensors:
+        assert bitwise_equal(mine[name], tensors[name]), name
+    assert np.shares_memory(mine.inputs["X"], x)  # the given array itself fed the run
+    # a strided view is copied into one block first; the values are what numpy computes
+    wide = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    out = onnxprobe.run(chain, inputs={"X": wide[:, ::2]}, op_types=["Relu", "Sigmoid"])
+    assert list(out) == ["relu_out", "Y"]
+    ref = models.chain_reference(wide[:, ::2])
+    np.testing.assert_allclose(out["Y"], ref["Y"], rtol=1e-5, atol=1e-6)
+    # a file path in the dict binds like NAME=FILE
+    by_file = onnxprobe.run(chain, inputs={"X": tmp_path / "X.npy"}, regex="^Y$")
+    assert list(by_file) == ["Y"] and bitwise_equal(by_file["Y"], mine["Y"])
+
+
+# ---- compare ---------------------------------------------------------------------------------
+
+def compare_both(cli, tmp_path, sides, kwargs, flags, codes=(0, 1)):
+    """The Python report and the CLI's JSON for the same arguments, timing fields removed."""
+    report = onnxprobe.compare(*sides, **kwargs)
+    cli_ok([cli, "compare", *sides, *flags, "--json", tmp_path / "cli.json", "-q"], codes)
+    theirs = json.loads((tmp_path / "cli.json").read_text())
+    return report, without_timing(report.to_dict()), without_timing(theirs)
+
+
+def test_compare_is_the_cli_json_optimizations(cli, chain, tmp_path):
+    report, mine, theirs = compare_both(cli, tmp_path, [chain], {"b_opt_level": "all", "dims": {"batch": 2}},
+                                        ["--b-opt-level", "all", "--dim", "batch=2"], codes=(0,))
+    assert mine == theirs
+    assert report.passed and mine["verdict"] == "PASS" and mine["side_b"]["optimization"] == "all"
+    assert mine["summary"]["compared"] == 4
+
+
+def test_compare_is_the_cli_json_two_runtimes_p99(cli, chain, tmp_path):
+    report, mine, theirs = compare_both(
+        cli, tmp_path, [chain], {"b_ort_version": "1.20.1", "dims": {"batch": 3}, "judge": "p99", "atol": 1e-4,
+                                 "seed": 5},
+        ["--b-ort-version", "1.20.1", "--dim", "batch=3", "--judge", "p99", "--atol", "1e-4", "--seed", "5"])
+    assert mine == theirs
+    assert mine["side_b"]["runtime_version"] == "1.20.1" and mine["tolerance"]["judge"] == "p99"
+
+
+def test_compare_is_the_cli_json_on_a_fault_and_names_it(cli, chain, faulty, tmp_path):
+    report, mine, theirs = compare_both(cli, tmp_path, [chain, faulty],
+                                        {"dims": {"batch": 2}, "repro": tmp_path / "py_repro"},
+                                        ["--dim", "batch=2", "--repro", tmp_path / "cli_repro"], codes=(1,))
+    assert mine["localization"].pop("repro_dir") == str(tmp_path / "py_repro")
+    assert theirs["localization"].pop("repro_dir") == str(tmp_path / "cli_repro")
+    assert mine == theirs
+    # the injected fault: W feeds `add`
+    assert not report.passed and report.verdict == "FAIL"
+    assert report.first_divergence == "added" and report.frontier == ["added"]
+    assert report.culprits[0]["node"] == "add" and report.culprits[0]["introduced"]
+    assert report.repro == str(tmp_path / "py_repro")
+    assert sorted(os.listdir(tmp_path / "py_repro")) == sorted(os.listdir(tmp_path / "cli_repro"))
+    assert "FAIL" in repr(report)
+    # the report's files: the JSON document and the HTML page embedding it
+    assert json.load(open(report.json(tmp_path / "r.json"))) == report.to_dict()
+    page = open(report.html(tmp_path / "r.html")).read()
+    assert page == report.html() and "onnxprobe-compare" in page
+    assert report._repr_html_().startswith("<iframe srcdoc=") and "&lt;" in report._repr_html_()
+
+
+def test_compare_is_the_cli_json_with_bisection_and_arrays(cli, chain, faulty, tmp_path):
+    x = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    report, mine, theirs = compare_both(cli, tmp_path, [chain, faulty],
+                                        {"inputs": {"X": x}, "bisect": True, "isolate": "failing", "tol": {"^Y$": (1e-2, 1e-2)}},
+                                        ["--input", f"X={tmp_path / 'x.npy'}", "--bisect", "--isolate", "failing",
+                                         "--tol", "^Y$=1e-2,1e-2"], codes=(1,))
+    assert mine == theirs
+    assert mine["input_origin"] == "files" and mine["summary"]["bisected"]
+    assert mine["inputs"][0]["shape"] == [5, 3]
+
+
+def test_compare_with_a_dump_side_is_the_cli_json(cli, chain, faulty, tmp_path):
+    cli_ok([cli, "run", chain, "--dim", "batch=2", "-o", tmp_path / "ref.dump", "-q"])
+    dump = str(tmp_path / "ref.dump")
+    report, mine, theirs = compare_both(cli, tmp_path, [dump, faulty], {}, [], codes=(1,))
+    assert mine == theirs
+    assert mine["side_a"]["kind"] == "dump" and mine["input_origin"] == "recorded"
+    assert report.culprits[0]["node"] == "add"
+
+
+# ---- errors ----------------------------------------------------------------------------------
+
+def python_call(c, chain):
+    """The Python call for one bad-input case's command line."""
+    args = [a.replace("{file}", os.path.join(BAD, c["file"])).replace("{chain}", chain) for a in c["cmd"]]
+    if args[0] == "inspect":
+        return lambda: onnxprobe.inspect(args[1])
+    kw, i = {}, 2
+    while i < len(args):
+        flag, value = args[i], args[i + 1]
+        if flag == "--dim":
+            k, v = value.split("=")
+            kw.setdefault("dims", {})[k] = int(v)
+        elif flag == "--input":
+            name, eq, path = value.partition("=")
+            kw["inputs"] = {name: path} if eq else value
+        i += 2
+    return lambda: onnxprobe.run(args[1], **kw)
+
+
+SAMPLED = [c for i, c in enumerate(CASES) if i % 3 == 0 or c["code"] == 3]
+
+
+@pytest.fixture(scope="module")
+def fixed_chain(tmp_path_factory):
+    p = tmp_path_factory.mktemp("fixed") / "chain.onnx"
+    models.chain_model(p, symbolic=False)
+    return str(p)
+
+
+@pytest.mark.parametrize("c", SAMPLED, ids=[c["file"] for c in SAMPLED])
+def test_bad_input_raises_the_cli_message(cli, fixed_chain, tmp_path, c):
+    with pytest.raises(onnxprobe.Error) as e:
+        python_call(c, fixed_chain)()
+    cmd = [a.replace("{file}", os.path.join(BAD, c["file"])).replace("{chain}", fixed_chain)
+           .replace("{out}", str(tmp_path / "out")) for a in c["cmd"]]
+    r = run([cli] + cmd)
+    assert r.returncode == c["code"] == e.value.exit_code, (r.returncode, type(e.value), r.stderr)
+    line = r.stderr.strip().splitlines()[-1]
+    message = str(e.value)
+    assert "\n" not in message and line.startswith("onnxprobe: error: ") and line.endswith(message), (line, message)
+    for n in c["needles"]:
+        assert n in message
+    assert isinstance(e.value, onnxprobe.BackendError if c["code"] == 3 else onnxprobe.Error)
+
+
+def test_sampled_cases_cover_both_exit_codes():
+    assert {c["code"] for c in SAMPLED} == {2, 3} and len(SAMPLED) >= 15
+
+
+def test_array_input_errors_are_the_library_messages(cli, fixed_chain):
+    with pytest.raises(onnxprobe.InvalidArgument) as e:
+        onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 3), np.float64)})
+    r = run([cli, "run", fixed_chain, "--input", f"X={os.path.join(BAD, 'X_wrong_dtype.npy')}", "-o", "/nonexistent/o"])
+    assert r.stderr.strip().endswith(str(e.value)) and isinstance(e.value, ValueError)
+    with pytest.raises(onnxprobe.InvalidArgument, match=r"input 'X': expected shape float32\[2, 3\], got \[2, 5\]"):
+        onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 5), np.float32)})
+    with pytest.raises(onnxprobe.InvalidArgument, match="numpy dtype complex64 is not supported"):
+        onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 3), np.complex64)})
+    with pytest.raises(onnxprobe.InvalidArgument, match="'Z' is not an input"):
+        onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 3), np.float32), "Z": np.zeros(1, np.float32)})
+    with pytest.raises(onnxprobe.NotFound):
+        onnxprobe.inspect("/nonexistent/model.onnx")
+
+
+def test_argument_errors(chain, tmp_path):
+    with pytest.raises(onnxprobe.InvalidArgument, match="tell the sides apart"):
+        onnxprobe.compare(chain)
+    with pytest.raises(onnxprobe.InvalidArgument, match="'fast'"):
+        onnxprobe.compare(chain, b_opt_level="fast", dims={"batch": 1})
+    with pytest.raises(onnxprobe.InvalidArgument, match="median"):
+        onnxprobe.compare(chain, b_opt_level="all", judge="median", dims={"batch": 1})
+    with pytest.raises(onnxprobe.InvalidArgument, match="isolate 'some'"):
+        onnxprobe.compare(chain, b_opt_level="all", isolate="some", dims={"batch": 1})
+    with pytest.raises(onnxprobe.InvalidArgument, match="tolerances must be >= 0"):
+        onnxprobe.compare(chain, b_opt_level="all", atol=-1, dims={"batch": 1})
+    with pytest.raises(onnxprobe.InvalidArgument, match="symbolic dimension 'batch'"):
+        onnxprobe.run(chain)
+    with pytest.raises(onnxprobe.InvalidArgument, match="not both"):
+        onnxprobe.run(chain, ort_lib="/x.so", ort_version="1.20.1", dims={"batch": 1})
+    with pytest.raises(onnxprobe.NotFound, match="ONNX Runtime 0.0.1 is not installed"):
+        onnxprobe.run(chain, ort_version="0.0.1", dims={"batch": 1})
+    assert onnxprobe.run(chain, dims={"batch": 1}, tensors=["Y"])["Y"].shape == (1, 4)  # the model is fine
+    dump = tmp_path / "d.npz"  # a dump side takes no session settings
+    cli_ok([os.environ["ONNXPROBE_BIN"], "run", chain, "--dim", "batch=1", "-o", dump, "-q"])
+    with pytest.raises(onnxprobe.InvalidArgument, match="is a dump"):
+        onnxprobe.compare(str(dump), chain, a_opt_level="all")
+
+
+def test_a_provider_that_is_missing_is_a_backend_error(chain):
+    with pytest.raises(onnxprobe.BackendError) as e:
+        onnxprobe.run(chain, provider="NoSuchProvider", dims={"batch": 1})
+    assert isinstance(e.value, RuntimeError) and e.value.exit_code == 3
+
+
+# ---- the GIL and the runtime library -----------------------------------------------------------
+
+def deep_model(path, n=24, size=384):
+    rng = np.random.default_rng(0)
+    nodes, inits, prev = [], [], "X"
+    for i in range(n):
+        w = (rng.standard_normal((size, size)) / np.sqrt(size)).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, f"W{i}"))
+        nodes.append(helper.make_node("MatMul", [prev, f"W{i}"], [f"m{i}"], name=f"mm{i}"))
+        nodes.append(helper.make_node("Tanh", [f"m{i}"], [f"t{i}"], name=f"tanh{i}"))
+        prev = f"t{i}"
+    g = helper.make_graph(nodes, "deep", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [size, size])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [size, size])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+def test_the_gil_is_released_while_comparing(tmp_path):
+    deep_model(tmp_path / "deep.onnx")
+    span = {}
+
+    def work():
+        span["start"] = time.perf_counter()
+        span["report"] = onnxprobe.compare(str(tmp_path / "deep.onnx"), b_opt_level="all", isolate="none")
+        span["end"] = time.perf_counter()
+
+    t = threading.Thread(target=work)
+    ticks = []
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+    t.join()
+    start, end = span["start"], span["end"]
+    middle = [x for x in ticks if start + 0.2 * (end - start) < x < end - 0.2 * (end - start)]
+    # with the GIL held for the whole call this thread could not run at all in the middle of it
+    assert len(middle) > 1000, (len(middle), end - start)
+    assert span["report"].to_dict()["summary"]["compared"] == 48
+
+
+def test_runtime_library_order(tmp_path, monkeypatch):
+    existing = onnxprobe._onnxprobe.default_ort_library()
+    assert os.path.exists(existing)
+    pypi = lambda: "/site/onnxruntime/capi/libonnxruntime.so.1.23.2"  # noqa: E731
+    assert _runtime.resolve({"ONNXPROBE_ORT_LIBRARY": "/x.so"}, "/nonexistent", pypi) == ""  # 1: the core reads it
+    assert _runtime.resolve({}, existing, pypi) == ""  # 2: the build's library
+    assert _runtime.resolve({}, "/nonexistent", pypi) == pypi()  # 3: the onnxruntime package
+    assert _runtime.resolve({}, "/nonexistent", lambda: None) == ""
+    # the onnxruntime package is found without importing it, newest library first
+    capi = tmp_path / "onnxruntime" / "capi"
+    capi.mkdir(parents=True)
+    (tmp_path / "onnxruntime" / "__init__.py").write_text("raise ImportError('must not be imported')\n")
+    for v in ("1.9.0", "1.20.1"):
+        (capi / f"libonnxruntime.so.{v}").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _runtime.pypi_onnxruntime_library() == str(capi / "libonnxruntime.so.1.20.1")
+
+
+def test_the_environment_variable_selects_the_runtime(chain, tmp_path):
+    lib = os.path.join(DEPS, "ort", "1.20.1", "lib", "libonnxruntime.so.1.20.1")
+    code = ("import onnxprobe; r = onnxprobe.compare(%r, b_opt_level='all', dims={'batch': 1}); "
+            "print(r.to_dict()['side_a']['runtime_version'])" % chain)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                       env=dict(os.environ, ONNXPROBE_ORT_LIBRARY=lib), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "1.20.1"
+
+
+# ---- PyTorch ---------------------------------------------------------------------------------
+
+def perturb(path, out, node_name, scale=1.05):
+    m = onnx.load(str(path))
+    n = next(n for n in m.graph.node if n.name == node_name)
+    t = next(i for i in m.graph.initializer if i.name == n.input[1])
+    w = numpy_helper.to_array(t).copy()
+    w[1] *= np.float32(scale)
+    t.CopyFrom(numpy_helper.from_array(w, t.name))
+    onnx.save(m, str(out))
+
+
+def test_torch_export_capture_compare_round_trip(cli, tmp_path):
+    torch = pytest.importorskip("torch")
+    import onnxprobe.torch as opt
+    import onnxprobe_torch
+    import torch_models
+    assert opt.export is onnxprobe_torch.export and opt.capture is onnxprobe_torch.capture
+    model = torch_models.net()
+    x = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(1))
+    path, cap = str(tmp_path / "m.onnx"), str(tmp_path / "m.cap")
+    opt.export(model, x, path, ["input"], ["output"])
+    opt.capture(model, x, cap, ["input"])
+    good, mine, theirs = compare_both(cli, tmp_path, [cap, path], {}, [], codes=(0,))
+    assert good.passed and mine == theirs and mine["side_a"]["kind"] == "torch-capture"
+    perturb(path, tmp_path / "bad.onnx", "/layer1/layer1.1/conv2/Conv")
+    bad = onnxprobe.compare(cap, str(tmp_path / "bad.onnx"))
+    assert not bad.passed and bad.culprits[0]["node"] == "/layer1/layer1.1/conv2/Conv"
+
+
+def test_torch_verify_round_trip(tmp_path):
+    torch = pytest.importorskip("torch")
+    import onnxprobe.torch as opt
+    if not hasattr(opt, "verify"):
+        pytest.skip("onnxprobe_torch has no verify() yet (it exports export and capture)")
+    import torch_models
+    result = opt.verify(torch_models.net(), torch.randn(2, 3, 16, 16))
+    passed = result.passed if hasattr(result, "passed") else result["verdict"] == "PASS"
+    assert passed
