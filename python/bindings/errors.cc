@@ -35,6 +35,7 @@ void RegisterErrorTranslator() {
       for (char& c : m) {
         if (c == '\n' || c == '\r') c = ' ';
       }
+      while (!m.empty() && m.back() == ' ') m.pop_back();
       py::object cls = py::module_::import("onnxprobe._errors")
                            .attr("error_class")(ErrorCodeKey(e.status().code()));
       PyErr_SetObject(cls.ptr(), py::str(m).ptr());

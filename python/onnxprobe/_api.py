@@ -107,7 +107,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     }
     report = Report(_onnxprobe.compare(request))
     if report.aborted:
-        err = error_class(report._native.abort_code)(report._native.abort_message.replace("\n", " "))
+        err = error_class(report._native.abort_code)(report._native.abort_message.replace("\n", " ").rstrip())
         err.report = report
         raise err
     return report

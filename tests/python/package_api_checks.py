@@ -293,10 +293,12 @@ def test_argument_errors(chain, tmp_path):
         onnxprobe.compare(str(dump), chain, a_opt_level="all")
 
 
-def test_a_provider_that_is_missing_is_a_backend_error(chain):
-    with pytest.raises(onnxprobe.BackendError) as e:
+def test_an_unavailable_provider_is_the_cli_error(cli, chain, tmp_path):
+    with pytest.raises(onnxprobe.Error) as e:
         onnxprobe.run(chain, provider="NoSuchProvider", dims={"batch": 1})
-    assert isinstance(e.value, RuntimeError) and e.value.exit_code == 3
+    r = run([cli, "run", chain, "--provider", "NoSuchProvider", "--dim", "batch=1", "-o", tmp_path / "o"])
+    assert r.returncode == e.value.exit_code and r.stderr.strip().endswith(str(e.value))
+    assert "'NoSuchProvider'" in str(e.value) and "CPUExecutionProvider" in str(e.value)
 
 
 # ---- the GIL and the runtime library -----------------------------------------------------------
