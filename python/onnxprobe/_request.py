@@ -64,7 +64,7 @@ def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0):
         "shapes": {str(k): [int(d) for d in v] for k, v in (shapes or {}).items()},
         "dims": {str(k): int(v) for k, v in (dims or {}).items()},
         "ranges": {str(k): (float(v[0]), float(v[1])) for k, v in (ranges or {}).items()},
-        "seed": int(seed),
+        "seed": int(seed) % (1 << 64),  # as the command line reads --seed
     }
 
 
