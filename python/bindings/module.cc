@@ -26,7 +26,7 @@ class CollectSink : public CaptureSink {
 
 std::string InspectJsonOf(const std::string& path, bool with_tensors) {
   py::gil_scoped_release release;
-  Model model = Unwrap(Model::Load(path));
+  Model model = Unwrap(Model::Load(path, LoadMode::kGraphOnly));  // as `inspect`: streams
   return Unwrap(InspectJson(model, with_tensors));
 }
 

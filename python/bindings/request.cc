@@ -116,6 +116,7 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   OP_ASSIGN_OR_RETURN(r.a, SideFromDict(SubDict(d, "a")));
   OP_ASSIGN_OR_RETURN(r.b, SideFromDict(SubDict(d, "b")));
   OP_ASSIGN_OR_RETURN(r.inputs, InputsFromDict(SubDict(d, "inputs")));
+  Get(d, "inputs_given", &r.inputs_given);
   OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
   OP_ASSIGN_OR_RETURN(r.job.selection, SelectionFromDict(SubDict(d, "selection")));
   Get(d, "rename", &r.job.rename);

@@ -92,6 +92,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "a": rq.side_dict(a, shared, own_a),
         "b": rq.side_dict(b, shared, own_b),
         "inputs": rq.inputs_dict(inputs, shapes, dims, ranges, seed),
+        "inputs_given": any(v is not None for v in (inputs, shapes, dims, ranges)),
         "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
         "selection": rq.selection_dict(tensors, op_types, regex),
         "rename": rename,

@@ -7,7 +7,7 @@ Dict keys, as python/bindings/request.cc reads them:
   inputs    files, tensors (name -> array), shapes, dims, ranges, seed
   selection names, op_types, regex
   side      path, session, session_given, ort_library
-  compare   a, b, inputs, policy (atol, rtol, scale_atol, rules, judge, rel_eps), selection,
+  compare   a, b, inputs, inputs_given, policy (atol, rtol, scale_atol, rules, judge, rel_eps), selection,
             rename, topk, max_memory, mapping_file, graph_model, noise_floor_file,
             bisect_per_run, isolate, repro_dir, explain_optimizations
 """
@@ -94,14 +94,16 @@ def ort_library(ort_lib=None, ort_version=None):
 
 
 def side_dict(path, shared, own):
-    """One side: the shared session settings with this side's own on top (None = not given)."""
+    """One side: the shared session settings with this side's own on top (None = not given).
+    session_given, as on the command line: the side's own settings only (a dump side refuses
+    them)."""
     merged = dict(shared)
     merged.update({k: v for k, v in own.items() if v is not None})
     given = {k: v for k, v in merged.items() if v is not None}
     return {
         "path": _path(path),
         "session": session_dict(**{k: v for k, v in given.items() if k not in ("ort_lib", "ort_version")}),
-        "session_given": bool(given),
+        "session_given": any(v is not None for v in own.values()),
         "ort_library": ort_library(given.get("ort_lib"), given.get("ort_version")),
     }
 
