@@ -254,7 +254,7 @@ Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const Input
     ++pb_index;
   }
   for (const auto& nt : o.tensors) {
-    Status st = Add(nt.name, nt.tensor, "an in-memory tensor", false, &given);
+    Status st = Add(nt.name, nt.tensor, "an array given in memory", false, &given);
     if (!st.ok()) return fail(InputField::kFiles, st);
   }
   // a bare .npy whose stem names no input: the only input, or ask for NAME=FILE

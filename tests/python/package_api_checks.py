@@ -263,8 +263,13 @@ def test_array_input_errors_are_the_library_messages(cli, fixed_chain):
         onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 5), np.float32)})
     with pytest.raises(onnxprobe.InvalidArgument, match="numpy dtype complex64 is not supported"):
         onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 3), np.complex64)})
-    with pytest.raises(onnxprobe.InvalidArgument, match="'Z' is not an input"):
+    with pytest.raises(onnxprobe.InvalidArgument, match=r"input 'Z' \(from an array given in memory\) is not an input"):
         onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 3), np.float32), "Z": np.zeros(1, np.float32)})
+    npz = os.path.join(os.path.dirname(fixed_chain), "xs.npz")
+    np.savez(npz, X=np.zeros((2, 3), np.float32))
+    with pytest.raises(onnxprobe.InvalidArgument,
+                       match=r"input 'X' is given twice \(by .*xs.npz and by an array given in memory\)"):
+        onnxprobe.run(fixed_chain, inputs={"X": np.ones((2, 3), np.float32), "all": npz})
     with pytest.raises(onnxprobe.NotFound):
         onnxprobe.inspect("/nonexistent/model.onnx")
 
