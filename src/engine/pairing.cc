@@ -75,7 +75,11 @@ Status CheckMapping(const std::map<std::string, std::string>& rename, Side& a, S
   for (const auto& t : b.tensors()) in_b.insert(t.name);
   in_b.insert(b.hidden().begin(), b.hidden().end());  // fused away: known, just not captured
   for (const auto& [na, nb] : rename) {
-    bool has_a = in_a.count(na) > 0, has_b = in_b.count(nb) > 0;
+    // a name the side's graph knows (a graph input, say) exists even when it is not captured
+    auto known = [](const Side& s, const std::string& n) {
+      return s.model() != nullptr && s.model()->index().Find(n) != nullptr;
+    };
+    bool has_a = in_a.count(na) > 0 || known(a, na), has_b = in_b.count(nb) > 0 || known(b, nb);
     if (has_a && has_b) continue;
     std::string missing =
         !has_a && !has_b ? "side A has no tensor '" + na + "' and side B has no tensor '" + nb + "'"

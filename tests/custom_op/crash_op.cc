@@ -70,6 +70,33 @@ void ORT_API_CALL Compute(void*, OrtKernelContext* ctx) {
   if (count > 0) std::memcpy(y, x, count * sizeof(float));
 }
 
+// JitterOp: identity, except that every other run adds 1e-3 to the first element, a kernel
+// whose result differs run to run (for the determinism tests).
+int g_jitter_runs = 0;
+const char* ORT_API_CALL GetJitterName(const OrtCustomOp*) { return "JitterOp"; }
+void ORT_API_CALL JitterCompute(void*, OrtKernelContext* ctx) {
+  const OrtValue* in = nullptr;
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  if (!Ok(g_api->KernelContext_GetInput(ctx, 0, &in)) ||
+      !Ok(g_api->GetTensorTypeAndShape(in, &info)))
+    return;
+  size_t rank = 0, count = 0;
+  int64_t dims[16] = {};
+  bool shaped = Ok(g_api->GetDimensionsCount(info, &rank)) && rank <= 16 &&
+                Ok(g_api->GetDimensions(info, dims, rank)) &&
+                Ok(g_api->GetTensorShapeElementCount(info, &count));
+  g_api->ReleaseTensorTypeAndShapeInfo(info);
+  void* x_data = nullptr;
+  OrtValue* out = nullptr;
+  void* y = nullptr;
+  if (!shaped || !Ok(g_api->GetTensorMutableData(const_cast<OrtValue*>(in), &x_data)) ||
+      !Ok(g_api->KernelContext_GetOutput(ctx, 0, dims, rank, &out)) ||
+      !Ok(g_api->GetTensorMutableData(out, &y)))
+    return;
+  if (count > 0) std::memcpy(y, x_data, count * sizeof(float));
+  if (count > 0 && (g_jitter_runs++ % 2) == 1) static_cast<float*>(y)[0] += 1e-3f;
+}
+
 void ORT_API_CALL Destroy(void* k) { delete static_cast<Kernel*>(k); }
 
 OrtCustomOp MakeOp() {
@@ -96,6 +123,13 @@ OrtCustomOp MakeOp() {
 }
 
 OrtCustomOp g_op = MakeOp();
+OrtCustomOp MakeJitterOp() {
+  OrtCustomOp op = MakeOp();
+  op.GetName = GetJitterName;
+  op.KernelCompute = JitterCompute;
+  return op;
+}
+OrtCustomOp g_jitter_op = MakeJitterOp();
 OrtCustomOpDomain* g_domain = nullptr;
 
 }  // namespace
@@ -108,6 +142,7 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) {
   if (g_domain == nullptr) {
     st = g_api->CreateCustomOpDomain("onnxprobe.test", &g_domain);
     if (st == nullptr) st = g_api->CustomOpDomain_Add(g_domain, &g_op);
+    if (st == nullptr) st = g_api->CustomOpDomain_Add(g_domain, &g_jitter_op);
   }
   if (st == nullptr) st = g_api->AddCustomOpDomain(options, g_domain);
   return st;

@@ -224,3 +224,28 @@ def test_explain_optimizations_names_the_fusion_that_changes_the_outputs(onnxpro
     assert "transformers that change the outputs: ConvBNFusion" in r.stdout
     r = run([onnxprobe, "compare", out / "cnn.onnx", out / cs[0]["faulty"], "--explain-optimizations"])
     assert r.returncode == 2 and "optimization" in r.stderr
+
+
+def test_determinism_names_the_first_nondeterministic_node(onnxprobe, tmp_path):
+    # the test-only JitterOp (tests/custom_op/crash_op.cc) adds 1e-3 to its first element on every
+    # other run: everything before it is reproducible, it and what reads it are not
+    from onnx import TensorProto, helper
+    lib = os.environ.get("ONNXPROBE_CRASH_OP_LIB", "")
+    one = numpy_helper.from_array(np.array([1.0], np.float32), "one")
+    nodes = [helper.make_node("Add", ["x", "one"], ["a"], name="add"),
+             helper.make_node("JitterOp", ["a"], ["j"], name="jitter", domain="onnxprobe.test"),
+             helper.make_node("Relu", ["j"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "jitter", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])], [one])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("onnxprobe.test", 1)])
+    onnx.save(m, str(tmp_path / "jitter.onnx"))
+    r = run([onnxprobe, "determinism", tmp_path / "jitter.onnx", "--custom-op-lib", lib, "--range", "0,1",
+             "--runs", "4", "--json", tmp_path / "d.json", "--save-noise-floor", tmp_path / "floor.json"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "d.json").read_text())
+    assert not rep["outputs_reproducible"] and rep["first_nondeterministic"] == "j"
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert rows["a"]["run_max_abs"] == 0 and rows["j"]["run_max_abs"] == pytest.approx(1e-3, rel=1e-3)
+    assert "first nondeterministic tensor: j (JitterOp node jitter)" in r.stdout
+    floor = json.loads((tmp_path / "floor.json").read_text())["tensors"]
+    assert set(floor) == {"j", "y"} and floor["j"] == pytest.approx(1e-3, rel=1e-3)
