@@ -85,6 +85,7 @@ Expected<SessionOptions> SessionFromDict(const py::dict& d) {
   Get(d, "inter_threads", &s.inter_op_threads);
   bool parallel = false;
   if (Get(d, "parallel", &parallel)) s.sequential = !parallel;
+  Get(d, "custom_op_libraries", &s.custom_op_libraries);
   return s;
 }
 
@@ -117,6 +118,7 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   OP_ASSIGN_OR_RETURN(r.b, SideFromDict(SubDict(d, "b")));
   OP_ASSIGN_OR_RETURN(r.inputs, InputsFromDict(SubDict(d, "inputs")));
   Get(d, "inputs_given", &r.inputs_given);
+  Get(d, "isolate_runtime", &r.isolate_runtime);
   OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
   OP_ASSIGN_OR_RETURN(r.job.selection, SelectionFromDict(SubDict(d, "selection")));
   Get(d, "rename", &r.job.rename);

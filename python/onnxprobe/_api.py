@@ -29,7 +29,7 @@ class RunResult(dict):
 
 def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="disabled", provider="CPU",
         dims=None, seed=0, *, shapes=None, ranges=None, provider_options=None, intra_threads=None,
-        inter_threads=None, parallel=False, ort_lib=None, ort_version=None, max_memory=None):
+        inter_threads=None, parallel=False, ort_lib=None, ort_version=None, custom_op_lib=None, max_memory=None):
     """Runs `model` and returns its intermediate tensors (``onnxprobe run``): every capturable
     tensor, or those named in `tensors`, produced by `op_types`, or matching `regex`.
 
@@ -37,24 +37,25 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
     dict name -> numpy array or file. Raises onnxprobe.Error subclasses on bad input
     (InvalidArgument, NotFound, Corrupt, ...) and BackendError when the runtime fails.
     """
-    session = rq.session_dict(provider, provider_options, opt_level, intra_threads, inter_threads, parallel)
-    captured, used, skipped = _onnxprobe.run(
-        os.fspath(model), rq.selection_dict(tensors, op_types, regex), rq.inputs_dict(inputs, shapes, dims, ranges,
-                                                                                    seed),
-        session, rq.ort_library(ort_lib, ort_version), rq.parse_bytes(max_memory))
+    session = rq.session_dict(provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
+                              custom_op_lib)
+    selection = rq.selection_dict(tensors, op_types, regex)
+    given = rq.inputs_dict(inputs, shapes, dims, ranges, seed)
+    captured, used, skipped = _onnxprobe.run(os.fspath(model), selection, given, session,
+                                             rq.ort_library(ort_lib, ort_version), rq.parse_bytes(max_memory))
     return RunResult(captured, used, skipped)
 
 
 def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed=0,
             provider=None, provider_options=None, opt_level=None, intra_threads=None, inter_threads=None,
-            parallel=None, ort_lib=None, ort_version=None,
+            parallel=None, ort_lib=None, ort_version=None, custom_op_lib=None,
             a_provider=None, a_provider_options=None, a_opt_level=None, a_intra_threads=None, a_inter_threads=None,
-            a_parallel=None, a_ort_lib=None, a_ort_version=None,
+            a_parallel=None, a_ort_lib=None, a_ort_version=None, a_custom_op_lib=None,
             b_provider=None, b_provider_options=None, b_opt_level=None, b_intra_threads=None, b_inter_threads=None,
-            b_parallel=None, b_ort_lib=None, b_ort_version=None,
+            b_parallel=None, b_ort_lib=None, b_ort_version=None, b_custom_op_lib=None,
             atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None, op_tol=None, judge="elementwise", rel_eps=None,
             tensors=None, op_types=None, regex=None, map=None, topk=None, model=None,
-            explain_optimizations=False, noise_floor=None, max_memory=None,
+            explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
             isolate="frontier", repro=None, bisect=False):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
@@ -62,20 +63,22 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     defaults to A, told apart by the a_*/b_* settings. Session settings without a prefix apply
     to both sides. tol / op_tol: {regex or op type: (atol, rtol)} (op_tol wins over tol); map: a
     mapping file or a dict {name in A: name in B}; bisect: True (4 tensors per run) or the
-    tensors per run; isolate: "frontier", "failing", "all" or "none".
+    tensors per run; isolate: "frontier", "failing", "all" or "none"; isolate_runtime: live sides
+    run in child processes, so a crashing runtime raises BackendError instead of ending Python
+    (the library refuses it, raising Unsupported, once this process has loaded ONNX Runtime).
 
     A comparison that stops because a side failed mid-way raises the error with the partial
     report as its ``report`` attribute.
     """
     shared = dict(provider=provider, provider_options=provider_options, opt_level=opt_level,
                   intra_threads=intra_threads, inter_threads=inter_threads, parallel=parallel, ort_lib=ort_lib,
-                  ort_version=ort_version)
+                  ort_version=ort_version, custom_op_lib=custom_op_lib)
     own_a = dict(provider=a_provider, provider_options=a_provider_options, opt_level=a_opt_level,
                  intra_threads=a_intra_threads, inter_threads=a_inter_threads, parallel=a_parallel,
-                 ort_lib=a_ort_lib, ort_version=a_ort_version)
+                 ort_lib=a_ort_lib, ort_version=a_ort_version, custom_op_lib=a_custom_op_lib)
     own_b = dict(provider=b_provider, provider_options=b_provider_options, opt_level=b_opt_level,
                  intra_threads=b_intra_threads, inter_threads=b_inter_threads, parallel=b_parallel,
-                 ort_lib=b_ort_lib, ort_version=b_ort_version)
+                 ort_lib=b_ort_lib, ort_version=b_ort_version, custom_op_lib=b_custom_op_lib)
     if b is None:
         if all(v is None for v in list(own_a.values()) + list(own_b.values())):
             raise InvalidArgument("one side given and no a_/b_ setting to tell the sides apart "
@@ -93,10 +96,11 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "b": rq.side_dict(b, shared, own_b),
         "inputs": rq.inputs_dict(inputs, shapes, dims, ranges, seed),
         "inputs_given": any(v is not None for v in (inputs, shapes, dims, ranges)),
+        "isolate_runtime": bool(isolate_runtime),
         "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
         "selection": rq.selection_dict(tensors, op_types, regex),
         "rename": rename,
-        "topk": rq._names(topk),
+        "topk": rq.names(topk),
         "max_memory": rq.parse_bytes(max_memory),
         "mapping_file": mapping_file,
         "graph_model": "" if model is None else os.fspath(model),

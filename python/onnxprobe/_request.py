@@ -3,11 +3,12 @@ extension module converts into library requests. Only argument shaping happens h
 check on models, inputs and tensors is the library's.
 
 Dict keys, as python/bindings/request.cc reads them:
-  session   provider, provider_options, opt_level, intra_threads, inter_threads, parallel
+  session   provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
+            custom_op_libraries
   inputs    files, tensors (name -> array), shapes, dims, ranges, seed
   selection names, op_types, regex
   side      path, session, session_given, ort_library
-  compare   a, b, inputs, inputs_given, policy (atol, rtol, scale_atol, rules, judge, rel_eps), selection,
+  compare   a, b, inputs, inputs_given, isolate_runtime, policy (atol, rtol, scale_atol, rules, judge, rel_eps), selection,
             rename, topk, max_memory, mapping_file, graph_model, noise_floor_file,
             bisect_per_run, isolate, repro_dir, explain_optimizations
 """
@@ -17,20 +18,24 @@ import re
 from . import _onnxprobe, _runtime
 from ._errors import InvalidArgument
 
-SESSION_KEYS = ("provider", "provider_options", "opt_level", "intra_threads", "inter_threads", "parallel",
-                "ort_lib", "ort_version")
 
 
 def _path(p):
     return os.fspath(p)
 
 
-def _names(v):
+def names(v):
     if v is None:
         return None
     if isinstance(v, (str, os.PathLike)):
         return [s for s in str(v).split(",") if s]
     return [str(s) for s in v]
+
+
+def _paths(v):
+    if v is None:
+        return []
+    return [v] if isinstance(v, (str, os.PathLike)) else list(v)
 
 
 def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0):
@@ -69,7 +74,7 @@ def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0):
 
 
 def session_dict(provider=None, provider_options=None, opt_level=None, intra_threads=None, inter_threads=None,
-                 parallel=None):
+                 parallel=None, custom_op_lib=None):
     for what, n in (("intra_threads", intra_threads), ("inter_threads", inter_threads)):
         if n is not None and not 0 <= int(n) <= 4096:
             raise InvalidArgument(f"{what} must be between 0 and 4096")
@@ -80,6 +85,7 @@ def session_dict(provider=None, provider_options=None, opt_level=None, intra_thr
         "intra_threads": None if intra_threads is None else int(intra_threads),
         "inter_threads": None if inter_threads is None else int(inter_threads),
         "parallel": None if parallel is None else bool(parallel),
+        "custom_op_libraries": [_path(p) for p in _paths(custom_op_lib)],
     }
 
 
@@ -135,4 +141,4 @@ def policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps):
 
 
 def selection_dict(tensors=None, op_types=None, regex=None):
-    return {"names": _names(tensors), "op_types": _names(op_types), "regex": regex}
+    return {"names": names(tensors), "op_types": names(op_types), "regex": regex}

@@ -195,6 +195,28 @@ def test_compare_is_the_cli_json_with_bisection_and_arrays(cli, chain, faulty, t
     assert mine["inputs"][0]["shape"] == [5, 3]
 
 
+def test_compare_in_child_processes_is_the_cli_json(cli, chain, faulty, tmp_path):
+    # forked sides need a process that has not loaded ONNX Runtime yet (the library refuses
+    # otherwise), so a fresh interpreter; the parent holds arrays it got from Python
+    x = np.random.default_rng(4).standard_normal((2, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    code = ("import numpy as np, onnxprobe\n"
+            f"x = np.load({str(tmp_path / 'x.npy')!r})\n"
+            f"r = onnxprobe.compare({chain!r}, {faulty!r}, inputs={{'X': x}}, isolate_runtime=True)\n"
+            f"r.json({str(tmp_path / 'py.json')!r})\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    cli_ok([cli, "compare", chain, faulty, "--input", f"X={tmp_path / 'x.npy'}", "--isolate-runtime", "--json",
+            tmp_path / "cli.json", "-q"], (1,))
+    mine = without_timing(json.loads((tmp_path / "py.json").read_text()))
+    assert mine == without_timing(json.loads((tmp_path / "cli.json").read_text()))
+    assert mine["localization"]["culprits"][0]["node"] == "add"
+    # in a process that already loaded the runtime: the library's refusal, as an exception
+    onnxprobe.run(chain, dims={"batch": 1}, tensors=["Y"])
+    with pytest.raises(onnxprobe.Unsupported, match="child process"):
+        onnxprobe.compare(chain, faulty, dims={"batch": 1}, isolate_runtime=True)
+
+
 def test_compare_with_a_dump_side_is_the_cli_json(cli, chain, faulty, tmp_path):
     cli_ok([cli, "run", chain, "--dim", "batch=2", "-o", tmp_path / "ref.dump", "-q"])
     dump = str(tmp_path / "ref.dump")
@@ -404,12 +426,21 @@ def test_torch_export_capture_compare_round_trip(cli, tmp_path):
     assert not bad.passed and bad.culprits[0]["node"] == "/layer1/layer1.1/conv2/Conv"
 
 
-def test_torch_verify_round_trip(tmp_path):
+def test_torch_verify_round_trip(cli, tmp_path, monkeypatch):
     torch = pytest.importorskip("torch")
     import onnxprobe.torch as opt
     if not hasattr(opt, "verify"):
         pytest.skip("onnxprobe_torch has no verify() yet (it exports export and capture)")
     import torch_models
-    result = opt.verify(torch_models.net(), torch.randn(2, 3, 16, 16))
-    passed = result.passed if hasattr(result, "passed") else result["verdict"] == "PASS"
-    assert passed
+    monkeypatch.setenv("ONNXPROBE_BIN", cli)
+    model = torch_models.net()
+    x = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(2))
+    rep = opt.verify(model, x, workdir=str(tmp_path / "w"))
+    assert rep["verdict"] == "PASS" and rep["side_a"]["kind"] == "torch-capture"
+    # verify's report (the command line's) is the in-process comparison of the same files
+    mine = onnxprobe.compare(str(tmp_path / "w" / "capture"), str(tmp_path / "w" / "model.onnx"))
+    assert without_timing(mine.to_dict()) == without_timing(rep)
+    perturb(tmp_path / "w" / "model.onnx", tmp_path / "bad.onnx", "/layer1/layer1.1/conv2/Conv")
+    bad = opt.verify(model, x, onnx_path=str(tmp_path / "bad.onnx"), workdir=str(tmp_path / "b"))
+    assert bad["verdict"] == "FAIL"
+    assert bad["localization"]["culprits"][0]["node"] == "/layer1/layer1.1/conv2/Conv"

@@ -7,7 +7,6 @@ absent), pybind11 from Debian's pybind11-dev, numpy and torch from Debian throug
 import os
 import re
 import subprocess
-import sys
 import time
 
 import pytest
