@@ -8,8 +8,8 @@ Per model: export + capture (random seeded weights, BatchNorm statistics warmed 
 `onnxprobe compare` of the unfaulted export (must PASS), then of a copy with one weight element of
 a mid-depth Conv/Gemm/MatMul changed (must FAIL, the top culprit naming that node). Prints one
 line per model (alignment coverage = share of PyTorch activations paired structurally; noise =
-the largest max-abs error of the unfaulted comparison over the absolute tolerance applied, i.e.
-how much of the default tolerance framework rounding used; verdicts, culprit, times) and the
+the largest tolerance_ratio (error / allowed error) of the unfaulted comparison, i.e. how much of
+the default tolerance framework rounding used; verdicts, culprit, times) and the
 totals: unfaulted pass rate, fault top-1 rate, mean coverage. "top-1" counts the faulted node as
 found when it is the top culprit or among the nodes that culprit was isolated with.
 """

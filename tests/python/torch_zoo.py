@@ -331,8 +331,16 @@ def coverage(rep):
 
 
 def noise_ratio(rep):
-    """The largest max-abs error over the absolute tolerance applied, over compared rows."""
-    return max([t["max_abs"] / t["atol_used"] for t in rep.get("tensors", []) if t.get("atol_used")] or [0.0])
+    """How much of its tolerance the worst compared row used: the largest tolerance_ratio
+    (error / allowed error), or, from reports without it, max-abs error / atol_used (an upper
+    bound of it)."""
+    ratios = []
+    for t in rep.get("tensors", []):
+        if t.get("tolerance_ratio") is not None:
+            ratios.append(t["tolerance_ratio"])
+        elif t.get("atol_used"):
+            ratios.append(t["max_abs"] / t["atol_used"])
+    return max(ratios or [0.0])
 
 
 def top_culprit(rep):
