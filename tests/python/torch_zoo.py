@@ -344,6 +344,11 @@ def noise_ratio(rep):
     return max(ratios or [0.0])
 
 
+def parity_names(rep, node):
+    """Whether a parameter-parity finding (in the alignment notes) names `node`."""
+    return any(f"node {node} (" in a.get("note", "") for a in rep.get("alignment", []))
+
+
 def top_culprit(rep):
     cul = (rep.get("localization") or {}).get("culprits") or rep.get("culprits") or []
     return cul[0] if cul else None
