@@ -122,6 +122,26 @@ Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
                                             const Alignment& alignment, const ModuleSpan& span,
                                             const Tolerance& tolerance, JudgeBy judge);
 
+// Tolerance that knows framework noise (docs/metrics.md). PyTorch and ONNX Runtime round
+// differently and the difference grows with depth, so a row may use more absolute tolerance
+// than the default once the rows before it show that much noise: the tolerance for the next row
+// is the base one, its atol raised (never lowered) to `headroom` times the largest
+// scale-normalized error (max_abs / max(1, max|a|)) of the passing rows seen so far. Feed rows
+// in topological order; failing rows do not raise it (an error born upstream never loosens the
+// judgement of where it was born).
+class NoiseFloor {
+ public:
+  explicit NoiseFloor(Tolerance base, double headroom = 8) : base_(base), headroom_(headroom) {}
+  Tolerance Next() const;
+  void Observe(const TensorMetrics& m, bool passed);
+  double floor() const { return floor_; }  // the largest normalized error seen on passing rows
+
+ private:
+  Tolerance base_;
+  double headroom_;
+  double floor_ = 0;
+};
+
 // The module path of a torch-exported node name; "" when the name carries no scope.
 // `call` receives the call index of the last component ("relu_2" -> 2) when `modules` knows
 // "relu" but not "relu_2". (Static module paths only: the capture's scope names are exact.)

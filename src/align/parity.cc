@@ -61,6 +61,7 @@ class Parity {
         for (const auto& n : names) module_of_[n] = calls.calls[c].module;
       }
       for (const auto& n : calls.calls[c].buffers) module_of_[n] = calls.calls[c].module;
+      called_.insert(calls.calls[c].module);
     }
   }
 
@@ -188,13 +189,25 @@ class Parity {
     return &it->second;
   }
 
+  // The module owning a parameter; for a module that is never called (its parent uses its
+  // weights in functional code), the nearest called module above it.
+  std::string ModuleOf(const std::string& param) const {
+    auto it = module_of_.find(param);
+    if (it != module_of_.end()) return it->second;
+    for (auto dot = param.rfind('.'); dot != std::string::npos && dot > 0;
+         dot = param.rfind('.', dot - 1)) {
+      if (called_.count(param.substr(0, dot))) return param.substr(0, dot);
+    }
+    return "";
+  }
+
   void Report(ParityIssue issue, const std::string& init, const std::string& param, uint64_t count,
               const Diff& d, ParityReport* report) {
     ParityFinding f;
     f.issue = issue;
     f.initializer = init;
     f.parameter = param;
-    f.module = module_of_.count(param) ? module_of_[param] : "";
+    f.module = ModuleOf(param);
     if (const NodeInfo* reader = Reader(init); reader != nullptr) {
       f.node = reader->name;
       f.op_type = reader->op_type;
@@ -222,6 +235,7 @@ class Parity {
   const CallGraph& graph_;
   const GraphIndex& g_;
   std::unordered_map<std::string, std::string> module_of_;
+  std::set<std::string> called_;
   std::map<size_t, Tensor> torch_values_;
 };
 

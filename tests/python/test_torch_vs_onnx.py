@@ -237,3 +237,19 @@ def test_capture_and_export_from_different_weights_are_caught(onnxprobe, tmp_pat
     proj = next(a for a in rep["alignment"] if a["torch"] == "proj")
     assert "module proj's parameter 'proj.weight'" in proj["note"] and "48 of 48 elements" in proj["note"]
     assert "module proj's parameter 'proj.bias'" in proj["note"]
+
+
+def test_parity_of_a_submodule_that_is_never_called(onnxprobe, tmp_path):
+    # nn.MultiheadAttention uses out_proj's weight in functional code, never calling out_proj:
+    # the finding belongs to the nearest module that was called
+    onnx_path, cap = torch_zoo.prepare(str(tmp_path), "attention_pool", *torch_zoo.HANDWRITTEN["attention_pool"])
+    m = onnx.load(onnx_path)
+    t = next(i for i in m.graph.initializer if i.name == "attn.out_proj.weight")
+    w = numpy_helper.to_array(t).copy()
+    w[0, 0] += np.float32(1.0)
+    t.CopyFrom(numpy_helper.from_array(w, t.name))
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    reader = next(n.name for n in m.graph.node if "attn.out_proj.weight" in n.input)
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "bad.onnx")
+    attn = next(a for a in rep["alignment"] if a["torch"] == "attn")
+    assert f"node {reader} (" in attn["note"] and "module attn's parameter 'attn.out_proj.weight'" in attn["note"]

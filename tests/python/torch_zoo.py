@@ -266,8 +266,9 @@ def _capture_inputs(cap):
 def inject_weight_fault(onnx_path, out_path, position=0.5, scale=1.0, onnxprobe=None, capture=None, tries=6):
     """Changes one element of the weight of the Conv/Gemm/MatMul at `position` of the way through
     the graph: an element of large magnitude gets scale * max|w| added. With `onnxprobe`, a change
-    that does not reach the node's output (its input channel is all zero for these inputs) is
-    undone and the next element tried: the faulted model is run against the original, ONNX vs
+    whose effect on the node's output stays within tolerance (its input channel is zero or small
+    for these inputs) is undone and the next element tried, then the same with ten times the
+    change: the faulted model is run against the original, ONNX vs
     ONNX, on the inputs of `capture`. Returns the faulted node's name (None when no candidate node exists or none of the
     tried elements has an effect)."""
     import onnx
@@ -291,9 +292,9 @@ def inject_weight_fault(onnx_path, out_path, position=0.5, scale=1.0, onnxprobe=
             picked.append(int(k))
         if len(picked) == tries:
             break
-    for k in picked:
+    for k, factor in [(k, f) for f in (1.0, 10.0) for k in picked]:  # larger if none shows
         w = original.copy()
-        w.flat[k] += np.float32(scale * np.abs(original).max()) * (1 if w.flat[k] >= 0 else -1)
+        w.flat[k] += np.float32(factor * scale * np.abs(original).max()) * (1 if w.flat[k] >= 0 else -1)
         t.CopyFrom(numpy_helper.from_array(w, init))
         onnx.save(m, out_path)
         if onnxprobe is None:
@@ -331,8 +332,21 @@ def coverage(rep):
 
 
 def noise_ratio(rep):
-    """The largest max-abs error over the absolute tolerance applied, over compared rows."""
-    return max([t["max_abs"] / t["atol_used"] for t in rep.get("tensors", []) if t.get("atol_used")] or [0.0])
+    """How much of its tolerance the worst compared row used: the largest tolerance_ratio
+    (error / allowed error), or, from reports without it, max-abs error / atol_used (an upper
+    bound of it)."""
+    ratios = []
+    for t in rep.get("tensors", []):
+        if t.get("tolerance_ratio") is not None:
+            ratios.append(t["tolerance_ratio"])
+        elif t.get("atol_used"):
+            ratios.append(t["max_abs"] / t["atol_used"])
+    return max(ratios or [0.0])
+
+
+def parity_names(rep, node):
+    """Whether a parameter-parity finding (in the alignment notes) names `node`."""
+    return any(f"node {node} (" in a.get("note", "") for a in rep.get("alignment", []))
 
 
 def top_culprit(rep):

@@ -1,0 +1,23 @@
+// Framework noise as measured on the rows compared so far (see NoiseFloor in align.h).
+#include <algorithm>
+#include <cmath>
+
+#include "onnxprobe/align.h"
+
+namespace onnxprobe {
+
+Tolerance NoiseFloor::Next() const {
+  Tolerance t = base_;
+  // atol is per unit of scale when scale_atol is set, like the normalized errors observed
+  t.atol = std::max(base_.atol, headroom_ * floor_);
+  return t;
+}
+
+void NoiseFloor::Observe(const TensorMetrics& m, bool passed) {
+  if (!passed || m.count == 0 || !std::isfinite(m.max_abs)) return;
+  double scale = std::max({1.0, std::fabs(m.stats_a.max), std::fabs(m.stats_a.min)});
+  if (!base_.scale_atol) scale = 1.0;
+  floor_ = std::max(floor_, m.max_abs / scale);
+}
+
+}  // namespace onnxprobe

@@ -1,0 +1,42 @@
+#include <gtest/gtest.h>
+
+#include "onnxprobe/align.h"
+
+namespace onnxprobe {
+namespace {
+
+TensorMetrics Row(double max_abs, double max_a) {
+  TensorMetrics m;
+  m.count = 10;
+  m.max_abs = max_abs;
+  m.stats_a.max = max_a;
+  m.stats_a.min = -max_a / 2;
+  return m;
+}
+
+TEST(NoiseFloor, NeverBelowTheBaseTolerance) {
+  NoiseFloor nf(Tolerance{1e-5, 1e-3, true}, 8);
+  EXPECT_DOUBLE_EQ(nf.Next().atol, 1e-5);
+  nf.Observe(Row(1e-7, 4), true);  // 2.5e-8 per unit of scale: far below the default
+  EXPECT_DOUBLE_EQ(nf.Next().atol, 1e-5);
+  EXPECT_DOUBLE_EQ(nf.Next().rtol, 1e-3);
+}
+
+TEST(NoiseFloor, GrowsWithTheNoiseOfPassingRowsOnly) {
+  NoiseFloor nf(Tolerance{1e-5, 1e-3, true}, 8);
+  nf.Observe(Row(2.4e-5, 6), true);  // 4e-6 per unit of scale
+  EXPECT_NEAR(nf.Next().atol, 3.2e-5, 1e-12);
+  nf.Observe(Row(1.0, 6), false);  // a failing row: an error, not noise
+  EXPECT_NEAR(nf.Next().atol, 3.2e-5, 1e-12);
+  nf.Observe(Row(1e-6, 0.5), true);  // below unit scale the error is taken as is
+  EXPECT_NEAR(nf.floor(), 4e-6, 1e-15);
+}
+
+TEST(NoiseFloor, AbsoluteToleranceIsNotScaled) {
+  NoiseFloor nf(Tolerance{1e-5, 1e-3, false}, 4);
+  nf.Observe(Row(1e-5, 100), true);
+  EXPECT_NEAR(nf.Next().atol, 4e-5, 1e-15);
+}
+
+}  // namespace
+}  // namespace onnxprobe
