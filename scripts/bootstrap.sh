@@ -115,9 +115,28 @@ fetch_python_wheels() {
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 
+# A Python environment for suites that need PyPI's onnxruntime package (its quantization tools)
+# next to Debian's numpy/torch: a venv over /usr/bin/python3's site packages, with onnxruntime and
+# an onnx new enough for it (Debian's onnx 1.12 lacks onnx.reference, which the quantizer imports).
+PYENV_ONNX_VERSION="${ONNXPROBE_PYENV_ONNX_VERSION:-1.17.0}"
+make_python_test_env() {
+  local dest="$DEPS/pyenv"
+  [ -f "$dest/.ready-$ORT_VERSION-$PYENV_ONNX_VERSION" ] && return 0
+  say "making the Python test environment (PyPI onnxruntime $ORT_VERSION, onnx $PYENV_ONNX_VERSION)"
+  rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
+  /usr/bin/python3 -m venv --system-site-packages "$dest" || die "python3 -m venv failed (python3-venv)"
+  "$dest/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "onnxruntime==$ORT_VERSION" "onnx==$PYENV_ONNX_VERSION" ||
+    die "PyPI unreachable or onnxruntime==$ORT_VERSION / onnx==$PYENV_ONNX_VERSION not installable"
+  "$dest/bin/python" -c "import onnxruntime.quantization, onnx.reference, torch, pytest" ||
+    die "the Python test environment cannot import onnxruntime.quantization with torch and pytest"
+  touch "$dest/.ready-$ORT_VERSION-$PYENV_ONNX_VERSION"
+}
+
 install_apt_packages
 fetch_onnx_testdata
 fetch_python_wheels
+make_python_test_env
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"
