@@ -132,7 +132,9 @@ Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
 class NoiseFloor {
  public:
   explicit NoiseFloor(Tolerance base, double headroom = 8) : base_(base), headroom_(headroom) {}
-  Tolerance Next() const;
+  Tolerance Next() const { return Raise(base_); }
+  // `t` with its atol raised (never lowered) to `headroom` times the floor seen so far
+  Tolerance Raise(Tolerance t) const;
   void Observe(const TensorMetrics& m, bool passed);
   double floor() const { return floor_; }  // the largest normalized error seen on passing rows
 

@@ -24,6 +24,10 @@ struct CompareJob {
   // Side A names whose pairing is unconfirmed (found by value alone): their rows are measured
   // and shown but never fail and are never isolated.
   std::set<std::string> advisory;
+  // > 0: the rows' absolute tolerance follows the framework noise measured on the passing rows
+  // before them (NoiseFloor in align.h: raised to this many times the largest normalized error
+  // seen, never lowered). For PyTorch-vs-ONNX rows, fed in execution order; not in bisection.
+  double noise_headroom = 0;
 };
 
 enum class Role { kPass, kIntroduced, kInherited };
@@ -62,7 +66,13 @@ bool RowIdentical(const TensorResult& row);
 
 // A node (or the smallest subgraph around it) run alone on side B's runtime, fed with side A's
 // exact input tensors, and compared with side A's output: the test of "introduced here".
+// What names a culprit: its node run alone (isolation), or, against a PyTorch capture, a weight
+// the node reads that differs from the module's parameter (parity: certain without any run).
+enum class Evidence { kIsolation, kParity };
+const char* EvidenceName(Evidence e);
+
 struct Culprit {
+  Evidence evidence = Evidence::kIsolation;
   int row = -1;  // into ComparisonResult::rows
   std::string tensor, node, op_type;
   std::vector<std::string> nodes;            // nodes run in isolation (the culprit's node last)

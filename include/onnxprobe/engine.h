@@ -43,6 +43,10 @@ struct CompareRequest {
   // Both sides run one model on one runtime and differ only in optimization level: also walk
   // the optimization ladder and name the graph transformers that change the outputs.
   bool explain_optimizations = false;
+  // A PyTorch capture on side A: each row's absolute tolerance follows the framework noise
+  // (float rounding that grows with depth) measured on the passing rows before it, with this
+  // headroom (docs/metrics.md); 0 keeps the fixed tolerance.
+  double framework_noise_headroom = 8;
   RowCallback on_row;  // progress, called once per compared row
 };
 

@@ -6,10 +6,9 @@
 
 namespace onnxprobe {
 
-Tolerance NoiseFloor::Next() const {
-  Tolerance t = base_;
+Tolerance NoiseFloor::Raise(Tolerance t) const {
   // atol is per unit of scale when scale_atol is set, like the normalized errors observed
-  t.atol = std::max(base_.atol, headroom_ * floor_);
+  t.atol = std::max(t.atol, headroom_ * floor_);
   return t;
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "engine/pairing.h"
+#include "onnxprobe/align.h"
 
 namespace onnxprobe {
 
@@ -18,6 +20,8 @@ const char* RoleName(Role r) {
   }
   return "?";
 }
+
+const char* EvidenceName(Evidence e) { return e == Evidence::kParity ? "parity" : "isolation"; }
 
 const char* RowStateName(RowState s) {
   switch (s) {
@@ -61,6 +65,8 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
   std::vector<std::vector<Pair>> batches = PlanBatches(pairs, job.max_memory);
   r.batches = batches.size();
 
+  std::optional<NoiseFloor> noise;
+  if (job.noise_headroom > 0) noise.emplace(job.policy.global, job.noise_headroom);
   size_t done = 0;
   for (const auto& batch : batches) {
     std::vector<RunOutput> va, vb;
@@ -68,7 +74,7 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     for (size_t i = 0; i < batch.size(); ++i) {
       RunOutput& oa = va[i];
       RunOutput& ob = vb[i];
-      TensorResult row = ComparePair(batch[i], oa, ob, job);
+      TensorResult row = ComparePair(batch[i], oa, ob, job, noise ? &*noise : nullptr);
       oa = RunOutput();  // free both sides' tensor before the next one
       ob = RunOutput();
       r.rows.push_back(std::move(row));

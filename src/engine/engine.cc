@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "onnxprobe/dump.h"
+#include "onnxprobe/format.h"
 #include "onnxprobe/isolated_side.h"
 #include "onnxprobe/model_diff.h"
 
@@ -95,6 +97,9 @@ std::string OriginNote(const CompareReport& report) {
   if (r.failures == 0 || !r.frontier.empty()) return "";
   const LocalizeResult& l = report.localization;
   for (const auto& c : l.culprits) {
+    if (c.evidence == Evidence::kParity)
+      return "no failing tensor fails on its own; " + c.node + " (" + c.op_type +
+             ") reads a weight that differs from PyTorch's: " + c.reason;
     if (c.introduced && c.row < 0) {
       return "no failing tensor fails on its own; the largest error made alone comes from " +
              c.node + " (" + c.op_type + "), below tolerance there and amplified downstream";
@@ -108,6 +113,64 @@ std::string OriginNote(const CompareReport& report) {
       f.name + " (" + f.op_type + " node " + f.node + ")";
   if (!l.note.empty()) s += "; isolation: " + l.note;
   return s;
+}
+
+// A node whose weight differs from PyTorch's parameter is a culprit with certainty, whatever
+// isolation could show (inside a module PyTorch exposes as one block, nothing else names it):
+// such culprits come first, in graph order; an isolated culprit at the same node keeps its
+// measurements and takes the parity evidence.
+void AddParityCulprits(const ParityReport& parity, const Model& model, const ComparisonResult& r,
+                       LocalizeResult* l) {
+  std::vector<Culprit> first;
+  std::set<std::string> seen;
+  for (const auto& f : parity.findings) {
+    if (f.node.empty() || !seen.insert(f.node).second) continue;
+    auto it = std::find_if(l->culprits.begin(), l->culprits.end(),
+                           [&](const Culprit& c) { return c.node == f.node; });
+    Culprit c;
+    if (it != l->culprits.end()) {
+      c = std::move(*it);
+      l->culprits.erase(it);
+    } else {
+      c.node = f.node;
+      c.op_type = f.op_type;
+      for (const auto& n : model.index().nodes()) {
+        if (n.name != f.node || n.outputs.empty()) continue;
+        c.tensor = n.outputs[0];
+        break;
+      }
+      for (size_t i = 0; i < r.rows.size(); ++i) {
+        if (!c.tensor.empty() && r.rows[i].name_b == c.tensor) c.row = static_cast<int>(i);
+      }
+      c.nodes = {f.node};
+    }
+    c.evidence = Evidence::kParity;
+    c.introduced = true;
+    c.reason = f.message;
+    first.push_back(std::move(c));
+  }
+  l->culprits.insert(l->culprits.begin(), std::make_move_iterator(first.begin()),
+                     std::make_move_iterator(first.end()));
+}
+
+// What the framework-noise tolerance did, so a reader knows which rows were judged looser.
+std::string FrameworkNoiseNote(const ComparisonResult& r, const CompareJob& job) {
+  size_t raised = 0;
+  double largest = 0;
+  for (const auto& row : r.rows) {
+    Tolerance base = job.policy.For(row.name, row.op_type);
+    if (row.tolerance.atol > base.atol) {
+      ++raised;
+      largest = std::max(largest, row.tolerance.atol / base.atol);
+    }
+  }
+  if (raised == 0)
+    return "PyTorch vs ONNX: framework noise stayed below the given tolerance on every row";
+  return "PyTorch vs ONNX: the absolute tolerance of " + std::to_string(raised) + " of " +
+         std::to_string(r.rows.size()) +
+         " rows follows the framework noise measured upstream (up to " + FormatNumber(largest) +
+         "x the given atol; " + FormatNumber(job.noise_headroom) +
+         "x the largest normalized error of the passing rows before it)";
 }
 
 }  // namespace
@@ -169,6 +232,7 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     }
     report.parity = std::move(al.parity);
     report.alignment = std::move(al.rows);
+    if (req.bisect_per_run == 0) job.noise_headroom = req.framework_noise_headroom;
   }
 
   auto compared = req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
@@ -176,12 +240,15 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   if (!compared.ok()) return compared.status();
   report.comparison = std::move(*compared);
   ComparisonResult& r = report.comparison;
+  if (job.noise_headroom > 0) report.notes.push_back(FrameworkNoiseNote(r, job));
   bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll ||
                 (req.localize_options.drift && r.first_difference >= 0 && sb.model() != nullptr);
   if (req.localize && !r.aborted && wanted) {
     OP_ASSIGN_OR_RETURN(report.localization,
                         Localize(sa, sb, inputs, job, req.localize_options, r));
     ApplyRoles(report.localization, &r);
+    if (sb.model() != nullptr)
+      AddParityCulprits(report.parity, *sb.model(), r, &report.localization);
   }
   report.origin_note = OriginNote(report);
   if (sa.model() != nullptr && sb.model() != nullptr && req.a.path != req.b.path) {

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxprobe/align.h"
+
 namespace onnxprobe {
 namespace {
 
@@ -127,7 +129,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 }
 
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job) {
+                         const CompareJob& job, NoiseFloor* noise) {
   TensorResult row;
   row.name = p.a->name;
   row.name_b = p.b->name;
@@ -139,6 +141,7 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   }
   row.topo_index = p.a->topo_index;
   row.tolerance = job.policy.For(row.name, row.op_type);
+  if (noise != nullptr) row.tolerance = noise->Raise(row.tolerance);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
     row.state = RowState::kNotCompared;
     row.reason = oa.skipped.empty() ? ob.skipped : oa.skipped;
@@ -150,6 +153,8 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
                 job.topk_tensors.end();
   k.topk = k.topk || forced || ClassificationLike(*p.a, p.b, oa.tensor.shape());
   JudgeRow(oa.tensor, ob.tensor, job.policy, k, &row);
+  if (noise != nullptr && row.state == RowState::kCompared)
+    noise->Observe(row.metrics, row.within_tolerance);
   return row;
 }
 

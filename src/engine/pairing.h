@@ -8,6 +8,10 @@
 #include "onnxprobe/comparison.h"
 
 namespace onnxprobe {
+class NoiseFloor;
+}
+
+namespace onnxprobe {
 
 struct Pair {
   const SideTensor* a;
@@ -23,8 +27,10 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
                                         std::vector<std::string>* hidden);
 
 // Compares one fetched pair into a row (tolerance, metrics, verdict, grade).
+// With `noise`, the row's tolerance is raised to the framework noise seen so far, and a
+// compared row adds its own error to it.
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job);
+                         const CompareJob& job, NoiseFloor* noise = nullptr);
 
 // Splits pairs, in order, into batches whose tensors on both sides fit `max_memory` (0: one
 // batch); a tensor of unknown size counts as the largest known one.

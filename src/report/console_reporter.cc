@@ -306,6 +306,11 @@ class ConsoleReporter : public Reporter {
         for (const auto& n : c.nodes_only_in_b) extra += (extra.empty() ? "" : ", ") + n;
         what += " with nodes only in B: " + extra;
       }
+      if (c.evidence == Evidence::kParity) {
+        out += "  " + std::to_string(rank) + ". " + what + ": " + Color("1;31", "WEIGHT DIFFERS") +
+               " from PyTorch's: " + c.reason + "\n";
+        continue;
+      }
       if (!c.isolated) {
         out += "  " + std::to_string(rank) + ". " + what + ": not isolated: " + c.error + "\n";
         continue;

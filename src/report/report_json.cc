@@ -212,8 +212,8 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     j.String(l.repro_dir);
   j.Key("culprits").BeginArray();
   for (const auto& c : l.culprits) {
-    j.BeginObject().Key("tensor").String(c.tensor).Key("node").String(c.node).Key("op_type").String(
-        c.op_type);
+    j.BeginObject().Key("evidence").String(EvidenceName(c.evidence));
+    j.Key("tensor").String(c.tensor).Key("node").String(c.node).Key("op_type").String(c.op_type);
     j.Key("row").Int(c.row).Key("isolated").Bool(c.isolated).Key("introduced").Bool(c.introduced);
     j.Key("error").String(c.error).Key("reason").String(c.reason);
     j.Key("nodes").BeginArray();

@@ -39,6 +39,7 @@ struct CompareCli {
   bool color_forced = false;
   bool explain = false;
   bool isolate_runtime = false;
+  bool fixed_tolerance = false;
 };
 
 class CompareCommand : public Command {
@@ -113,6 +114,13 @@ class CompareCommand : public Command {
               "up to it are never failures"},
              [&o](const std::string& v) {
                o.noise_floor = v;
+               return Status::Ok();
+             });
+    sink.Add({"--fixed-tolerance", "",
+              "(PyTorch capture on side A) judge every row at the given tolerance; by default "
+              "it rises with the framework noise measured upstream (docs/metrics.md)"},
+             [&o](const std::string&) {
+               o.fixed_tolerance = true;
                return Status::Ok();
              });
     sink.Add({"--max-memory", "SIZE", "both sides' tensors alive at once (e.g. 1G)"},
@@ -275,6 +283,7 @@ class CompareCommand : public Command {
     req.noise_floor_file = o.noise_floor;
     req.explain_optimizations = o.explain;
     req.isolate_runtime = o.isolate_runtime;
+    if (o.fixed_tolerance) req.framework_noise_headroom = 0;
     req.bisect_per_run = o.bisect;
     req.localize = o.isolate;
     req.localize_options = o.localize;
