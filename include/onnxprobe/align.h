@@ -26,6 +26,8 @@ enum class AlignMethod {
   kFusedNormAct,  // a BatchNorm (subclass) whose normalization was folded into the convolution
                   // before it; paired by the nodes left in its scope (e.g. its activation)
   kNoNodes,       // a call without ONNX nodes, paired by the tensor its consumers read
+  kCallInput,     // a call's argument made by functional code: the one tensor of its dtype and
+                  // shape that the call's nodes read from outside
   kValue,         // by values alone (advisory: never a failure or a culprit)
   kNone,          // no counterpart (fused away, no nodes, or not decidable)
 };

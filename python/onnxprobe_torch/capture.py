@@ -64,7 +64,8 @@ class _Recorder:
         self.calls = []
         self.calls_of_path = {}
         self.scope_count = {}
-        self.records = []  # (call, output index, array)
+        self.records = []  # (call, output index, array, input index or None)
+        self.fresh = set()  # (id, version) of call inputs recorded (made by functional code)
         self.origin = {}  # (id, version) -> reference of a tensor seen before
         self.alive = []  # keeps seen tensors alive so that their ids stay unique
 
@@ -88,8 +89,16 @@ class _Recorder:
         k = self.calls_of_path.get(path, 0)
         self.calls_of_path[path] = k + 1
         inputs = []
-        for t in _io.flatten(args):
-            inputs.append(self.origin.get(self._key(t)))
+        for pos, t in enumerate(_io.flatten(args)):
+            ref = self.origin.get(self._key(t))
+            inputs.append(ref)
+            # a tensor no module made and no model input is: made by functional code between
+            # modules. Its value is the call's boundary, recorded once (alignment pairs it with
+            # the ONNX tensor the call's nodes read, so isolation can start there).
+            if ref is None and parent >= 0 and torch.is_tensor(t) and self._key(t) not in self.fresh:
+                self.fresh.add(self._key(t))
+                self.alive.append(t)
+                self.records.append((len(self.calls), ("in", pos), _np(t), pos))
         is_bn = isinstance(module, torch.nn.modules.batchnorm._BatchNorm)
         buffers = [f"{path}.{n}" if path else n for n, _ in module.named_buffers(recurse=False)]
         self.calls.append({"module": path or self.root_name, "type": type(module).__name__, "call_index": k,
@@ -107,7 +116,7 @@ class _Recorder:
             self.origin.setdefault(self._key(t), ref)
             self.alive.append(t)
             call["outputs"].append(entry)
-            self.records.append((c, j, _np(t)))
+            self.records.append((c, j, _np(t), None))
 
 
 def _state(model):
@@ -128,12 +137,15 @@ def _state(model):
 def _names(calls, records):
     """Capture tensor names: path, path_k for repeated calls, :j for structured outputs; unique."""
     used, names = set(), {}
-    for c, j, _ in records:
+    for c, j, _, k_in in records:
         call = calls[c]
         path, k = call["module"], call["call_index"]
         leaf = path.split(".")[-1]
         call_name = path if k == 0 else path[: len(path) - len(leaf)] + f"{leaf}_{k}"
-        name = call_name if j == 0 else f"{call_name}:{j}"
+        if k_in is not None:
+            name = f"{call_name}:in{k_in}"
+        else:
+            name = call_name if j == 0 else f"{call_name}:{j}"
         base, n = name, 1
         while name in used:
             name, n = f"{base}#{n}", n + 1
@@ -190,15 +202,20 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         f = f"inputs/{i:05d}_{name.replace('/', '_')}.npy"
         files.append((f, f"input:{name}.npy", a))
         entries.append({"name": name, "kind": "input", "dtype": _dtype_name(a), "shape": list(a.shape), "file": f})
-    for order, (c, j, a) in enumerate(rec.records):
+    call_inputs = []
+    for order, (c, j, a, k_in) in enumerate(rec.records):
         call = rec.calls[c]
         name = names[(c, j)]
         f = f"{order + 1:05d}_{name.replace('/', '_').replace(':', '-').replace('#', '-')}.npy"
         files.append((f, f"{name}.npy", a))
-        entries.append({"name": name, "kind": "tensor", "node": call["module"], "op_type": call["type"],
-                        "topo_index": order, "dtype": _dtype_name(a), "shape": list(a.shape), "file": f,
-                        "module": call["module"], "module_type": call["type"], "call_index": call["call_index"],
-                        "output_index": j})
+        entry = {"name": name, "kind": "tensor", "node": call["module"], "op_type": call["type"],
+                 "topo_index": order, "dtype": _dtype_name(a), "shape": list(a.shape), "file": f,
+                 "module": call["module"], "module_type": call["type"], "call_index": call["call_index"]}
+        if k_in is None:
+            entry["output_index"] = j
+        else:
+            call_inputs.append({"call": c, "input": k_in, "tensor": name})
+        entries.append(entry)
     calls = []
     for c, call in enumerate(rec.calls):
         calls.append({"module": call["module"], "type": call["type"], "call_index": call["call_index"],
@@ -219,7 +236,8 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
     manifest = {"format": "onnxprobe-dump", "format_version": 1, "model": type(model).__name__,
                 "runtime": f"torch {torch.__version__}", "provider": "pytorch", "source": "torch-capture",
                 "tensors": entries,
-                "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params}}
+                "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params,
+                          "call_inputs": call_inputs}}
     _write(out, files, manifest)
     return manifest
 

@@ -27,6 +27,13 @@ Status AdvisoryValueSearch(Side& torch_side, Side& onnx_side, const TorchCalls& 
 Status CheckParameterParity(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
                             const CallGraph& graph, Alignment* alignment);
 
+// Pairs the capture's call inputs (TorchCallInput: values functional code made) with the ONNX
+// tensors the calls' nodes read from outside and PyTorch holds no value for, by dtype and shape
+// when exactly one fits; appends a row per call input (kCallInput, or unaligned saying why).
+// Runs `onnx_side` once for the candidates' types.
+Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
+                      const CallGraph& graph, const Model& model, Alignment* alignment);
+
 // The module calls whose nodes are known, with what holds their inputs' values on the PyTorch side.
 std::vector<ModuleSpan> ModuleSpans(const TorchCalls& calls, const CallGraph& graph,
                                     const Model& model, const Alignment& alignment);

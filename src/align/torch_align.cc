@@ -182,6 +182,8 @@ const char* AlignMethodName(AlignMethod m) {
       return "fused-norm-act";
     case AlignMethod::kNoNodes:
       return "no-nodes";
+    case AlignMethod::kCallInput:
+      return "call-input";
     case AlignMethod::kValue:
       return "value";
     case AlignMethod::kNone:
@@ -214,6 +216,7 @@ Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side) {
   OP_RETURN_IF_ERROR(
       align::AdvisoryValueSearch(torch_side, onnx_side, calls, graph, eligible, &al));
   OP_RETURN_IF_ERROR(align::CheckParameterParity(torch_side, onnx_side, calls, graph, &al));
+  OP_RETURN_IF_ERROR(align::PairCallInputs(torch_side, onnx_side, calls, graph, *model, &al));
   al.modules = align::ModuleSpans(calls, graph, *model, al);
   return al;
 }

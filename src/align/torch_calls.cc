@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "common/file_util.h"
 #include "onnxprobe/json_value.h"
@@ -249,6 +250,26 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
       tc.params.push_back(std::move(p));
     }
   }
+  std::set<std::string> call_input_names;
+  if (const JsonValue* ci = section->Find("call_inputs"); ci != nullptr && ci->is_array()) {
+    for (size_t i = 0; i < ci->items().size(); ++i) {
+      const JsonValue& e = ci->items()[i];
+      const JsonValue* call = e.Find("call");
+      const JsonValue* input = e.Find("input");
+      const JsonValue* tensor = e.Find("tensor");
+      if (call == nullptr || !call->is_number() || input == nullptr || !input->is_number() ||
+          tensor == nullptr || !tensor->is_string() || call->as_number() < 0 ||
+          call->as_number() >= static_cast<double>(tc.calls.size()) || input->as_number() < 0)
+        return Corrupt(what + ": torch.call_inputs[" + std::to_string(i) +
+                       "] needs a call (index of a call), an input position and a tensor name");
+      TorchCallInput x;
+      x.call = static_cast<int>(call->as_number());
+      x.input = static_cast<int>(input->as_number());
+      x.tensor = tensor->as_string();
+      call_input_names.insert(x.tensor);
+      tc.call_inputs.push_back(std::move(x));
+    }
+  }
   // tensor metadata from the manifest's tensor list, producers from the calls
   std::map<std::string, std::pair<int, int>> producer;
   for (size_t i = 0; i < tc.calls.size(); ++i) {
@@ -263,6 +284,7 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
     if (kind == nullptr || !kind->is_string() || kind->as_string() != "tensor" || name == nullptr ||
         !name->is_string())
       continue;
+    if (call_input_names.count(name->as_string())) continue;
     auto p = producer.find(name->as_string());
     if (p == producer.end())
       return Corrupt(what + ": tensor '" + name->as_string() + "' belongs to no module call");

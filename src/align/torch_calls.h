@@ -52,9 +52,18 @@ struct TorchParam {
   Shape shape;
 };
 
+// A call's input that no module made and no model input is (functional code between modules),
+// recorded by the companion with its value: the call's boundary on the PyTorch side.
+struct TorchCallInput {
+  int call = -1;  // index into calls
+  int input = 0;  // position among the call's flattened arguments
+  std::string tensor;
+};
+
 struct TorchCalls {
   std::vector<TorchCall> calls;          // in call order (a parent before its children)
-  std::vector<TorchTensorMeta> tensors;  // capture tensors in recording order
+  std::vector<TorchTensorMeta> tensors;  // capture tensors in recording order (call outputs)
+  std::vector<TorchCallInput> call_inputs;
   bool dataflow = false;  // inputs and same_as are recorded (the companion's "torch" section)
   std::vector<TorchParam> params;
 };

@@ -278,3 +278,58 @@ def test_tolerance_follows_framework_noise_unless_fixed(onnxprobe, tmp_path):
     assert r.returncode == 1  # rounding noise exceeds an atol of 1e-9 somewhere
     # rows after the first passing ones are judged against the noise measured there
     assert following < rep["summary"]["failed"], (following, rep["summary"]["failed"])
+
+
+class _Residual(torch.nn.Module):
+    """Blocks joined by functional code (x = x + 0.5 * block(x)): no module outputs the sums."""
+
+    def __init__(self, depth=40, dim=32):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(dim, dim), torch.nn.ReLU(), torch.nn.Linear(dim, dim))
+            for _ in range(depth))
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = x + 0.5 * b(x)
+        return x
+
+
+def _residual(tmp_path, parameters):
+    torch.manual_seed(0)
+    model = _Residual().eval()
+    x = torch.randn(4, 32, generator=torch.Generator().manual_seed(1))
+    export(model, x, str(tmp_path / "res.onnx"), ["input"], ["output"])
+    capture(model, x, str(tmp_path / "res.cap"), ["input"], parameters=parameters)
+    return tmp_path / "res.onnx", tmp_path / "res.cap"
+
+
+def test_arguments_made_by_functional_code_are_aligned_and_compared(onnxprobe, tmp_path):
+    model_path, cap = _residual(tmp_path, parameters=True)
+    r, rep = compare(onnxprobe, tmp_path, cap, model_path)
+    assert r.returncode == 0, r.stdout[-2000:]
+    inputs = [a for a in rep["alignment"] if a["method"] == "call-input"]
+    assert len(inputs) == 39  # blocks.1 .. blocks.39 read a sum; blocks.0 reads the model input
+    # each pairs with the residual sum the block's nodes read: an Add outside any block's scope
+    g = onnx.load(str(model_path)).graph
+    producer = {o: n for n in g.node for o in n.output}
+    for a in inputs:
+        n = producer[a["onnx"]]
+        assert n.op_type == "Add" and not n.name.startswith("/blocks"), (a, n.name)
+        block = a["torch"].split(":")[0]
+        assert any(a["onnx"] in m.input and m.name.startswith(f"/{block}/") for m in g.node), a
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert all(rows[a["torch"]]["state"] == "compared" for a in inputs)
+
+
+def test_a_weight_behind_functional_code_is_isolated_without_parameters(onnxprobe, tmp_path):
+    """Without the capture's parameters (no parity), isolation must start at the sum PyTorch
+    recorded as the block's argument: the faulted Gemm alone is the culprit."""
+    model_path, cap = _residual(tmp_path, parameters=False)
+    perturb(model_path, tmp_path / "bad.onnx", "/blocks.20/blocks.20.0/Gemm", scale=1.5)
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "bad.onnx")
+    assert r.returncode == 1, r.stdout[-2000:]
+    top = rep["localization"]["culprits"][0]
+    assert top["evidence"] == "isolation" and top["introduced"], top
+    assert top["node"] == "/blocks.20/blocks.20.0/Gemm", top
+    assert [n for n in top["nodes"] if not n.startswith("Identity")] == ["/blocks.20/blocks.20.0/Gemm"]

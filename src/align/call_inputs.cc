@@ -1,0 +1,89 @@
+// The boundaries functional code leaves between module calls: a call's argument that no module
+// made (x + block(x), a view, a mask) is recorded by the companion, and paired here with the ONNX
+// tensor the call's nodes read from outside, so that comparison, isolation and module isolation
+// can start at it.
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "align/evidence.h"
+#include "align/finalize.h"
+
+namespace onnxprobe::align {
+
+Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
+                      const CallGraph& graph, const Model& model, Alignment* al) {
+  if (calls.call_inputs.empty()) return Status::Ok();
+  // what PyTorch already holds: structurally aligned tensors and the model's inputs
+  std::set<std::string> held;
+  for (const auto& r : al->rows) {
+    if (!r.onnx_tensor.empty() && !al->advisory.count(r.torch_name)) held.insert(r.onnx_tensor);
+  }
+  for (const auto& in : model.summary().inputs) held.insert(in.name);
+  // per call: the ONNX tensors its nodes read from outside that PyTorch does not hold
+  std::map<int, std::vector<std::string>> open;
+  std::set<std::string> fetch;
+  for (const auto& ci : calls.call_inputs) {
+    if (open.count(ci.call) || !graph.certain(ci.call) || graph.nodes(ci.call).empty()) continue;
+    auto& cands = open[ci.call];
+    for (const auto& t : graph.inputs(ci.call)) {
+      if (held.count(t)) continue;
+      cands.push_back(t);
+      fetch.insert(t);
+    }
+  }
+  // dtype and shape on both sides decide among candidates (values do not: an error made by the
+  // functional code itself must show at its own row)
+  std::unordered_map<std::string, std::pair<DType, Shape>> onnx_type, torch_type;
+  std::vector<std::string> names(fetch.begin(), fetch.end());
+  constexpr uint64_t kBudget = uint64_t(1) << 30;
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, names, kBudget, [&](const RunOutput& o) {
+    if (!o.tensor.empty()) onnx_type[o.name] = {o.tensor.dtype(), o.tensor.shape()};
+  }));
+  std::vector<std::string> torch_names;
+  for (const auto& ci : calls.call_inputs) torch_names.push_back(ci.tensor);
+  OP_ASSIGN_OR_RETURN(auto tv, torch_side.Fetch(torch_names));
+  for (const auto& o : tv) {
+    if (!o.tensor.empty()) torch_type[o.name] = {o.tensor.dtype(), o.tensor.shape()};
+  }
+
+  std::set<std::string> claimed;
+  for (const auto& ci : calls.call_inputs) {
+    const TorchCall& call = calls.calls[ci.call];
+    AlignmentRow row;
+    row.torch_name = ci.tensor;
+    row.module = call.module;
+    row.module_type = call.type;
+    row.call_index = call.call_index;
+    row.output_index = -1;
+    std::string what =
+        "argument " + std::to_string(ci.input) + " of the call, made by code outside any module";
+    auto it = open.find(ci.call);
+    auto tt = torch_type.find(ci.tensor);
+    std::vector<std::string> match;
+    if (it != open.end() && tt != torch_type.end()) {
+      for (const auto& c : it->second) {
+        auto ot = onnx_type.find(c);
+        if (!claimed.count(c) && ot != onnx_type.end() && ot->second == tt->second)
+          match.push_back(c);
+      }
+    }
+    if (match.size() == 1) {
+      row.onnx_tensor = match[0];
+      row.method = AlignMethod::kCallInput;
+      row.confidence = 1;
+      row.note = what + ": the one tensor of its type the call's nodes read from outside";
+      claimed.insert(match[0]);
+      al->rename[row.torch_name] = match[0];
+    } else {
+      row.note =
+          what + (it == open.end() ? ": the call's nodes are not known"
+                  : match.empty()  ? ": no tensor of its type read by the call's nodes"
+                                   : ": several tensors of its type read by the call's nodes");
+    }
+    al->rows.push_back(std::move(row));
+  }
+  return Status::Ok();
+}
+
+}  // namespace onnxprobe::align
