@@ -69,6 +69,7 @@ struct ParityReport {
   bool ran = false;       // the capture holds parameters
   size_t parameters = 0;  // saved parameters and buffers
   size_t by_name = 0;     // found as an initializer of the same name and compared
+  size_t folded = 0;      // convolutions with a BatchNorm folded in, recomputed and compared
   std::vector<ParityFinding> findings;
 };
 

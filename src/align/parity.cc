@@ -1,8 +1,8 @@
 // Parameter parity: every saved PyTorch parameter and buffer against the ONNX initializer of the
 // same name (SHA-256 of the bytes; the values of those that differ, to say how much). Runs before
 // any activation is compared: a weight that differs is named at the node that reads it, whatever
-// the module boundaries. (Initializers the exporter renamed, e.g. a convolution with a BatchNorm
-// folded in, are checked by the comparison of that convolution's output.)
+// the module boundaries. A convolution with a BatchNorm folded in reads renamed initializers: they
+// are checked against the convolution's parameters with the BatchNorm's folded in, recomputed.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -63,6 +63,74 @@ class Parity {
       for (const auto& n : calls.calls[c].buffers) module_of_[n] = calls.calls[c].module;
       called_.insert(calls.calls[c].module);
     }
+    for (size_t p = 0; p < calls.params.size(); ++p) {
+      for (const auto& n : calls.params[p].names) param_of_[n] = p;
+    }
+  }
+
+  // Convolutions the exporter folded a BatchNorm into (bn-folded rows): their weight and bias
+  // initializers against W * s and (b - mean) * s + beta, s = gamma / sqrt(var + eps), computed
+  // here in double from the saved parameters.
+  Status RunFolded(const Alignment& al, ParityReport* report) {
+    std::set<int> done;
+    for (const auto& row : al.rows) {
+      if (row.method != AlignMethod::kBnFolded || row.onnx_tensor.empty()) continue;
+      const TensorEntry* e = g_.Find(row.onnx_tensor);
+      if (e == nullptr || e->producer < 0 || !done.insert(e->producer).second) continue;
+      const NodeInfo& conv = g_.nodes()[e->producer];
+      if (conv.op_type != "Conv" || conv.inputs.size() < 2) continue;
+      int bn = -1;
+      for (size_t c = 0; c < calls_.calls.size(); ++c) {
+        if (calls_.calls[c].module == row.module && calls_.calls[c].call_index == row.call_index)
+          bn = static_cast<int>(c);
+      }
+      int owner = graph_.owner(e->producer);
+      if (bn < 0 || owner < 0) continue;
+      const TorchCall& bc = calls_.calls[bn];
+      const TorchCall& cc = calls_.calls[owner];
+      std::string w_name = Own(cc.params, "weight"), b_name = Own(cc.params, "bias");
+      std::string gamma = Own(bc.params, "weight"), beta = Own(bc.params, "bias");
+      std::string mean = OwnBuffer(bc.buffers, "running_mean");
+      std::string var = OwnBuffer(bc.buffers, "running_var");
+      if (w_name.empty() || mean.empty() || var.empty()) continue;
+      OP_ASSIGN_OR_RETURN(const Tensor* w, Param(w_name));
+      OP_ASSIGN_OR_RETURN(const Tensor* m, Param(mean));
+      OP_ASSIGN_OR_RETURN(const Tensor* v, Param(var));
+      const Tensor* g = nullptr;
+      const Tensor* be = nullptr;
+      const Tensor* b = nullptr;
+      if (!gamma.empty()) {
+        OP_ASSIGN_OR_RETURN(g, Param(gamma));
+      }
+      if (!beta.empty()) {
+        OP_ASSIGN_OR_RETURN(be, Param(beta));
+      }
+      if (!b_name.empty()) {
+        OP_ASSIGN_OR_RETURN(b, Param(b_name));
+      }
+      if (w->shape().empty()) continue;
+      const uint64_t out = static_cast<uint64_t>(w->shape()[0]);
+      if (m->num_elements() != out || v->num_elements() != out) continue;
+      std::vector<double> s(out), wf(w->num_elements()), bf(out);
+      const uint64_t per = w->num_elements() / out;
+      double terms = 0;  // the bias is a sum: its rounding follows its largest term
+      for (uint64_t o = 0; o < out; ++o) {
+        s[o] = (g ? ElementAsDouble(*g, o) : 1.0) / std::sqrt(ElementAsDouble(*v, o) + bc.eps);
+        double bb = (b ? ElementAsDouble(*b, o) : 0.0) * s[o];
+        double mm = ElementAsDouble(*m, o) * s[o], beta_o = be ? ElementAsDouble(*be, o) : 0.0;
+        bf[o] = bb - mm + beta_o;
+        terms = std::max({terms, std::fabs(bb), std::fabs(mm), std::fabs(beta_o)});
+        for (uint64_t k = 0; k < per; ++k)
+          wf[o * per + k] = ElementAsDouble(*w, o * per + k) * s[o];
+      }
+      ++report->folded;
+      std::string how = " with BatchNorm " + bc.module + " folded in";
+      CheckFolded(conv.inputs[1], w_name + how, cc.module, wf, 0, report);
+      if (conv.inputs.size() > 2 && !conv.inputs[2].empty())
+        CheckFolded(conv.inputs[2], (b_name.empty() ? bc.module + ".bias" : b_name) + how,
+                    cc.module, bf, terms, report);
+    }
+    return Status::Ok();
   }
 
   // The initializer a name stands for: itself, or the initializer an Identity chain copies
@@ -180,6 +248,44 @@ class Parity {
     return std::move(out[0].tensor);
   }
 
+  // The parameter (of a module's own, by its last name atom) or buffer; "" when absent.
+  static std::string Own(const std::vector<std::vector<std::string>>& params,
+                         const std::string& atom) {
+    for (const auto& names : params) {
+      for (const auto& n : names) {
+        if (n == atom || (n.size() > atom.size() && n.compare(n.size() - atom.size() - 1,
+                                                              std::string::npos, "." + atom) == 0))
+          return n;
+      }
+    }
+    return "";
+  }
+  static std::string OwnBuffer(const std::vector<std::string>& buffers, const std::string& atom) {
+    return Own({buffers}, atom);
+  }
+
+  Expected<const Tensor*> Param(const std::string& name) {
+    auto it = param_of_.find(name);
+    if (it == param_of_.end()) return NotFound("the capture holds no parameter '" + name + "'");
+    return TorchValue(it->second);
+  }
+
+  // A folded initializer against its recomputed values: float32 folding rounds, so elements
+  // may differ by a few units in the last place of the largest value (or of the largest term
+  // summed, `terms`).
+  void CheckFolded(const std::string& input, const std::string& what, const std::string& module,
+                   const std::vector<double>& expected, double terms, ParityReport* report) {
+    std::string init = Initializer(input);
+    if (init.empty()) return;
+    auto values = InitializerValue(init);
+    if (!values.ok() || values->num_elements() != expected.size()) return;
+    double largest = 0;
+    for (double x : expected) largest = std::max(largest, std::fabs(x));
+    Diff d = Difference(*values, expected, 1e-5 * std::max({largest, terms, 1e-30}));
+    if (d.differing > 0)
+      Report(ParityIssue::kDiffers, init, what, expected.size(), d, report, module);
+  }
+
   Expected<const Tensor*> TorchValue(size_t p) {
     auto it = torch_values_.find(p);
     if (it == torch_values_.end()) {
@@ -202,12 +308,12 @@ class Parity {
   }
 
   void Report(ParityIssue issue, const std::string& init, const std::string& param, uint64_t count,
-              const Diff& d, ParityReport* report) {
+              const Diff& d, ParityReport* report, const std::string& module = "") {
     ParityFinding f;
     f.issue = issue;
     f.initializer = init;
     f.parameter = param;
-    f.module = ModuleOf(param);
+    f.module = module.empty() ? ModuleOf(param) : module;
     if (const NodeInfo* reader = Reader(init); reader != nullptr) {
       f.node = reader->name;
       f.op_type = reader->op_type;
@@ -236,6 +342,7 @@ class Parity {
   const GraphIndex& g_;
   std::unordered_map<std::string, std::string> module_of_;
   std::set<std::string> called_;
+  std::unordered_map<std::string, size_t> param_of_;  // every name of a saved parameter
   std::map<size_t, Tensor> torch_values_;
 };
 
@@ -246,6 +353,7 @@ Status CheckParameterParity(Side& torch_side, Side& onnx_side, const TorchCalls&
   if (calls.params.empty() || onnx_side.model() == nullptr) return Status::Ok();
   Parity parity(torch_side, onnx_side, calls, graph);
   OP_RETURN_IF_ERROR(parity.Run(&alignment->parity));
+  OP_RETURN_IF_ERROR(parity.RunFolded(*alignment, &alignment->parity));
   // the rows of the module a finding belongs to say so
   for (const auto& f : alignment->parity.findings) {
     for (auto& r : alignment->rows) {
