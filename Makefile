@@ -24,8 +24,11 @@ build: configure
 demo: build
 	@bash scripts/demo.sh $(BIN)
 
+# after the suites, one line per ONNX Runtime and conformance suite: "ONNX Runtime X: N/M ..."
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	@rm -f $(BUILD)/tests/conformance_summary*.txt
+	cd $(BUILD) && rc=0 && ctest --output-on-failure -j$(JOBS) || rc=$$?; \
+	  cat tests/conformance_summary*.txt 2>/dev/null; exit $$rc
 
 bench: build
 	@bash bench/run.sh $(BUILD)

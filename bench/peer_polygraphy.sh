@@ -7,7 +7,7 @@ BUILD="$1"
 MODEL="$2"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/bench/.venv"
-ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.23.2}"
+ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.32.0}"
 if [ ! -x "$VENV/bin/polygraphy" ]; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q polygraphy "onnxruntime==$ORT_VERSION" numpy onnx colored

@@ -12,7 +12,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="${ONNXPROBE_DEPS_DIR:-$ROOT/.deps}"
-ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.23.2}"
+ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.32.0}"
 ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS-1.20.1}"
 TRIXIE_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
 
@@ -118,6 +118,8 @@ fetch_python_wheels() {
 # A Python environment for suites that need PyPI's onnxruntime package (its quantization tools)
 # next to Debian's numpy/torch: a venv over /usr/bin/python3's site packages, with onnxruntime and
 # an onnx new enough for it (Debian's onnx 1.12 lacks onnx.reference, which the quantizer imports).
+# The quantizer of onnxruntime 1.24+ imports ml_dtypes (extra "quantization"); numpy is pinned to
+# Debian's so that no numpy 2 (which ml_dtypes would pull) shadows the one torch 1.13 is built for.
 PYENV_ONNX_VERSION="${ONNXPROBE_PYENV_ONNX_VERSION:-1.17.0}"
 make_python_test_env() {
   local dest="$DEPS/pyenv"
@@ -125,8 +127,11 @@ make_python_test_env() {
   say "making the Python test environment (PyPI onnxruntime $ORT_VERSION, onnx $PYENV_ONNX_VERSION)"
   rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
   /usr/bin/python3 -m venv --system-site-packages "$dest" || die "python3 -m venv failed (python3-venv)"
+  local numpy_version
+  numpy_version="$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" ||
+    die "Debian's python3-numpy is not importable"
   "$dest/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "onnxruntime==$ORT_VERSION" "onnx==$PYENV_ONNX_VERSION" ||
+    "onnxruntime[quantization]==$ORT_VERSION" "onnx==$PYENV_ONNX_VERSION" "numpy==$numpy_version" ||
     die "PyPI unreachable or onnxruntime==$ORT_VERSION / onnx==$PYENV_ONNX_VERSION not installable"
   "$dest/bin/python" -c "import onnxruntime.quantization, onnx.reference, torch, pytest" ||
     die "the Python test environment cannot import onnxruntime.quantization with torch and pytest"

@@ -18,7 +18,8 @@ struct Row {
 // - measured with the bootstrap's libraries (a Relu model stamped with each version):
 //   1.20.1 loads ai.onnx 21 / IR 10 / ai.onnx.ml 5 and refuses 22 / 11 / 6; 1.23.2 loads
 //   ai.onnx 23 / IR 11 / ai.onnx.ml 5 and refuses 24 ("under development") / 12 ("Unsupported
-//   model IR version") / 6.
+//   model IR version") / 6; 1.32.0 loads ai.onnx 28 / IR 14 / ai.onnx.ml 5 and refuses 29 / 15 / 6.
+// - 1.24 to 1.31: not measured, no row (a lookup says so rather than guess).
 // - 1.21, 1.22: ONNX 1.17 (ai.onnx 22, IR 10, ai.onnx.ml 5) per their release notes; not
 //   measured here.
 // A model stamped newer than its row fails to load: the opset check by default (session option
@@ -33,6 +34,7 @@ const std::vector<Row>& Rows() {
       {1, 15, {"1.15", 19, 3, 8}},  {1, 16, {"1.16", 19, 3, 9}},  {1, 17, {"1.17", 20, 4, 9}},
       {1, 18, {"1.18", 21, 5, 10}}, {1, 19, {"1.19", 21, 5, 10}}, {1, 20, {"1.20", 21, 5, 10}},
       {1, 21, {"1.21", 22, 5, 10}}, {1, 22, {"1.22", 22, 5, 10}}, {1, 23, {"1.23", 23, 5, 11}},
+      {1, 32, {"1.32", 28, 5, 14}},
   };
   return kRows;
 }

@@ -1,8 +1,11 @@
 // Runs the ONNX backend node test suite through onnxprobe (model load, input files, ORT run) and
 // compares every output with the suite's expected output (rtol 1e-3, atol 1e-7, NaN == NaN).
-// usage: onnxprobe_conformance SUITE_DIR [--baseline FILE] [--report FILE]
+// usage: onnxprobe_conformance SUITE_DIR [--baseline FILE] [--report FILE] [--known FILE]
+//        [--ort-version VERSION] [--suite-name NAME] [--summary FILE]
 // Exit 1 when the pass count falls below the baseline or a case mismatches numerically without
-// being listed in the known-divergences file (--known).
+// being listed in the known-divergences file (--known). --ort-version runs on another ONNX
+// Runtime installed by the bootstrap (as `onnxprobe run --ort-version`); --summary writes the
+// one-line count that `make test` prints for every runtime and suite.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -149,17 +152,47 @@ Outcome RunCase(Backend& backend, const fs::path& dir) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s SUITE_DIR [--baseline FILE] [--report FILE]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s SUITE_DIR [--baseline FILE] [--report FILE] [--known FILE] "
+                 "[--ort-version VERSION] [--suite-name NAME] [--summary FILE]\n",
+                 argv[0]);
     return 2;
   }
-  std::string suite = argv[1], baseline_file, report_file, known_file;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  std::string suite = argv[1], baseline_file, report_file, known_file, ort_version, summary_file;
+  std::string suite_name = suite;
+  for (int i = 2; i < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--baseline") baseline_file = argv[i + 1];
-    if (a == "--report") report_file = argv[i + 1];
-    if (a == "--known") known_file = argv[i + 1];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "conformance: %s needs a value\n", a.c_str());
+      return 2;
+    }
+    if (a == "--baseline") {
+      baseline_file = argv[i + 1];
+    } else if (a == "--report") {
+      report_file = argv[i + 1];
+    } else if (a == "--known") {
+      known_file = argv[i + 1];
+    } else if (a == "--ort-version") {
+      ort_version = argv[i + 1];
+    } else if (a == "--suite-name") {
+      suite_name = argv[i + 1];
+    } else if (a == "--summary") {
+      summary_file = argv[i + 1];
+    } else {
+      std::fprintf(stderr, "conformance: unknown option %s\n", a.c_str());
+      return 2;
+    }
   }
-  auto backend = LoadOrtBackend();
+  std::string library;
+  if (!ort_version.empty()) {
+    auto lib = OrtLibraryForVersion(ort_version);
+    if (!lib.ok()) {
+      std::fprintf(stderr, "conformance: %s\n", lib.status().message().c_str());
+      return 2;
+    }
+    library = *lib;
+  }
+  auto backend = LoadOrtBackend(library);
   if (!backend.ok()) {
     std::fprintf(stderr, "conformance: %s\n", backend.status().message().c_str());
     return 2;
@@ -207,6 +240,20 @@ int main(int argc, char** argv) {
   if (!report_file.empty()) {
     std::ofstream(report_file) << report;
     std::printf("  non-passing cases with reasons: %s\n", report_file.c_str());
+  }
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "ONNX Runtime %s: %zu/%zu node tests pass (%s; %zu rejected, %zu skipped, %zu known "
+      "divergences, %zu unexpected mismatches)\n",
+      (*backend)->version().c_str(), pass, cases.size(), suite_name.c_str(), rejected, skipped,
+      divergent, mismatch);
+  std::fputs(line, stdout);
+  if (!summary_file.empty()) {
+    // complete or absent: `make test` prints whatever summaries exist
+    std::string tmp = summary_file + ".tmp";
+    std::ofstream(tmp) << line;
+    std::rename(tmp.c_str(), summary_file.c_str());
   }
   int rc = 0;
   if (!baseline_file.empty()) {

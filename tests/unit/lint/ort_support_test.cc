@@ -19,14 +19,18 @@ TEST(OrtSupport, PatchVersionsShareTheirRow) {
 TEST(OrtSupport, NewerReleasesNeverSupportLess) {
   OrtSupport prev;
   ASSERT_TRUE(LookupOrtSupport("1.0.0", &prev));
-  for (int minor = 1; minor <= 23; ++minor) {
+  for (int minor = 1; minor <= 40; ++minor) {
     OrtSupport s;
-    ASSERT_TRUE(LookupOrtSupport("1." + std::to_string(minor) + ".0", &s)) << minor;
+    if (!LookupOrtSupport("1." + std::to_string(minor) + ".0", &s)) {
+      EXPECT_GT(minor, 23) << "every release up to 1.23 has a row";  // 1.24-1.31 unmeasured
+      continue;
+    }
     EXPECT_GE(s.onnx_opset, prev.onnx_opset) << minor;
     EXPECT_GE(s.ir_version, prev.ir_version) << minor;
     prev = s;
   }
   EXPECT_EQ(NewestKnownOrt().release, prev.release);
+  EXPECT_EQ(prev.release, "1.32");  // the bootstrap's pinned runtime has a row
 }
 
 TEST(OrtSupport, UnknownVersionsAreNotGuessed) {
