@@ -160,6 +160,7 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeDeterminismCommand());
   commands.push_back(MakeLintCommand());
   commands.push_back(MakeDiffCommand());
+  commands.push_back(MakeFp16Command());
   std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
   for (auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c->name(), c->summary());

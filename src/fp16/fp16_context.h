@@ -1,0 +1,47 @@
+// Internal: what the stages of AnalyzeFp16 share (the float32 run's tensors and the report).
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "onnxprobe/fp16.h"
+
+namespace onnxprobe {
+
+struct Fp16Context {
+  const Fp16Request& req;
+  const Model& model;
+  Backend& backend;
+  TensorTypes types;
+  // float32 values by tensor name: graph inputs and every captured node output (not owned).
+  std::unordered_map<std::string, const Tensor*> values;
+  std::vector<Fp16Eligibility> eligibility;  // per topological node
+  std::set<int> keep;                        // requested by name
+  Fp16Report* report;
+
+  std::vector<std::pair<std::string, const Tensor*>> Feed(const std::vector<std::string>& names,
+                                                          std::string* missing) const {
+    std::vector<std::pair<std::string, const Tensor*>> feed;
+    for (const auto& n : names) {
+      auto it = values.find(n);
+      if (it == values.end()) {
+        *missing = n;
+        return {};
+      }
+      feed.emplace_back(n, it->second);
+    }
+    return feed;
+  }
+};
+
+// Runs every convertible node alone in float16, batched into as few runs as the memory budget
+// allows; fills the isolation fields of report->nodes (indexed by topological position).
+Status IsolateNodes(Fp16Context& cx);
+
+// Builds the block list: requested nodes, nodes the runtime rejects, overflowing nodes, then
+// the ranked rest until the converted model passes. Writes the model when asked and passed.
+Status SearchBlockList(Fp16Context& cx);
+
+}  // namespace onnxprobe

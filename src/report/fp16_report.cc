@@ -1,0 +1,139 @@
+// Text and JSON renderings of a float16 report (the CLI only prints them).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "common/file_util.h"
+#include "onnxprobe/format.h"
+#include "onnxprobe/fp16.h"
+#include "onnxprobe/json.h"
+
+namespace onnxprobe {
+namespace {
+
+std::string NodeLabel(const std::string& node, const std::string& op_type, int topo) {
+  return (node.empty() ? "#" + std::to_string(topo) : node) + " (" + op_type + ")";
+}
+
+}  // namespace
+
+std::string RenderFp16Text(const Fp16Report& r, size_t top) {
+  std::string out = r.model + " on " + r.runtime + ": " + std::to_string(r.node_count) +
+                    " nodes, " + std::to_string(r.convertible) + " can run in float16\n";
+  size_t overflowing = 0, subnormal = 0;
+  double worst_rt = 0;
+  for (const auto& t : r.tensors) {
+    overflowing += t.overflow > 0;
+    subnormal += t.subnormal_share > 0.01;
+    worst_rt = std::max(worst_rt, t.roundtrip_error);
+  }
+  out += "float32 run, " + std::to_string(r.tensors.size()) +
+         " float tensors: " + std::to_string(overflowing) + " exceed 65504, " +
+         std::to_string(subnormal) +
+         " have > 1% of nonzero values below 2^-14, largest round-trip error " +
+         FormatNumber(worst_rt) + "\n";
+  for (const auto& t : r.tensors) {
+    if (t.overflow == 0) continue;
+    out += "  overflow  " + t.name + ": " + std::to_string(t.overflow) + " of " +
+           std::to_string(t.elements) + " values beyond 65504 (max |x| " + FormatNumber(t.max_abs) +
+           ")\n";
+  }
+  out += "\nnodes run alone in float16 (" + std::to_string(r.isolation_runs) +
+         " runs), worst first:\n";
+  out += "  rank  isolated err  overflow  node\n";
+  size_t shown = 0;
+  for (const auto& n : r.nodes) {
+    if (shown == top) break;
+    if (n.eligibility != Fp16Eligibility::kConvertible) continue;
+    ++shown;
+    char line[96];
+    std::string ovf = std::to_string(n.overflow);
+    if (n.input_overflow) ovf += "+" + std::to_string(n.input_overflow) + "in";
+    std::snprintf(line, sizeof line, "  %4zu  %12s  %8s  ", shown,
+                  n.runtime_error.empty() ? FormatNumber(n.isolated_error).c_str() : "rejected",
+                  ovf.c_str());
+    out += line + NodeLabel(n.node, n.op_type, n.topo_index) + "\n";
+  }
+  out += "\nblock list (" + std::to_string(r.block_list.size()) + " kept in float32):";
+  if (r.block_list.empty()) out += " empty";
+  out += "\n";
+  for (const auto& b : r.block_list) {
+    out += "  " + NodeLabel(b.node, b.op_type, b.topo_index) + "  " +
+           Fp16BlockReasonName(b.reason) + "\n";
+  }
+  out += "\nattempts (atol " + FormatNumber(r.atol) + ", rtol " + FormatNumber(r.rtol) + "):\n";
+  for (const auto& a : r.attempts) {
+    out += "  " + std::to_string(a.blocked) + " in float32: ";
+    if (!a.error.empty()) {
+      out += "runtime error: " + a.error + "\n";
+      continue;
+    }
+    out += std::string(a.passed ? "pass" : "FAIL") + ", worst " + FormatNumber(a.worst_ratio) +
+           "x tolerance at " + a.worst_output;
+    if (a.nonfinite) out += ", " + std::to_string(a.nonfinite) + " non-finite";
+    out += "\n";
+  }
+  out += "\n" + std::to_string(r.model_runs) + " model runs, " + std::to_string(r.sessions) +
+         " sessions, " + FormatNumber(r.seconds) + " s\n";
+  if (r.passed) {
+    out += "result: PASS, the converted model matches float32 within tolerance";
+    out += r.output_model.empty() ? "\n" : "; written to " + r.output_model + "\n";
+  } else {
+    out += "result: FAIL, no block list reached tolerance\n";
+  }
+  return out;
+}
+
+std::string RenderFp16Json(const Fp16Report& r) {
+  JsonWriter j;
+  j.BeginObject().Key("schema").String("onnxprobe-fp16").Key("schema_version").Int(1);
+  j.Key("model").String(r.model).Key("runtime").String(r.runtime);
+  j.Key("atol").Number(r.atol).Key("rtol").Number(r.rtol);
+  j.Key("passed").Bool(r.passed).Key("output_model").String(r.output_model);
+  j.Key("node_count").UInt(r.node_count).Key("convertible").UInt(r.convertible);
+  j.Key("model_runs").UInt(r.model_runs).Key("isolation_runs").UInt(r.isolation_runs);
+  j.Key("sessions").UInt(r.sessions).Key("seconds").Number(r.seconds);
+  j.Key("block_list").BeginArray();
+  for (const auto& b : r.block_list) {
+    j.BeginObject().Key("node").String(b.node).Key("op_type").String(b.op_type);
+    j.Key("topo_index").Int(b.topo_index).Key("reason").String(Fp16BlockReasonName(b.reason));
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("attempts").BeginArray();
+  for (const auto& a : r.attempts) {
+    j.BeginObject().Key("blocked").UInt(a.blocked).Key("passed").Bool(a.passed);
+    j.Key("worst_ratio").Number(std::isinf(a.worst_ratio) ? 1e300 : a.worst_ratio);
+    j.Key("worst_output").String(a.worst_output).Key("nonfinite").UInt(a.nonfinite);
+    j.Key("error").String(a.error).EndObject();
+  }
+  j.EndArray();
+  j.Key("nodes").BeginArray();
+  for (const auto& n : r.nodes) {
+    j.BeginObject().Key("node").String(n.node).Key("op_type").String(n.op_type);
+    j.Key("topo_index").Int(n.topo_index);
+    j.Key("eligibility").String(Fp16EligibilityName(n.eligibility));
+    j.Key("isolated").Bool(n.isolated);
+    j.Key("isolated_error").Number(std::isinf(n.isolated_error) ? 1e300 : n.isolated_error);
+    j.Key("isolated_max_abs").Number(n.isolated_max_abs);
+    j.Key("overflow").UInt(n.overflow).Key("input_overflow").UInt(n.input_overflow);
+    j.Key("runtime_error").String(n.runtime_error).EndObject();
+  }
+  j.EndArray();
+  j.Key("tensors").BeginArray();
+  for (const auto& t : r.tensors) {
+    j.BeginObject().Key("name").String(t.name).Key("node").String(t.node);
+    j.Key("op_type").String(t.op_type).Key("elements").UInt(t.elements);
+    j.Key("overflow").UInt(t.overflow).Key("subnormal_share").Number(t.subnormal_share);
+    j.Key("roundtrip_error").Number(t.roundtrip_error).Key("max_abs").Number(t.max_abs);
+    j.EndObject();
+  }
+  j.EndArray().EndObject();
+  return j.str() + "\n";
+}
+
+Status WriteFp16Json(const Fp16Report& report, const std::string& path) {
+  return WriteFileAtomic(path, RenderFp16Json(report));
+}
+
+}  // namespace onnxprobe

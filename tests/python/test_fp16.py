@@ -1,0 +1,286 @@
+"""onnxprobe fp16: overflow and decomposed-LayerNorm nodes are kept in float32, the converted model
+passes, input/output types are kept. The converted models are checked independently with
+onnxruntime's Python API (the test environment ONNXPROBE_PYENV) against numpy references."""
+import json
+import os
+import subprocess
+import textwrap
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import run
+
+ATOL, RTOL = 1e-3, 1e-2  # the documented defaults
+
+
+def pyenv():
+    py = os.environ.get("ONNXPROBE_PYENV")
+    if not py or not os.path.exists(py):
+        pytest.skip("ONNXPROBE_PYENV (Python with onnxruntime) is not available")
+    return py
+
+
+def ort_run(model, feeds_npz, out_npz):
+    """Runs `model` with onnxruntime's Python API; returns {output: array} and the I/O types."""
+    script = textwrap.dedent(
+        """
+        import sys, json, numpy as np, onnxruntime as ort
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        s = ort.InferenceSession(sys.argv[1], so, providers=["CPUExecutionProvider"])
+        feeds = dict(np.load(sys.argv[2]))
+        outs = s.run(None, feeds)
+        np.savez(sys.argv[3], **{o.name: v for o, v in zip(s.get_outputs(), outs)})
+        print(json.dumps({"inputs": {i.name: i.type for i in s.get_inputs()},
+                          "outputs": {o.name: o.type for o in s.get_outputs()}}))
+        """
+    )
+    r = subprocess.run([pyenv(), "-c", script, str(model), str(feeds_npz), str(out_npz)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return dict(np.load(out_npz)), json.loads(r.stdout)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
+
+
+def overflow_model(path):
+    """x in [0, 1): a large Mul before a ReduceSum (the sum passes 65504) and a decomposed
+    LayerNorm of 1000 * x (the squared deviations pass 65504)."""
+    n = 64
+    rng = np.random.default_rng(0)
+    nodes = [
+        helper.make_node("Mul", ["x", "k3000"], ["big"], name="mul_big"),
+        helper.make_node("ReduceSum", ["big", "axes"], ["sum_raw"], name="reduce_sum", keepdims=1),
+        helper.make_node("Mul", ["sum_raw", "k_small"], ["total"], name="scale_sum"),
+        helper.make_node("Mul", ["x", "k1000"], ["h"], name="mul_h"),
+        helper.make_node("ReduceMean", ["h"], ["mean"], name="ln_mean", axes=[1]),
+        helper.make_node("Sub", ["h", "mean"], ["d"], name="ln_sub"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="ln_pow"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="ln_var", axes=[1]),
+        helper.make_node("Add", ["var", "eps"], ["var_eps"], name="ln_add_eps"),
+        helper.make_node("Sqrt", ["var_eps"], ["std"], name="ln_sqrt"),
+        helper.make_node("Div", ["d", "std"], ["norm"], name="ln_div"),
+        helper.make_node("Mul", ["norm", "gamma"], ["scaled"], name="ln_gamma"),
+        helper.make_node("Add", ["scaled", "beta"], ["ln"], name="ln_beta"),
+    ]
+    inits = [
+        const("k3000", 3000.0), const("k_small", 1e-3), const("k1000", 1000.0),
+        const("two", 2.0), const("eps", 1e-5),
+        const("gamma", rng.uniform(0.5, 1.5, n)), const("beta", rng.uniform(-0.5, 0.5, n)),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "axes"),
+    ]
+    g = helper.make_graph(
+        nodes, "fp16_overflow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [1, 1]),
+         helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, n])],
+        inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, path)
+    return {i.name: numpy_helper.to_array(i) for i in inits}
+
+
+def overflow_reference(x, w):
+    """numpy float64 reference of overflow_model."""
+    x = x.astype(np.float64)
+    total = (x * 3000).sum(axis=1, keepdims=True) * 1e-3
+    h = x * 1000
+    d = h - h.mean(axis=1, keepdims=True)
+    var = (d ** 2).mean(axis=1, keepdims=True)
+    ln = d / np.sqrt(var + 1e-5) * w["gamma"] + w["beta"]
+    return {"total": total, "ln": ln}
+
+
+def conv_model(path):
+    rng = np.random.default_rng(1)
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3))
+    w2 = rng.normal(0, 0.2, (8, 8, 3, 3))
+    fc = rng.normal(0, 0.3, (10, 8))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc", "fcb"], ["logits"], name="fc", transB=1),
+    ]
+    inits = [const("w1", w1), const("b1", rng.normal(0, 0.1, 8)), const("w2", w2),
+             const("b2", rng.normal(0, 0.1, 8)), const("fc", fc),
+             const("fcb", rng.normal(0, 0.1, 10))]
+    g = helper.make_graph(
+        nodes, "small_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, path)
+
+
+def node_output_types(path):
+    """Element type of every node output in `path`, from ONNX shape inference (not onnxprobe)."""
+    m = onnx.shape_inference.infer_shapes(onnx.load(path))
+    types = {v.name: v.type.tensor_type.elem_type for v in m.graph.value_info}
+    types.update({v.name: v.type.tensor_type.elem_type for v in m.graph.output})
+    return m, types
+
+
+def with_storage_barriers(src, dst):
+    """Copies `src` with an Identity after every float16 node output, so onnxruntime's CPU
+    provider rounds each float16 activation instead of fusing the Casts it inserts."""
+    m, types = node_output_types(src)
+    nodes = []
+    for n in m.graph.node:
+        nodes.append(n)
+        for i, o in enumerate(list(n.output)):
+            if types.get(o) == TensorProto.FLOAT16:
+                n.output[i] = o + "__stored"
+                nodes.append(helper.make_node("Identity", [o + "__stored"], [o]))
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    del m.graph.value_info[:]
+    onnx.save(m, dst)
+
+
+def test_overflowing_nodes_are_blocked_and_the_converted_model_passes(onnxprobe, tmp_path):
+    model = tmp_path / "overflow.onnx"
+    w = overflow_model(model)
+    x = np.random.default_rng(2).uniform(0, 1, (1, 64)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    ref = overflow_reference(x, w)
+    # The premise, by numpy: these tensors really leave the float16 range.
+    assert (x.astype(np.float64) * 3000).sum() > 65504
+    d = x.astype(np.float64) * 1000 - (x.astype(np.float64) * 1000).mean()
+    assert (d ** 2).max() > 65504
+
+    out = tmp_path / "fp16.onnx"
+    r = run([onnxprobe, "fp16", model, "--input", tmp_path / "in.npz", "-o", out,
+             "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["schema"] == "onnxprobe-fp16" and rep["passed"]
+    blocked = {b["node"]: b["reason"] for b in rep["block_list"]}
+    assert blocked.get("reduce_sum") == "overflow", blocked
+    assert blocked.get("ln_pow") == "overflow", blocked
+    assert blocked.get("ln_var") == "input overflow", blocked
+    # Only what the float16 range forces: readers of the overflowing tensors, nothing else.
+    assert set(blocked) <= {"reduce_sum", "scale_sum", "ln_pow", "ln_var", "ln_add_eps",
+                            "ln_sqrt"}, blocked
+    # Tensor statistics against numpy: the sum and the squares overflow, the rest does not.
+    tensors = {t["name"]: t for t in rep["tensors"]}
+    assert tensors["sum_raw"]["overflow"] == 1
+    assert tensors["d2"]["overflow"] == int(((d ** 2) > 65504).sum())
+    assert tensors["big"]["overflow"] == 0
+    big = x * np.float32(3000)
+    rt = np.linalg.norm(big.astype(np.float16).astype(np.float64) - big) / np.linalg.norm(big)
+    assert tensors["big"]["roundtrip_error"] == pytest.approx(rt, rel=1e-3)
+
+    # The converted model, run by onnxruntime's Python API, against the numpy reference.
+    got, io = ort_run(out, tmp_path / "in.npz", tmp_path / "got.npz")
+    assert io["inputs"] == {"x": "tensor(float)"}
+    assert io["outputs"] == {"total": "tensor(float)", "ln": "tensor(float)"}
+    for name in ("total", "ln"):
+        assert got[name].dtype == np.float32
+        np.testing.assert_allclose(got[name], ref[name], rtol=RTOL, atol=ATOL)
+    # Blocked nodes compute in float32, the others in float16 (ONNX shape inference says).
+    m, types = node_output_types(out)
+    by_name = {n.name: n for n in m.graph.node}
+    assert types[by_name["ln_pow"].output[0]] == TensorProto.FLOAT
+    assert types[by_name["reduce_sum"].output[0]] == TensorProto.FLOAT
+    assert types[by_name["ln_sqrt"].output[0]] == TensorProto.FLOAT
+    assert types[by_name["ln_div"].output[0]] == TensorProto.FLOAT16
+    assert types[by_name["ln_gamma"].output[0]] == TensorProto.FLOAT16
+    # onnxruntime's CPU provider would keep chains of float16 nodes in float32; with every
+    # float16 activation rounded (Identity barriers added here), the model still passes.
+    barred = tmp_path / "barred.onnx"
+    with_storage_barriers(out, barred)
+    got, _ = ort_run(barred, tmp_path / "in.npz", tmp_path / "got_barred.npz")
+    for name in ("total", "ln"):
+        np.testing.assert_allclose(got[name], ref[name], rtol=RTOL, atol=ATOL)
+
+    # The same model with nothing allowed in float32: no list reaches tolerance, exit 1, no model.
+    out2 = tmp_path / "never.onnx"
+    r = run([onnxprobe, "fp16", model, "--input", tmp_path / "in.npz", "--max-block", "0",
+             "-o", out2])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAIL" in r.stdout
+    assert not out2.exists()
+
+
+def test_small_conv_net_keeps_little_in_float32(onnxprobe, tmp_path):
+    model = tmp_path / "cnn.onnx"
+    conv_model(model)
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    out = tmp_path / "cnn16.onnx"
+    r = run([onnxprobe, "fp16", model, "--input", tmp_path / "in.npz", "-o", out,
+             "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert len(rep["block_list"]) <= 1, rep["block_list"]
+    # Every node isolated in one batched run.
+    assert rep["isolation_runs"] == 1
+    assert rep["model_runs"] <= 4
+    ref, io_ref = ort_run(model, tmp_path / "in.npz", tmp_path / "ref.npz")
+    got, io = ort_run(out, tmp_path / "in.npz", tmp_path / "got.npz")
+    assert io == io_ref
+    np.testing.assert_allclose(got["logits"], ref["logits"], rtol=RTOL, atol=ATOL)
+    with_storage_barriers(out, tmp_path / "barred.onnx")
+    got, _ = ort_run(tmp_path / "barred.onnx", tmp_path / "in.npz", tmp_path / "got_barred.npz")
+    np.testing.assert_allclose(got["logits"], ref["logits"], rtol=RTOL, atol=ATOL)
+    assert not np.array_equal(got["logits"], ref["logits"])  # float16 really was used
+    # The weights really are float16 now.
+    conv16 = onnx.load(out)
+    kinds = {t.data_type for t in conv16.graph.initializer}
+    assert kinds == {TensorProto.FLOAT16}, kinds
+
+
+def test_isolated_error_matches_a_numpy_float16_rerun(onnxprobe, tmp_path):
+    """The isolated error of a node is its float16 result against its float32 result."""
+    model = tmp_path / "overflow.onnx"
+    overflow_model(model)
+    x = np.random.default_rng(4).uniform(0, 1, (1, 64)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    r = run([onnxprobe, "fp16", model, "--input", tmp_path / "in.npz", "--json",
+             tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    nodes = {n["node"]: n for n in json.loads((tmp_path / "r.json").read_text())["nodes"]}
+    # ln_gamma alone: float16(norm) * float16(gamma), rounded to float16 (a float16 product is
+    # correctly rounded whether the runtime computes it in float16 or in float32).
+    w = overflow_model(tmp_path / "again.onnx")
+    h = x * np.float32(1000)
+    d = h - h.mean(axis=1, keepdims=True, dtype=np.float32)
+    var_eps = (d * d).mean(axis=1, keepdims=True, dtype=np.float32) + np.float32(1e-5)
+    norm = d / np.sqrt(var_eps)
+    gamma = w["gamma"].astype(np.float32)
+    y32 = norm * gamma
+    y16 = (norm.astype(np.float16).astype(np.float32) * gamma.astype(np.float16)).astype(np.float16)
+    err = np.linalg.norm(y16.astype(np.float64) - y32) / np.linalg.norm(y32)
+    assert 1e-5 < err < 1e-3
+    assert nodes["ln_gamma"]["isolated_error"] == pytest.approx(err, rel=0.05)
+    assert nodes["reduce_sum"]["overflow"] == 1
+    assert nodes["mul_big"]["overflow"] == 0
+
+
+def test_outputs_are_guarded(onnxprobe, tmp_path):
+    model = tmp_path / "cnn.onnx"
+    conv_model(model)
+    other = tmp_path / "notes.onnx"
+    other.write_bytes(b"someone's file")
+    r = run([onnxprobe, "fp16", model, "-o", other])
+    assert r.returncode == 2 and "refusing" in r.stderr
+    assert other.read_bytes() == b"someone's file"
+    r = run([onnxprobe, "fp16", model, "-o", model])
+    assert r.returncode == 2 and "input of this run" in r.stderr
+    out = tmp_path / "cnn16.onnx"
+    assert run([onnxprobe, "fp16", model, "-o", out]).returncode == 0
+    # A converted model of ours may be replaced; --force replaces someone else's file.
+    assert run([onnxprobe, "fp16", model, "-o", out]).returncode == 0
+    assert run([onnxprobe, "fp16", model, "-o", other, "--force"]).returncode == 0
+    assert onnx.load(other).producer_name == "onnxprobe fp16"
