@@ -50,16 +50,19 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
 // nodes that cannot be converted: float initializers read in float16 are converted (values
 // beyond the float16 range clamped to +-65504), Casts are inserted where precisions meet, and
 // graph inputs and outputs keep their types and names. Fails on a model over protobuf's 2 GB.
-// With `storage_barriers`, every float16 tensor a node produces passes through an Identity (see
+// With `storage_barriers`, every float16 tensor a node produces passes through two Identities (see
 // kFp16StorageNote): for checking on a runtime that would otherwise skip the rounding.
 Expected<std::string> ConvertToFp16(const Model& model, const std::set<int>& keep_fp32,
                                     const TensorTypes& types, bool storage_barriers = false);
 
 // Why the barriers: ONNX Runtime's CPU provider runs a float16 node that has no float16 kernel in
 // float32 between Casts it inserts, and removes a Cast to float16 followed by one back, so chains
-// of such nodes (and single nodes between Casts) never round their activations to float16. An
-// Identity (which has float16 kernels) between them keeps every float16 tensor rounded, as it is
-// stored on a device with float16 kernels; the node itself still computes in float32.
+// of such nodes (and single nodes between Casts) never round their activations to float16. Two
+// Identities (which have float16 kernels) after each such node keep every float16 tensor
+// rounded, as it is stored on a device with float16 kernels; the node itself still computes in
+// float32. (One Identity is not enough: the runtime moves an fp16 node that sits alone between
+// nodes it runs in float32 to float32 as well.) Optimization levels above "disabled" may remove
+// Identities.
 
 // The producer name ConvertToFp16 writes (the output guard recognizes converted models by it).
 constexpr const char* kFp16ProducerName = "onnxprobe fp16";

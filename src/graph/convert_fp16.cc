@@ -167,13 +167,15 @@ Expected<std::string> ConvertToFp16(const Model& model, const std::set<int>& kee
       n.set_output(i, stored);
     }
     *g->add_node() = std::move(n);
-    for (const auto& [stored, name] : barriers) {
-      onnx::NodeProto id;
-      id.set_op_type("Identity");
-      id.set_name(cv.Unique(name + "_barrier"));
-      id.add_input(stored);
-      id.add_output(name);
-      *g->add_node() = std::move(id);
+    for (const auto& [stored, name] : barriers) {  // two: see kFp16StorageNote
+      std::string mid = cv.Unique(name + "_stored_mid");
+      for (int k = 0; k < 2; ++k) {
+        onnx::NodeProto* id = g->add_node();
+        id->set_op_type("Identity");
+        id->set_name(cv.Unique(name + "_barrier"));
+        id->add_input(k ? mid : stored);
+        id->add_output(k ? name : mid);
+      }
     }
   }
   for (const auto& n : idx.nodes()) read.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());

@@ -15,13 +15,16 @@ void TypeOnly(onnx::ValueInfoProto* v, const std::string& name, int elem_type) {
   v->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
 }
 
-onnx::NodeProto MakeIdentity(const std::string& in, const std::string& out) {
-  onnx::NodeProto n;
-  n.set_op_type("Identity");
-  n.set_name(out + "_barrier");
-  n.add_input(in);
-  n.add_output(out);
-  return n;
+// Two Identities (kFp16StorageNote): the runtime runs a single one between two nodes it computes
+// in float32 in float32 too.
+void AddBarrier(onnx::GraphProto* g, const std::string& in, const std::string& out) {
+  for (int k = 0; k < 2; ++k) {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type("Identity");
+    n->set_name(out + (k ? "_barrier_b" : "_barrier_a"));
+    n->add_input(k ? out + "_mid" : in);
+    n->add_output(k ? out : out + "_mid");
+  }
 }
 
 onnx::NodeProto MakeCast(const std::string& in, const std::string& out, int to) {
@@ -126,14 +129,14 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
         } else {
           OP_RETURN_IF_ERROR(plain(x));
           *g->add_node() = MakeCast(x, name + "_pre", onnx::TensorProto::FLOAT16);
-          *g->add_node() = MakeIdentity(name + "_pre", name);
+          AddBarrier(g, name + "_pre", name);
         }
         h = half.emplace(x, name).first;
       }
       n.set_input(i, h->second);
     }
     n.set_name(tag + n.name());
-    std::vector<onnx::NodeProto> casts;
+    std::vector<std::pair<std::string, std::string>> back;  // float16 output -> graph output
     for (int i = 0; i < n.output_size(); ++i) {
       if (n.output(i).empty()) continue;
       const std::string original = n.output(i);
@@ -144,14 +147,16 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
       std::string graph_output = renamed;
       if (plan.output_fp16[i]) {
         graph_output = renamed + "_f32";
-        casts.push_back(MakeIdentity(renamed, renamed + "_st"));
-        casts.push_back(MakeCast(renamed + "_st", graph_output, onnx::TensorProto::FLOAT));
+        back.emplace_back(renamed, graph_output);
       }
       TypeOnly(g->add_output(), graph_output, t);
       result.outputs.push_back({graph_output, original, k});
     }
     *g->add_node() = std::move(n);
-    for (auto& c : casts) *g->add_node() = std::move(c);
+    for (const auto& [h, f] : back) {
+      AddBarrier(g, h, h + "_st");
+      *g->add_node() = MakeCast(h + "_st", f, onnx::TensorProto::FLOAT);
+    }
   }
   result.bytes = out.SerializeAsString();
   return result;

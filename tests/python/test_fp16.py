@@ -12,6 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import run
+from fp16_models import conv_model, overflow_model, overflow_reference
 
 ATOL, RTOL = 1e-3, 1e-2  # the documented defaults
 
@@ -44,85 +45,6 @@ def ort_run(model, feeds_npz, out_npz):
     return dict(np.load(out_npz)), json.loads(r.stdout)
 
 
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
-
-
-def overflow_model(path):
-    """x in [0, 1): a large Mul before a ReduceSum (the sum passes 65504) and a decomposed
-    LayerNorm of 1000 * x (the squared deviations pass 65504)."""
-    n = 64
-    rng = np.random.default_rng(0)
-    nodes = [
-        helper.make_node("Mul", ["x", "k3000"], ["big"], name="mul_big"),
-        helper.make_node("ReduceSum", ["big", "axes"], ["sum_raw"], name="reduce_sum", keepdims=1),
-        helper.make_node("Mul", ["sum_raw", "k_small"], ["total"], name="scale_sum"),
-        helper.make_node("Mul", ["x", "k1000"], ["h"], name="mul_h"),
-        helper.make_node("ReduceMean", ["h"], ["mean"], name="ln_mean", axes=[1]),
-        helper.make_node("Sub", ["h", "mean"], ["d"], name="ln_sub"),
-        helper.make_node("Pow", ["d", "two"], ["d2"], name="ln_pow"),
-        helper.make_node("ReduceMean", ["d2"], ["var"], name="ln_var", axes=[1]),
-        helper.make_node("Add", ["var", "eps"], ["var_eps"], name="ln_add_eps"),
-        helper.make_node("Sqrt", ["var_eps"], ["std"], name="ln_sqrt"),
-        helper.make_node("Div", ["d", "std"], ["norm"], name="ln_div"),
-        helper.make_node("Mul", ["norm", "gamma"], ["scaled"], name="ln_gamma"),
-        helper.make_node("Add", ["scaled", "beta"], ["ln"], name="ln_beta"),
-    ]
-    inits = [
-        const("k3000", 3000.0), const("k_small", 1e-3), const("k1000", 1000.0),
-        const("two", 2.0), const("eps", 1e-5),
-        const("gamma", rng.uniform(0.5, 1.5, n)), const("beta", rng.uniform(-0.5, 0.5, n)),
-        numpy_helper.from_array(np.array([1], dtype=np.int64), "axes"),
-    ]
-    g = helper.make_graph(
-        nodes, "fp16_overflow",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
-        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [1, 1]),
-         helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, n])],
-        inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    onnx.save(m, path)
-    return {i.name: numpy_helper.to_array(i) for i in inits}
-
-
-def overflow_reference(x, w):
-    """numpy float64 reference of overflow_model."""
-    x = x.astype(np.float64)
-    total = (x * 3000).sum(axis=1, keepdims=True) * 1e-3
-    h = x * 1000
-    d = h - h.mean(axis=1, keepdims=True)
-    var = (d ** 2).mean(axis=1, keepdims=True)
-    ln = d / np.sqrt(var + 1e-5) * w["gamma"] + w["beta"]
-    return {"total": total, "ln": ln}
-
-
-def conv_model(path):
-    rng = np.random.default_rng(1)
-    w1 = rng.normal(0, 0.3, (8, 3, 3, 3))
-    w2 = rng.normal(0, 0.2, (8, 8, 3, 3))
-    fc = rng.normal(0, 0.3, (10, 8))
-    nodes = [
-        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-        helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
-        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"),
-        helper.make_node("Gemm", ["flat", "fc", "fcb"], ["logits"], name="fc", transB=1),
-    ]
-    inits = [const("w1", w1), const("b1", rng.normal(0, 0.1, 8)), const("w2", w2),
-             const("b2", rng.normal(0, 0.1, 8)), const("fc", fc),
-             const("fcb", rng.normal(0, 0.1, 10))]
-    g = helper.make_graph(
-        nodes, "small_cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    onnx.save(m, path)
-
-
 def node_output_types(path):
     """Element type of every node output in `path`, from ONNX shape inference (not onnxprobe)."""
     m = onnx.shape_inference.infer_shapes(onnx.load(path))
@@ -132,8 +54,9 @@ def node_output_types(path):
 
 
 def with_storage_barriers(src, dst):
-    """Copies `src` with an Identity after every float16 node output, so onnxruntime's CPU
-    provider rounds each float16 activation instead of fusing the Casts it inserts."""
+    """Copies `src` with two Identities after every float16 node output, so onnxruntime's CPU
+    provider rounds each float16 activation instead of computing float16 chains in float32
+    (docs/fp16.md)."""
     m, types = node_output_types(src)
     nodes = []
     for n in m.graph.node:
@@ -141,10 +64,31 @@ def with_storage_barriers(src, dst):
         for i, o in enumerate(list(n.output)):
             if types.get(o) == TensorProto.FLOAT16:
                 n.output[i] = o + "__stored"
-                nodes.append(helper.make_node("Identity", [o + "__stored"], [o]))
+                nodes.append(helper.make_node("Identity", [o + "__stored"], [o + "__mid"]))
+                nodes.append(helper.make_node("Identity", [o + "__mid"], [o]))
     del m.graph.node[:]
     m.graph.node.extend(nodes)
     del m.graph.value_info[:]
+    onnx.save(m, dst)
+
+
+def all_fp16(src, dst):
+    """A plain full float16 conversion written here (negative control): float initializers in
+    float16, the input cast to float16 on entry, the outputs cast back."""
+    m = onnx.load(src)
+    for t in m.graph.initializer:
+        if t.data_type == TensorProto.FLOAT:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+    outs = {o.name for o in m.graph.output}
+    nodes = [helper.make_node("Cast", ["x"], ["x16"], to=TensorProto.FLOAT16)]
+    for n in m.graph.node:
+        n.input[:] = ["x16" if i == "x" else i for i in n.input]
+        n.output[:] = [o + "16" if o in outs else o for o in n.output]
+        n.input[:] = [i + "16" if i in outs else i for i in n.input]
+        nodes.append(n)
+    nodes += [helper.make_node("Cast", [o + "16"], [o], to=TensorProto.FLOAT) for o in outs]
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
     onnx.save(m, dst)
 
 
@@ -203,6 +147,11 @@ def test_overflowing_nodes_are_blocked_and_the_converted_model_passes(onnxprobe,
     got, _ = ort_run(barred, tmp_path / "in.npz", tmp_path / "got_barred.npz")
     for name in ("total", "ln"):
         np.testing.assert_allclose(got[name], ref[name], rtol=RTOL, atol=ATOL)
+    # Negative control: the same rounding on a model converted in full overflows.
+    all_fp16(model, tmp_path / "all16.onnx")
+    with_storage_barriers(tmp_path / "all16.onnx", tmp_path / "all16_barred.onnx")
+    bad, _ = ort_run(tmp_path / "all16_barred.onnx", tmp_path / "in.npz", tmp_path / "bad.npz")
+    assert not np.isfinite(bad["total"]).all()
 
     # The same model with nothing allowed in float32: no list reaches tolerance, exit 1, no model.
     out2 = tmp_path / "never.onnx"

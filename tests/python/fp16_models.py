@@ -1,0 +1,83 @@
+"""Models for the fp16 suite and bench/peer_fp16.py, built with onnx.helper (never committed)."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
+
+
+def overflow_model(path):
+    """x in [0, 1): a large Mul before a ReduceSum (the sum passes 65504) and a decomposed
+    LayerNorm of 1000 * x (the squared deviations pass 65504)."""
+    n = 64
+    rng = np.random.default_rng(0)
+    nodes = [
+        helper.make_node("Mul", ["x", "k3000"], ["big"], name="mul_big"),
+        helper.make_node("ReduceSum", ["big", "axes"], ["sum_raw"], name="reduce_sum", keepdims=1),
+        helper.make_node("Mul", ["sum_raw", "k_small"], ["total"], name="scale_sum"),
+        helper.make_node("Mul", ["x", "k1000"], ["h"], name="mul_h"),
+        helper.make_node("ReduceMean", ["h"], ["mean"], name="ln_mean", axes=[1]),
+        helper.make_node("Sub", ["h", "mean"], ["d"], name="ln_sub"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="ln_pow"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="ln_var", axes=[1]),
+        helper.make_node("Add", ["var", "eps"], ["var_eps"], name="ln_add_eps"),
+        helper.make_node("Sqrt", ["var_eps"], ["std"], name="ln_sqrt"),
+        helper.make_node("Div", ["d", "std"], ["norm"], name="ln_div"),
+        helper.make_node("Mul", ["norm", "gamma"], ["scaled"], name="ln_gamma"),
+        helper.make_node("Add", ["scaled", "beta"], ["ln"], name="ln_beta"),
+    ]
+    inits = [
+        const("k3000", 3000.0), const("k_small", 1e-3), const("k1000", 1000.0),
+        const("two", 2.0), const("eps", 1e-5),
+        const("gamma", rng.uniform(0.5, 1.5, n)), const("beta", rng.uniform(-0.5, 0.5, n)),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "axes"),
+    ]
+    g = helper.make_graph(
+        nodes, "fp16_overflow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [1, 1]),
+         helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, n])],
+        inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, path)
+    return {i.name: numpy_helper.to_array(i) for i in inits}
+
+
+def overflow_reference(x, w):
+    """numpy float64 reference of overflow_model."""
+    x = x.astype(np.float64)
+    total = (x * 3000).sum(axis=1, keepdims=True) * 1e-3
+    h = x * 1000
+    d = h - h.mean(axis=1, keepdims=True)
+    var = (d ** 2).mean(axis=1, keepdims=True)
+    ln = d / np.sqrt(var + 1e-5) * w["gamma"] + w["beta"]
+    return {"total": total, "ln": ln}
+
+
+def conv_model(path):
+    rng = np.random.default_rng(1)
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3))
+    w2 = rng.normal(0, 0.2, (8, 8, 3, 3))
+    fc = rng.normal(0, 0.3, (10, 8))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc", "fcb"], ["logits"], name="fc", transB=1),
+    ]
+    inits = [const("w1", w1), const("b1", rng.normal(0, 0.1, 8)), const("w2", w2),
+             const("b2", rng.normal(0, 0.1, 8)), const("fc", fc),
+             const("fcb", rng.normal(0, 0.1, 10))]
+    g = helper.make_graph(
+        nodes, "small_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, path)
