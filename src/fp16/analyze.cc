@@ -27,9 +27,10 @@ const char* Fp16BlockReasonName(Fp16BlockReason r) {
 
 Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
   auto start = std::chrono::steady_clock::now();
-  if (!(req.atol >= 0) || !(req.rtol >= 0)) {
+  if (!(req.atol >= 0) || !(req.rtol >= 0) || !(req.atol_scale >= 0)) {
     return InvalidArgument("tolerances must be >= 0, got atol " + std::to_string(req.atol) +
-                           ", rtol " + std::to_string(req.rtol));
+                           ", atol scale " + std::to_string(req.atol_scale) + ", rtol " +
+                           std::to_string(req.rtol));
   }
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model));
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
@@ -37,6 +38,7 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
   rep.model = req.model;
   rep.runtime = "onnxruntime " + backend->version();
   rep.atol = req.atol;
+  rep.atol_scale = req.atol_scale;
   rep.rtol = req.rtol;
   OP_ASSIGN_OR_RETURN(rep.inputs, PrepareInputs(model, req.inputs));
   const GraphIndex& idx = model.index();
@@ -95,6 +97,16 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
     if (it != cx.values.end() && e != nullptr) measure(name, *it->second, e->producer);
   }
 
+  for (const auto& o : model.summary().outputs) {
+    auto it = cx.values.find(o.name);
+    double range = 0;
+    if (it != cx.values.end() && it->second->dtype() == DType::kFloat32) {
+      Fp16TensorRow m;
+      MeasureFp16(*it->second, &m);
+      range = m.max_abs;
+    }
+    rep.output_atol.emplace_back(o.name, req.atol + req.atol_scale * range);
+  }
   cx.eligibility = Fp16EligibilityOf(model, cx.types);
   rep.node_count = idx.nodes().size();
   for (const NodeInfo& n : idx.nodes()) {

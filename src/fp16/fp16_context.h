@@ -21,6 +21,14 @@ struct Fp16Context {
   std::set<int> keep;                        // requested by name
   Fp16Report* report;
 
+  // The absolute tolerance of graph output `name` (Fp16Request::atol_scale).
+  double OutputAtol(const std::string& name) const {
+    for (const auto& [n, a] : report->output_atol) {
+      if (n == name) return a;
+    }
+    return req.atol;
+  }
+
   std::vector<std::pair<std::string, const Tensor*>> Feed(const std::vector<std::string>& names,
                                                           std::string* missing) const {
     std::vector<std::pair<std::string, const Tensor*>> feed;

@@ -61,7 +61,9 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
     out += "  " + NodeLabel(b.node, b.op_type, b.topo_index) + "  " +
            Fp16BlockReasonName(b.reason) + "\n";
   }
-  out += "\nattempts (atol " + FormatNumber(r.atol) + ", rtol " + FormatNumber(r.rtol) + "):\n";
+  out += "\nattempts (|fp16 - fp32| <= atol + " + FormatNumber(r.rtol) + " |fp32|; atol";
+  for (const auto& [name, atol] : r.output_atol) out += " " + name + " " + FormatNumber(atol);
+  out += "):\n";
   for (const auto& a : r.attempts) {
     out += "  " + std::to_string(a.blocked) + " in float32: ";
     if (!a.error.empty()) {
@@ -69,7 +71,8 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
       continue;
     }
     out += std::string(a.passed ? "pass" : "FAIL") + ", worst " + FormatNumber(a.worst_ratio) +
-           "x tolerance at " + a.worst_output;
+           "x tolerance at " + a.worst_output + " (max abs error " + FormatNumber(a.max_abs) +
+           ", relative " + FormatNumber(a.rel_error) + ")";
     if (a.nonfinite) out += ", " + std::to_string(a.nonfinite) + " non-finite";
     out += "\n";
   }
@@ -88,7 +91,11 @@ std::string RenderFp16Json(const Fp16Report& r) {
   JsonWriter j;
   j.BeginObject().Key("schema").String("onnxprobe-fp16").Key("schema_version").Int(1);
   j.Key("model").String(r.model).Key("runtime").String(r.runtime);
-  j.Key("atol").Number(r.atol).Key("rtol").Number(r.rtol);
+  j.Key("atol").Number(r.atol).Key("atol_scale").Number(r.atol_scale);
+  j.Key("rtol").Number(r.rtol);
+  j.Key("output_atol").BeginObject();
+  for (const auto& [name, atol] : r.output_atol) j.Key(name).Number(atol);
+  j.EndObject();
   j.Key("passed").Bool(r.passed).Key("output_model").String(r.output_model);
   j.Key("node_count").UInt(r.node_count).Key("convertible").UInt(r.convertible);
   j.Key("model_runs").UInt(r.model_runs).Key("isolation_runs").UInt(r.isolation_runs);
@@ -105,6 +112,7 @@ std::string RenderFp16Json(const Fp16Report& r) {
     j.BeginObject().Key("blocked").UInt(a.blocked).Key("passed").Bool(a.passed);
     j.Key("worst_ratio").Number(std::isinf(a.worst_ratio) ? 1e300 : a.worst_ratio);
     j.Key("worst_output").String(a.worst_output).Key("nonfinite").UInt(a.nonfinite);
+    j.Key("max_abs").Number(a.max_abs).Key("rel_error").Number(a.rel_error);
     j.Key("error").String(a.error).EndObject();
   }
   j.EndArray();

@@ -17,15 +17,22 @@ class Fp16Command : public Command {
   std::string footer() const override {
     return "One float32 run measures every tensor for float16; every node runs alone in float16\n"
            "(batched into few runs) and is ranked; nodes are kept in float32 in rank order until\n"
-           "the converted model matches float32 on the inputs (|fp16 - fp32| <= atol + rtol "
-           "|fp32|).\nExit 1 when no block list reaches the tolerance. See docs/fp16.md.";
+           "the converted model matches float32 on the inputs (|fp16 - fp32| <= atol + atol-scale\n"
+           "max|fp32| + rtol |fp32|, per output).\nExit 1 when no block list reaches the "
+           "tolerance. See docs/fp16.md.";
   }
   void Declare(OptionSink& sink) override {
     sink.Positional("MODEL", "float32 .onnx model", &req_.model, true);
     sink.Section("conversion");
-    sink.Add({"--atol", "X", "absolute tolerance of the converted model's outputs (default 1e-3)"},
+    sink.Add({"--atol", "X", "absolute tolerance of the converted model's outputs (default 0)"},
              [this](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(req_.atol, ParseTolerance(v, "--atol"));
+               return Status::Ok();
+             });
+    sink.Add({"--atol-scale", "X",
+              "plus X times the output's largest |value| (default 1e-2; 0 for a plain --atol)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(req_.atol_scale, ParseTolerance(v, "--atol-scale"));
                return Status::Ok();
              });
     sink.Add({"--rtol", "X", "relative tolerance (default 1e-2)"},
