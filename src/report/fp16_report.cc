@@ -40,18 +40,19 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
   }
   out += "\nnodes run alone in float16 (" + std::to_string(r.isolation_runs) +
          " runs), worst first:\n";
-  out += "  rank  isolated err  overflow  node\n";
+  out += "  rank  isolated err  overflow out / in  node\n";
   size_t shown = 0;
   for (const auto& n : r.nodes) {
     if (shown == top) break;
     if (n.eligibility != Fp16Eligibility::kConvertible) continue;
     ++shown;
+    std::string err = !n.runtime_error.empty() ? "rejected"
+                      : n.overflow > 0         ? "inf"
+                                               : FormatNumber(n.isolated_error);
     char line[96];
-    std::string ovf = std::to_string(n.overflow);
-    if (n.input_overflow) ovf += "+" + std::to_string(n.input_overflow) + "in";
-    std::snprintf(line, sizeof line, "  %4zu  %12s  %8s  ", shown,
-                  n.runtime_error.empty() ? FormatNumber(n.isolated_error).c_str() : "rejected",
-                  ovf.c_str());
+    std::snprintf(line, sizeof line, "  %4zu  %12s  %8llu / %-6llu  ", shown, err.c_str(),
+                  static_cast<unsigned long long>(n.overflow),
+                  static_cast<unsigned long long>(n.input_overflow));
     out += line + NodeLabel(n.node, n.op_type, n.topo_index) + "\n";
   }
   out += "\nblock list (" + std::to_string(r.block_list.size()) + " kept in float32):";
