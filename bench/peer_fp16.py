@@ -5,7 +5,8 @@ activation is really rounded (onnxruntime's CPU provider otherwise computes chai
 without float16 kernels in float32; see docs/fp16.md).
 
 Runs in the bench virtual environment (bench/.venv: onnxruntime, onnx, onnxconverter-common).
-usage: peer_fp16.py ONNXPROBE WORK_DIR MODEL...   (MODEL: a .onnx path, or "overflow" / "cnn")
+usage: peer_fp16.py ONNXPROBE WORK_DIR MODEL...
+  MODEL: a .onnx path, or "overflow" / "cnn" / "stacked_ln" (built by tests/python/fp16_models.py)
 """
 import json
 import os
@@ -145,14 +146,16 @@ def main():
     import fp16_models
     rows = []
     for spec in sys.argv[3:]:
-        if spec in ("overflow", "cnn"):
+        builders = {"overflow": fp16_models.overflow_model, "cnn": fp16_models.conv_model,
+                    "stacked_ln": fp16_models.stacked_layernorm_model}
+        if spec in builders:
             model = os.path.join(work, f"{spec}.onnx")
-            getattr(fp16_models, f"{spec}_model" if spec == "overflow" else "conv_model")(model)
+            builders[spec](model)
         else:
             model = spec
         name = os.path.splitext(os.path.basename(model))[0]
         npz = os.path.join(work, f"{name}_in.npz")
-        feeds = make_inputs(model, npz, 0.0 if spec == "overflow" else -1.0)
+        feeds = make_inputs(model, npz, 0.0 if spec in ("overflow", "stacked_ln") else -1.0)
 
         atol = output_atol(model, feeds)
         ours_model, ours_json = os.path.join(work, f"{name}_onnxprobe.onnx"), os.path.join(

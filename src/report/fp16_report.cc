@@ -28,15 +28,15 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
     worst_rt = std::max(worst_rt, t.roundtrip_error);
   }
   out += "float32 run, " + std::to_string(r.tensors.size()) +
-         " float tensors: " + std::to_string(overflowing) + " exceed 65504, " +
+         " float tensors: " + std::to_string(overflowing) + " overflow float16, " +
          std::to_string(subnormal) +
          " have > 1% of nonzero values below 2^-14, largest round-trip error " +
          FormatNumber(worst_rt) + "\n";
   for (const auto& t : r.tensors) {
     if (t.overflow == 0) continue;
     out += "  overflow  " + t.name + ": " + std::to_string(t.overflow) + " of " +
-           std::to_string(t.elements) + " values beyond 65504 (max |x| " + FormatNumber(t.max_abs) +
-           ")\n";
+           std::to_string(t.elements) + " values become Inf in float16 (max |x| " +
+           FormatNumber(t.max_abs) + ")\n";
   }
   out += "\nnodes run alone in float16 (" + std::to_string(r.isolation_runs) +
          " runs), worst first:\n";
