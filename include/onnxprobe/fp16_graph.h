@@ -32,9 +32,13 @@ std::vector<Fp16Eligibility> Fp16EligibilityOf(const Model& model, const TensorT
 // A model running each of `nodes` (topological indices; each must be kConvertible) alone in
 // float16: its float32 inputs are cast to float16 (float initializers converted), the node runs,
 // its float16 outputs are cast back to float32. Storage barriers (below) keep the roundings.
+// With `embed`, the model also runs the original graph and outputs every node output of it
+// (`captured`), and the single nodes read those tensors: one run gives the float32 reference and
+// the isolated results together.
 struct Fp16IsolationModel {
   std::string bytes;
-  std::vector<std::string> feeds;  // original tensor names it takes as graph inputs
+  std::vector<std::string> feeds;     // original tensor names it takes as graph inputs
+  std::vector<std::string> captured;  // embed: the original node outputs it also outputs
   struct Output {
     std::string graph_output;  // name in the isolation model
     std::string tensor;        // the original tensor it reproduces
@@ -44,7 +48,11 @@ struct Fp16IsolationModel {
 };
 Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
                                                      const std::vector<int>& nodes,
-                                                     const TensorTypes& types);
+                                                     const TensorTypes& types, bool embed = false);
+
+// Element types of the model's tensors from ONNX shape inference (advisory: tensors it cannot
+// type are absent; never fails).
+TensorTypes InferTensorTypes(const Model& model);
 
 // The model converted to float16 except the nodes in `keep_fp32` (topological indices) and the
 // nodes that cannot be converted: float initializers read in float16 are converted (values

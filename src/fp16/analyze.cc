@@ -55,12 +55,19 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
     if (!found) return NotFound(req.model + ": no node named '" + name + "' to keep in float32");
   }
 
-  // The float32 reference: every node output in one run.
+  // The float32 reference (every node output), with the isolation in the same run when the
+  // types are known before running; otherwise a capture run here and isolation runs below.
   std::vector<std::string> names = idx.CapturableTensors();
-  OP_ASSIGN_OR_RETURN(auto capture, CaptureSession::Create(model, *backend, names, req.session));
-  ++rep.sessions;
-  OP_RETURN_IF_ERROR(capture->Run(rep.inputs));
-  ++rep.model_runs;
+  EmbeddedRun embedded = RunEmbedded(cx, rep.inputs);
+  std::unique_ptr<CaptureSession> capture;
+  const std::vector<RunOutput>* captured = &embedded.outputs;
+  if (!embedded.ok) {
+    OP_ASSIGN_OR_RETURN(capture, CaptureSession::Create(model, *backend, names, req.session));
+    ++rep.sessions;
+    OP_RETURN_IF_ERROR(capture->Run(rep.inputs));
+    ++rep.model_runs;
+    captured = &capture->outputs();
+  }
   for (const auto& t : rep.inputs) {
     cx.values[t.name] = &t.tensor;
     cx.types[t.name] = t.tensor.dtype();
@@ -69,7 +76,9 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
     auto dt = DTypeFromOnnx(init.elem_type);
     if (dt.ok()) cx.types[init.name] = *dt;
   }
-  for (const auto& o : capture->outputs()) {
+  size_t n_captured = embedded.ok ? embedded.iso.captured.size() : captured->size();
+  for (size_t i = 0; i < n_captured && i < captured->size(); ++i) {
+    const RunOutput& o = (*captured)[i];
     if (o.tensor.empty()) continue;
     cx.values[o.name] = &o.tensor;
     cx.types[o.name] = o.tensor.dtype();
@@ -122,7 +131,7 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
     }
     rep.nodes.push_back(std::move(row));
   }
-  OP_RETURN_IF_ERROR(IsolateNodes(cx));
+  if (!embedded.ok || !RecordEmbedded(cx, embedded)) OP_RETURN_IF_ERROR(IsolateNodes(cx));
   OP_RETURN_IF_ERROR(SearchBlockList(cx));
 
   // Ranked for the report: overflow first, then isolated error; nodes not converted last.

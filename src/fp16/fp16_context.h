@@ -48,6 +48,20 @@ struct Fp16Context {
 // allows; fills the isolation fields of report->nodes (indexed by topological position).
 Status IsolateNodes(Fp16Context& cx);
 
+// The float32 run and the isolation in one: the original graph plus every node's float16 copy,
+// planned with types from shape inference. `ok` false: not possible here (types unknown, too
+// large, or the runtime rejects a copy); the caller runs the two steps apart.
+struct EmbeddedRun {
+  bool ok = false;
+  Fp16IsolationModel iso;
+  TensorTypes inferred;
+  std::vector<RunOutput> outputs;  // iso.captured, then iso.outputs
+};
+EmbeddedRun RunEmbedded(Fp16Context& cx, const std::vector<NamedTensor>& inputs);
+// Records the embedded run's isolated results when the types it was planned with are the types
+// the run produced for every tensor a node reads or writes; false otherwise (nothing recorded).
+bool RecordEmbedded(Fp16Context& cx, const EmbeddedRun& run);
+
 // Builds the block list: requested nodes, nodes the runtime rejects, overflowing nodes, then
 // the ranked rest until the converted model passes. Writes the model when asked and passed.
 Status SearchBlockList(Fp16Context& cx);

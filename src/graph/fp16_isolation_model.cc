@@ -54,7 +54,7 @@ std::vector<Fp16Eligibility> Fp16EligibilityOf(const Model& model, const TensorT
 
 Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
                                                      const std::vector<int>& nodes,
-                                                     const TensorTypes& types) {
+                                                     const TensorTypes& types, bool embed) {
   OP_RETURN_IF_ERROR(model.impl().RequireBytes());
   const onnx::ModelProto* full = model.impl().FullProto();
   if (full == nullptr) return Corrupt(model.path() + ": cannot re-read the model");
@@ -65,6 +65,23 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
 
   Fp16IsolationModel result;
   onnx::ModelProto out;
+  std::set<std::string> fed, copied;
+  if (embed) {  // the original graph, every node output an output, plus the single nodes
+    out = *full;
+    auto* g = out.mutable_graph();
+    std::set<std::string> outputs, inits_and_inputs;
+    for (const auto& o : g->output()) outputs.insert(o.name());
+    for (const auto& t : g->initializer()) copied.insert(t.name());
+    for (const auto& v : g->input()) {
+      if (!copied.count(v.name())) result.feeds.push_back(v.name());
+      fed.insert(v.name());
+    }
+    for (const std::string& name : idx.CapturableTensors()) {
+      if (!outputs.count(name)) g->add_output()->set_name(name);
+      result.captured.push_back(name);
+    }
+    for (const NodeInfo& n : idx.nodes()) fed.insert(n.outputs.begin(), n.outputs.end());
+  }
   out.set_ir_version(full->ir_version());
   out.set_producer_name("onnxprobe");
   out.set_producer_version("float16 isolation of " + model.path());
@@ -74,7 +91,6 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
   g->set_name("onnxprobe_fp16_isolation");
 
   std::unordered_map<std::string, std::string> half;  // original tensor -> its float16 name
-  std::set<std::string> fed, copied;
   auto type_of = [&](const std::string& name) {
     auto it = types.find(name);
     if (it != types.end()) return DTypeToOnnx(it->second);
@@ -82,6 +98,7 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
     return in == inits.end() ? 0 : in->second->data_type();
   };
   auto plain = [&](const std::string& x) -> Status {
+    if (embed && !inits.count(x)) return Status::Ok();  // produced by the original graph
     if (inits.count(x)) {
       if (copied.insert(x).second) {
         onnx::TensorProto* t = g->add_initializer();

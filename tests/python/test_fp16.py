@@ -122,7 +122,9 @@ def test_overflowing_nodes_are_blocked_and_the_converted_model_passes(onnxprobe,
     assert tensors["sum_raw"]["overflow"] == 1
     h32 = x * np.float32(1000)
     d2 = np.square(h32 - h32.mean(axis=1, keepdims=True, dtype=np.float32))
-    assert tensors["d2"]["overflow"] == int(np.isinf(d2.astype(np.float16)).sum()) > 0
+    with np.errstate(over="ignore"):
+        inf16 = int(np.isinf(d2.astype(np.float16)).sum())
+    assert tensors["d2"]["overflow"] == inf16 > 0
     assert tensors["big"]["overflow"] == 0
     big = x * np.float32(3000)
     rt = np.linalg.norm(big.astype(np.float16).astype(np.float64) - big) / np.linalg.norm(big)
@@ -176,9 +178,9 @@ def test_small_conv_net_keeps_little_in_float32(onnxprobe, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     rep = json.loads((tmp_path / "r.json").read_text())
     assert len(rep["block_list"]) <= 1, rep["block_list"]
-    # Every node isolated in one batched run.
+    # The float32 reference and every node isolated in one run, then one converted model.
     assert rep["isolation_runs"] == 1
-    assert rep["model_runs"] <= 4
+    assert rep["model_runs"] == 2
     ref, io_ref = ort_run(model, tmp_path / "in.npz", tmp_path / "ref.npz")
     got, io = ort_run(out, tmp_path / "in.npz", tmp_path / "got.npz")
     assert io == io_ref
