@@ -88,6 +88,13 @@ EmbeddedRun RunEmbedded(Fp16Context& cx, const std::vector<NamedTensor>& inputs)
   EmbeddedRun run;
   run.inferred = InferTensorTypes(cx.model);
   for (const auto& t : inputs) run.inferred[t.name] = t.tensor.dtype();
+  for (const NodeInfo& n : cx.model.index().nodes()) {  // every tensor typed, or no gain
+    for (const auto* names : {&n.inputs, &n.outputs}) {
+      for (const auto& x : *names) {
+        if (!x.empty() && !run.inferred.count(x)) return run;
+      }
+    }
+  }
   uint64_t bytes = 0;
   for (const auto& [name, b] : EstimateTensorBytes(cx.model, inputs)) bytes += b;
   if (bytes > cx.req.isolation_batch_bytes) return run;

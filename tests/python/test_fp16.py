@@ -238,3 +238,37 @@ def test_outputs_are_guarded(onnxprobe, tmp_path):
     assert run([onnxprobe, "fp16", model, "-o", out]).returncode == 0
     assert run([onnxprobe, "fp16", model, "-o", other, "--force"]).returncode == 0
     assert onnx.load(other).producer_name == "onnxprobe fp16"
+
+
+def test_types_unknown_before_the_run_take_separate_runs(onnxprobe, tmp_path):
+    """A custom operator (identity, from the test suite's library) leaves its output untyped by
+    shape inference: types are learned from the float32 run and the isolation runs apart. Same
+    block list, one run more, and the custom node stays in float32."""
+    lib = os.environ.get("ONNXPROBE_CRASH_OP_LIB")
+    if not lib or not os.path.exists(lib):
+        pytest.skip("ONNXPROBE_CRASH_OP_LIB is not built")
+    model = tmp_path / "overflow.onnx"
+    overflow_model(model)
+    m = onnx.load(model)
+    for n in m.graph.node:
+        if n.name == "mul_h":
+            n.output[0] = "h_raw"
+    m.graph.node.insert(4, helper.make_node("CrashOp", ["h_raw"], ["h"], name="custom",
+                                            domain="onnxprobe.test"))
+    m.opset_import.append(helper.make_opsetid("onnxprobe.test", 1))
+    onnx.save(m, tmp_path / "custom.onnx")
+    x = np.random.default_rng(2).uniform(0, 1, (1, 64)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    reports = {}
+    for name in ("overflow", "custom"):
+        r = run([onnxprobe, "fp16", tmp_path / f"{name}.onnx", "--input", tmp_path / "in.npz",
+                 "--json", tmp_path / f"{name}.json", "--custom-op-lib", lib])
+        assert r.returncode == 0, r.stdout + r.stderr
+        reports[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert reports["overflow"]["model_runs"] == 2
+    assert reports["custom"]["model_runs"] == 3
+    assert reports["custom"]["isolation_runs"] == 1
+    blocks = {k: sorted(b["node"] for b in rep["block_list"]) for k, rep in reports.items()}
+    assert blocks["overflow"] == blocks["custom"]
+    custom = [n for n in reports["custom"]["nodes"] if n["node"] == "custom"][0]
+    assert custom["eligibility"] == "custom domain" and not custom["isolated"]
