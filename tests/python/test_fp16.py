@@ -272,3 +272,45 @@ def test_types_unknown_before_the_run_take_separate_runs(onnxprobe, tmp_path):
     assert blocks["overflow"] == blocks["custom"]
     custom = [n for n in reports["custom"]["nodes"] if n["node"] == "custom"][0]
     assert custom["eligibility"] == "custom domain" and not custom["isolated"]
+
+
+def test_conversion_respects_type_constraints_and_graph_outputs(onnxprobe, tmp_path):
+    """Resize's scales input only takes float32; an intermediate that is also a graph output keeps
+    its name and type; a Constant feeds a float16 node. The converted model passes the ONNX
+    checker with strict shape inference and runs in onnxruntime."""
+    rng = np.random.default_rng(6)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Constant", [], ["k"], name="const",
+                         value=numpy_helper.from_array(np.array(0.5, dtype=np.float32))),
+        helper.make_node("Mul", ["c", "k"], ["half"], name="mul"),
+        helper.make_node("Resize", ["half", "", "scales"], ["up"], name="resize", mode="nearest"),
+        helper.make_node("Relu", ["up"], ["y"], name="relu"),
+    ]
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (4, 3, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(np.array([1, 1, 2, 2], dtype=np.float32), "scales")]
+    g = helper.make_graph(
+        nodes, "constraints", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16, 16]),
+         helper.make_tensor_value_info("c", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, tmp_path / "m.onnx")
+    x = rng.uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    out = tmp_path / "m16.onnx"
+    r = run([onnxprobe, "fp16", tmp_path / "m.onnx", "--input", tmp_path / "in.npz", "-o", out])
+    assert r.returncode == 0, r.stdout + r.stderr
+    converted = onnx.load(out)
+    onnx.checker.check_model(converted, full_check=True)
+    inits16 = {t.name: t.data_type for t in converted.graph.initializer}
+    assert inits16["scales"] == TensorProto.FLOAT
+    assert TensorProto.FLOAT16 in inits16.values()  # the Conv weight
+    _, types = node_output_types(out)
+    resize = [n for n in converted.graph.node if n.op_type == "Resize"][0]
+    assert types[resize.output[0]] == TensorProto.FLOAT16
+    ref, io_ref = ort_run(tmp_path / "m.onnx", tmp_path / "in.npz", tmp_path / "ref.npz")
+    got, io = ort_run(out, tmp_path / "in.npz", tmp_path / "got.npz")
+    assert io == io_ref
+    for name in ("y", "c"):
+        np.testing.assert_allclose(got[name], ref[name], rtol=RTOL, atol=ATOL)
