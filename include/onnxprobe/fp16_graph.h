@@ -57,7 +57,8 @@ TensorTypes InferTensorTypes(const Model& model);
 // The model converted to float16 except the nodes in `keep_fp32` (topological indices) and the
 // nodes that cannot be converted: float initializers read in float16 are converted (values
 // beyond the float16 range clamped to +-65504), Casts are inserted where precisions meet, and
-// graph inputs and outputs keep their types and names. Fails on a model over protobuf's 2 GB.
+// graph inputs and outputs keep their types and names; external data is read in. Fails on a
+// result over protobuf's 2 GB limit.
 // With `storage_barriers`, every float16 tensor a node produces passes through two Identities (see
 // kFp16StorageNote): for checking on a runtime that would otherwise skip the rounding.
 Expected<std::string> ConvertToFp16(const Model& model, const std::set<int>& keep_fp32,

@@ -12,7 +12,6 @@
 namespace onnxprobe {
 namespace {
 
-constexpr double kFp16Max = 65504.0;
 constexpr double kFp16MinNormal = 6.103515625e-05;  // 2^-14
 
 void RoundTripPortable(const float* in, float* out, size_t n) {
@@ -58,14 +57,14 @@ void MeasureFp16(const Tensor& t, Fp16TensorRow* row) {
       if (!std::isfinite(v)) continue;
       double a = std::fabs(static_cast<double>(v));
       max_abs = std::max(max_abs, a);
-      if (a != 0 && a <= kFp16Max) {
-        ++nonzero;
-        small += a < kFp16MinNormal;
-      }
       double r = rounded[k];
-      if (!std::isfinite(r)) {  // beyond 65504, or rounds up past it
+      if (!std::isfinite(r)) {  // at or beyond 65520, which rounds past 65504
         ++row->overflow;
         continue;
+      }
+      if (a != 0) {
+        ++nonzero;
+        small += a < kFp16MinNormal;
       }
       err2 += (r - v) * (r - v);
       ref2 += static_cast<double>(v) * v;

@@ -188,6 +188,13 @@ Expected<std::string> ConvertToFp16(const Model& model, const std::set<int>& kee
     for (const auto& v : g->input()) graph_input |= v.name() == name;
     if (!read.count(name) && !graph_input) inits->DeleteSubrange(i, 1);
   }
+  for (auto& t : *inits) {  // the converted model may be written anywhere: no side files
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    OP_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(t, model.dir()));
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+    t.set_raw_data(std::move(bytes));
+  }
   for (auto& t : cv.new_inits_) *g->add_initializer() = std::move(t);
   if (out.ByteSizeLong() > (size_t{2} << 30) - 1) {
     return Unsupported(model.path() + ": the converted model exceeds protobuf's 2 GB limit");

@@ -39,7 +39,7 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
            FormatNumber(t.max_abs) + ")\n";
   }
   out += "\nnodes run alone in float16 (" + std::to_string(r.isolation_runs) +
-         " runs), worst first:\n";
+         (r.isolation_runs == 1 ? " run" : " runs") + "), worst first:\n";
   out += "  rank  isolated err  overflow out / in  node\n";
   size_t shown = 0;
   for (const auto& n : r.nodes) {
