@@ -314,3 +314,37 @@ def test_conversion_respects_type_constraints_and_graph_outputs(onnxprobe, tmp_p
     assert io == io_ref
     for name in ("y", "c"):
         np.testing.assert_allclose(got[name], ref[name], rtol=RTOL, atol=ATOL)
+
+
+def test_keep_fp32_names_nodes_and_unknown_names_are_refused(onnxprobe, tmp_path):
+    model = tmp_path / "overflow.onnx"
+    overflow_model(model)
+    r = run([onnxprobe, "fp16", model, "--range", "x:0,1", "--keep-fp32", "ln_div,mul_h",
+             "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    blocked = {b["node"]: b["reason"] for b in json.loads((tmp_path / "r.json").read_text())[
+        "block_list"]}
+    assert blocked["ln_div"] == "requested" and blocked["mul_h"] == "requested"
+    assert blocked["ln_pow"] == "overflow"
+    r = run([onnxprobe, "fp16", model, "--keep-fp32", "no_such_node"])
+    assert r.returncode == 2
+    assert "no_such_node" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_isolation_split_by_memory_gives_the_same_results(onnxprobe, tmp_path):
+    """With a tiny --max-memory the float32 run and the isolation run apart, in several batches;
+    every node's isolated error is the same as from the single embedded run."""
+    model = tmp_path / "cnn.onnx"
+    conv_model(model)
+    reps = []
+    for extra in ([], ["--max-memory", "4K"]):
+        r = run([onnxprobe, "fp16", model, "--json", tmp_path / "r.json", "--force"] + extra)
+        assert r.returncode == 0, r.stdout + r.stderr
+        reps.append(json.loads((tmp_path / "r.json").read_text()))
+    assert reps[0]["isolation_runs"] == 1 and reps[0]["model_runs"] == 2
+    assert reps[1]["isolation_runs"] > 2
+    assert reps[1]["model_runs"] == 1 + reps[1]["isolation_runs"] + len(reps[1]["attempts"])
+    errs = [{n["node"]: n["isolated_error"] for n in rep["nodes"]} for rep in reps]
+    assert errs[0].keys() == errs[1].keys()
+    for node, e in errs[0].items():
+        assert errs[1][node] == pytest.approx(e, rel=1e-6, abs=1e-12), node
