@@ -38,6 +38,20 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
            std::to_string(t.elements) + " values become Inf in float16 (max |x| " +
            FormatNumber(t.max_abs) + ")\n";
   }
+  std::vector<const Fp16TensorRow*> small;
+  for (const auto& t : r.tensors) {
+    if (t.subnormal_share > 0.01) small.push_back(&t);
+  }
+  std::stable_sort(small.begin(), small.end(), [](const auto* a, const auto* b) {
+    return a->subnormal_share * a->elements > b->subnormal_share * b->elements;  // most values
+  });
+  for (size_t i = 0; i < small.size() && i < 5; ++i) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.3g%%", small[i]->subnormal_share * 100);
+    out += "  small     " + small[i]->name + ": " + share +
+           " of nonzero values below 2^-14 (subnormal or 0 in float16)\n";
+  }
+  if (small.size() > 5) out += "  small     ... " + std::to_string(small.size() - 5) + " more\n";
   out += "\nnodes run alone in float16 (" + std::to_string(r.isolation_runs) +
          (r.isolation_runs == 1 ? " run" : " runs") + "), worst first:\n";
   out += "  rank  isolated err  overflow out / in  node\n";
