@@ -348,3 +348,27 @@ def test_isolation_split_by_memory_gives_the_same_results(onnxprobe, tmp_path):
     assert errs[0].keys() == errs[1].keys()
     for node, e in errs[0].items():
         assert errs[1][node] == pytest.approx(e, rel=1e-6, abs=1e-12), node
+
+
+def test_external_data_model_converts_to_a_self_contained_model(onnxprobe, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    conv_model(tmp_path / "cnn.onnx")
+    m = onnx.load(tmp_path / "cnn.onnx")
+    onnx.save_model(m, str(src / "cnn.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+    assert (src / "weights.bin").exists()
+    x = np.random.default_rng(7).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    out_dir = tmp_path / "elsewhere"
+    out_dir.mkdir()
+    out = out_dir / "cnn16.onnx"
+    r = run([onnxprobe, "fp16", src / "cnn.onnx", "--input", tmp_path / "in.npz", "-o", out,
+             "--keep-fp32", "fc"])  # fc keeps its float32 weights: they must travel too
+    assert r.returncode == 0, r.stdout + r.stderr
+    converted = onnx.load(out, load_external_data=False)
+    assert all(t.data_location != TensorProto.EXTERNAL for t in converted.graph.initializer)
+    assert {t.name: t.data_type for t in converted.graph.initializer}["fc"] == TensorProto.FLOAT
+    ref, _ = ort_run(tmp_path / "cnn.onnx", tmp_path / "in.npz", tmp_path / "ref.npz")
+    got, _ = ort_run(out, tmp_path / "in.npz", tmp_path / "got.npz")
+    np.testing.assert_allclose(got["logits"], ref["logits"], rtol=RTOL, atol=ATOL)
