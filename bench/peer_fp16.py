@@ -1,8 +1,8 @@
 """onnxprobe fp16 against onnxconverter-common's auto_convert_mixed_precision, same models, same
-inputs, same tolerance (numpy.allclose, rtol 1e-2, atol 1% of the output range), side by side: model runs, sessions,
-wall time, block list size, and whether each converted model passes when every float16
-activation is really rounded (onnxruntime's CPU provider otherwise computes chains of float16 nodes
-without float16 kernels in float32; see docs/fp16.md).
+inputs, same tolerance (numpy.allclose, rtol 1e-2, atol 1% of the output range), side by side:
+model runs, sessions, wall time, block list size, and whether each converted model passes when
+every float16 activation is really rounded (onnxruntime's CPU provider otherwise computes chains
+of float16 nodes without float16 kernels in float32; see docs/fp16.md).
 
 Runs in the bench virtual environment (bench/.venv: onnxruntime, onnx, onnxconverter-common).
 usage: peer_fp16.py ONNXPROBE WORK_DIR MODEL...
