@@ -205,7 +205,8 @@ int RunCli(int argc, char** argv) {
   std::string what = app.remaining().empty() ? "no command given"
                                              : "unknown command '" + app.remaining().front() + "'";
   return Fail(InvalidArgument(
-      what + " (inspect, run, compare, replay, determinism, lint, diff or fp16; see onnxprobe --help)"));
+      what +
+      " (inspect, run, compare, replay, determinism, lint, diff or fp16; see onnxprobe --help)"));
 }
 
 }  // namespace onnxprobe::cli
