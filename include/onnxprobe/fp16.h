@@ -54,6 +54,7 @@ enum class Fp16BlockReason {
   kOverflow,        // its float16 output overflows where float32 does not
   kInputOverflow,   // an input is beyond the float16 range
   kError,           // added, in rank order, until the converted model passed
+  kFeedsSensitive,  // produces an input of a kError node whose error comes from its inputs
 };
 const char* Fp16BlockReasonName(Fp16BlockReason r);
 

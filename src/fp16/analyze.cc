@@ -21,6 +21,8 @@ const char* Fp16BlockReasonName(Fp16BlockReason r) {
       return "input overflow";
     case Fp16BlockReason::kError:
       return "error";
+    case Fp16BlockReason::kFeedsSensitive:
+      return "feeds an input-sensitive node";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 // number of ranked nodes kept in float32, then by bisection between the last failing and the
 // first passing count, so a list of k nodes costs about 2 log2(k) model runs.
 #include <algorithm>
+#include <unordered_map>
 
 #include "common/file_util.h"
 #include "fp16/fp16_context.h"
@@ -9,6 +10,10 @@
 
 namespace onnxprobe {
 namespace {
+
+// A node whose isolated error exceeds this many times the round-trip error of its own outputs
+// owes it to its float16 inputs.
+constexpr double kInputSensitivity = 4.0;
 
 bool Overflows(const Fp16NodeRow& r) { return r.overflow > 0 || r.input_overflow > 0; }
 
@@ -98,21 +103,51 @@ Status SearchBlockList(Fp16Context& cx) {
     if (rep.nodes[k].input_overflow > 0) add(k, Fp16BlockReason::kInputOverflow);
     if (rep.nodes[k].overflow > 0) add(k, Fp16BlockReason::kOverflow);
   }
-  std::vector<int> rest;
+  // The rest in rank order, each node with the producers of its inputs when its error comes
+  // from float16 inputs (it is far above what storing its own outputs in float16 costs): keeping
+  // such a node in float32 helps only if its inputs are float32 too (cancellation in a Sub of
+  // nearly equal values, a Div by a small difference, ...).
+  std::unordered_map<std::string, double> roundtrip;
+  for (const auto& t : rep.tensors) roundtrip[t.name] = t.roundtrip_error;
+  const GraphIndex& idx = cx.model.index();
+  std::vector<std::pair<int, Fp16BlockReason>> rest;  // in the order they join the list
+  std::vector<size_t> group_end;                      // rest[0, group_end[g]) = first g + 1 groups
+  std::set<int> taken = in_list;
   for (int k : ranked) {
-    if (!in_list.count(k)) rest.push_back(k);
+    if (taken.count(k)) continue;
+    taken.insert(k);
+    rest.emplace_back(k, Fp16BlockReason::kError);
+    const Fp16NodeRow& r = rep.nodes[k];
+    const NodeInfo& n = idx.nodes()[k];
+    double storage = 0;
+    for (const auto& o : n.outputs) {
+      auto it = roundtrip.find(o);
+      if (it != roundtrip.end()) storage = std::max(storage, it->second);
+    }
+    if (r.isolated_error > 1e-3 && r.isolated_error > kInputSensitivity * storage) {
+      for (const auto& x : n.inputs) {
+        const TensorEntry* e = x.empty() ? nullptr : idx.Find(x);
+        if (e == nullptr || e->producer < 0 || taken.count(e->producer)) continue;
+        if (rep.nodes[e->producer].eligibility != Fp16Eligibility::kConvertible) continue;
+        taken.insert(e->producer);
+        rest.emplace_back(e->producer, Fp16BlockReason::kFeedsSensitive);
+      }
+    }
+    group_end.push_back(rest.size());
   }
   size_t fixed = list.size();
   size_t limit =
       cx.req.max_blocked < 0 ? fixed + rest.size() : static_cast<size_t>(cx.req.max_blocked);
   if (limit < fixed) limit = fixed;
-  size_t most = std::min(rest.size(), limit - fixed);
+  size_t most = 0;  // groups that fit the limit
+  while (most < group_end.size() && group_end[most] <= limit - fixed) ++most;
 
   std::string passed_bytes;
-  auto attempt = [&](size_t n) {
+  auto attempt = [&](size_t groups) {
     std::vector<int> blocked;
     for (const auto& e : list) blocked.push_back(e.topo_index);
-    blocked.insert(blocked.end(), rest.begin(), rest.begin() + n);
+    size_t end = groups == 0 ? 0 : group_end[groups - 1];
+    for (size_t i = 0; i < end; ++i) blocked.push_back(rest[i].first);
     std::string bytes;
     rep.attempts.push_back(Try(cx, blocked, &bytes));
     if (rep.attempts.back().passed) passed_bytes = std::move(bytes);
@@ -143,9 +178,9 @@ Status SearchBlockList(Fp16Context& cx) {
     }
   }
   if (ok) {
-    for (size_t i = 0; i < good; ++i) {
-      const Fp16NodeRow& r = rep.nodes[rest[i]];
-      list.push_back({r.node, r.op_type, rest[i], Fp16BlockReason::kError});
+    for (size_t i = 0; good > 0 && i < group_end[good - 1]; ++i) {
+      const Fp16NodeRow& r = rep.nodes[rest[i].first];
+      list.push_back({r.node, r.op_type, rest[i].first, rest[i].second});
     }
   }
   rep.block_list = std::move(list);

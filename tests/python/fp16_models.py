@@ -121,3 +121,22 @@ def stacked_layernorm_model(path, blocks=8, width=64):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.save(m, path)
+
+
+def cancellation_model(path):
+    """y = 2 * ((x * 1 + 1000) - 1000) for x in [0, 1): in float16 x + 1000 is rounded to a
+    multiple of 0.5, so the Sub's result loses everything; keeping the Sub in float32 alone does
+    not help, its input must be float32 too."""
+    nodes = [
+        helper.make_node("Mul", ["x", "one"], ["x1"], name="pre"),
+        helper.make_node("Add", ["x1", "k1000"], ["shifted"], name="shift"),
+        helper.make_node("Sub", ["shifted", "k1000"], ["back"], name="unshift"),
+        helper.make_node("Mul", ["back", "k2"], ["y"], name="post"),
+    ]
+    inits = [const("one", 1.0), const("k1000", 1000.0), const("k2", 2.0)]
+    g = helper.make_graph(
+        nodes, "cancellation", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, path)

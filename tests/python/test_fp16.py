@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import run
-from fp16_models import conv_model, overflow_model, overflow_reference
+from fp16_models import cancellation_model, conv_model, overflow_model, overflow_reference
 
 # Independent checks use a fixed tolerance stricter than the default (1% of range + 1%).
 ATOL, RTOL = 1e-3, 1e-2
@@ -372,3 +372,26 @@ def test_external_data_model_converts_to_a_self_contained_model(onnxprobe, tmp_p
     ref, _ = ort_run(tmp_path / "cnn.onnx", tmp_path / "in.npz", tmp_path / "ref.npz")
     got, _ = ort_run(out, tmp_path / "in.npz", tmp_path / "got.npz")
     np.testing.assert_allclose(got["logits"], ref["logits"], rtol=RTOL, atol=ATOL)
+
+
+def test_a_node_hurt_by_its_float16_inputs_is_kept_with_their_producers(onnxprobe, tmp_path):
+    model = tmp_path / "cancel.onnx"
+    cancellation_model(model)
+    x = np.random.default_rng(8).uniform(0, 1, (1, 256)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    # The premise, by numpy: in float16 the shifted value keeps steps of 0.5.
+    back16 = (x.astype(np.float16) + np.float16(1000)) - np.float16(1000)
+    assert np.abs(back16.astype(np.float64) - x).max() > 0.1
+    out = tmp_path / "cancel16.onnx"
+    r = run([onnxprobe, "fp16", model, "--input", tmp_path / "in.npz", "-o", out,
+             "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    blocked = {b["node"]: b["reason"] for b in rep["block_list"]}
+    assert blocked == {"unshift": "error", "shift": "feeds an input-sensitive node"}, blocked
+    assert [a["passed"] for a in rep["attempts"]] == [False, True]
+    ref = 2 * x.astype(np.float64)
+    barred = tmp_path / "barred.onnx"
+    with_storage_barriers(out, barred)
+    got, _ = ort_run(barred, tmp_path / "in.npz", tmp_path / "got.npz")
+    np.testing.assert_allclose(got["y"], ref, rtol=RTOL, atol=ATOL)
