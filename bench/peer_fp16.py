@@ -6,7 +6,7 @@ of float16 nodes without float16 kernels in float32; see docs/fp16.md).
 
 Runs in the bench virtual environment (bench/.venv: onnxruntime, onnx, onnxconverter-common).
 usage: peer_fp16.py ONNXPROBE WORK_DIR MODEL...
-  MODEL: a .onnx path, or "overflow" / "cnn" / "stacked_ln" (built by tests/python/fp16_models.py)
+  MODEL: a .onnx path, or "overflow", "cnn", "stacked_ln", "cancel" (tests/python/fp16_models.py)
 """
 import json
 import os
@@ -147,7 +147,8 @@ def main():
     rows = []
     for spec in sys.argv[3:]:
         builders = {"overflow": fp16_models.overflow_model, "cnn": fp16_models.conv_model,
-                    "stacked_ln": fp16_models.stacked_layernorm_model}
+                    "stacked_ln": fp16_models.stacked_layernorm_model,
+                    "cancel": fp16_models.cancellation_model}
         if spec in builders:
             model = os.path.join(work, f"{spec}.onnx")
             builders[spec](model)
@@ -155,7 +156,8 @@ def main():
             model = spec
         name = os.path.splitext(os.path.basename(model))[0]
         npz = os.path.join(work, f"{name}_in.npz")
-        feeds = make_inputs(model, npz, 0.0 if spec in ("overflow", "stacked_ln") else -1.0)
+        low = 0.0 if spec in ("overflow", "stacked_ln", "cancel") else -1.0
+        feeds = make_inputs(model, npz, low)
 
         atol = output_atol(model, feeds)
         ours_model, ours_json = os.path.join(work, f"{name}_onnxprobe.onnx"), os.path.join(

@@ -15,4 +15,4 @@ if ! "$VENV/bin/python" -c "import onnxconverter_common, onnxruntime, onnx" 2>/d
 fi
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-"$VENV/bin/python" "$ROOT/bench/peer_fp16.py" "$BUILD/onnxprobe" "$TMP" overflow cnn stacked_ln "$@"
+"$VENV/bin/python" "$ROOT/bench/peer_fp16.py" "$BUILD/onnxprobe" "$TMP" overflow cnn stacked_ln cancel "$@"
