@@ -99,6 +99,7 @@ struct Fp16Report {
   std::vector<Fp16BlockEntry> block_list;  // final list, in the order entries were added
   std::vector<Fp16Attempt> attempts;
   bool passed = false;       // the final attempt reached tolerance
+  int max_blocked = -1;      // the request's limit (< 0: none)
   std::string output_model;  // written when requested and passed
   size_t model_runs = 0;     // inference runs: the float32 run, isolation runs, attempts
   size_t sessions = 0;

@@ -42,6 +42,7 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
   rep.atol = req.atol;
   rep.atol_scale = req.atol_scale;
   rep.rtol = req.rtol;
+  rep.max_blocked = req.max_blocked;
   OP_ASSIGN_OR_RETURN(rep.inputs, PrepareInputs(model, req.inputs));
   const GraphIndex& idx = model.index();
 

@@ -69,7 +69,8 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
                   static_cast<unsigned long long>(n.input_overflow));
     out += line + NodeLabel(n.node, n.op_type, n.topo_index) + "\n";
   }
-  out += "\nblock list (" + std::to_string(r.block_list.size()) + " kept in float32):";
+  out += "\nblock list (" + std::to_string(r.block_list.size()) + " kept in float32" +
+         (r.passed ? "" : ", not enough") + "):";
   if (r.block_list.empty()) out += " empty";
   out += "\n";
   for (const auto& b : r.block_list) {
@@ -79,6 +80,11 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
   out += "\nattempts (|fp16 - fp32| <= atol + " + FormatNumber(r.rtol) + " |fp32|; atol";
   for (const auto& [name, atol] : r.output_atol) out += " " + name + " " + FormatNumber(atol);
   out += "):\n";
+  if (r.attempts.empty()) {
+    out += "  none: the " + std::to_string(r.block_list.size()) +
+           " nodes that must stay in float32 are more than the limit of " +
+           std::to_string(r.max_blocked) + "\n";
+  }
   for (const auto& a : r.attempts) {
     out += "  " + std::to_string(a.blocked) + " in float32: ";
     if (!a.error.empty()) {
@@ -112,6 +118,7 @@ std::string RenderFp16Json(const Fp16Report& r) {
   for (const auto& [name, atol] : r.output_atol) j.Key(name).Number(atol);
   j.EndObject();
   j.Key("passed").Bool(r.passed).Key("output_model").String(r.output_model);
+  j.Key("max_blocked").Int(r.max_blocked);
   j.Key("node_count").UInt(r.node_count).Key("convertible").UInt(r.convertible);
   j.Key("model_runs").UInt(r.model_runs).Key("isolation_runs").UInt(r.isolation_runs);
   j.Key("sessions").UInt(r.sessions).Key("seconds").Number(r.seconds);
