@@ -19,6 +19,14 @@ echo
 echo "== peers"
 bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx"
 echo
+echo "== fp16 block list vs onnxconverter-common (ONNXPROBE_FP16_MODELS=quick: small models only)"
+if [ "${ONNXPROBE_FP16_MODELS:-}" = quick ]; then
+  bash bench/peer_fp16.sh "$BUILD" "$MODELS"
+else
+  /usr/bin/python3 bench/make_fp16_models.py "$MODELS" >/dev/null
+  bash bench/peer_fp16.sh "$BUILD" "$MODELS" "$MODELS/resnet50.onnx" "$MODELS/vit_b_16_head.onnx"
+fi
+echo
 echo "== model identity"
 /usr/bin/python3 bench/make_identity_model.py "$MODELS/identity_1gb.onnx" >/dev/null
 /usr/bin/python3 bench/identity_bench.py "$BUILD/onnxprobe" "$MODELS/identity_1gb.onnx" 3

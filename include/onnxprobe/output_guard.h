@@ -16,6 +16,8 @@ enum class OutputKind {
   kReproBundle,      // repro bundle folder (onnxprobe.json)
   kDeterminismJson,  // determinism report: "schema": "onnxprobe-determinism"
   kNoiseFloor,       // noise floor file: "format": "onnxprobe-noise-floor"
+  kFp16Json,         // float16 report: "schema": "onnxprobe-fp16"
+  kFp16Model,        // converted model: an ONNX file whose producer_name is "onnxprobe fp16"
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 

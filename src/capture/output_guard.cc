@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "onnxprobe/dump.h"
+#include "onnxprobe/fp16_graph.h"
 
 namespace fs = std::filesystem;
 
@@ -43,6 +44,20 @@ constexpr const char* kReportSchema = "onnxprobe-compare\"";
 // The HTML reporter embeds the report JSON in this element (src/report/html_page.inc).
 constexpr const char* kHtmlDataTag = "<script id=\"data\" type=\"application/json\">";
 
+// A ModelProto serializes ir_version (field 1, varint) then producer_name (field 2, bytes):
+// the converted model's first bytes are 08 <varint> 12 <length> "onnxprobe fp16".
+bool IsConvertedModel(const std::string& head) {
+  static const std::string kProducer = kFp16ProducerName;
+  size_t pos = 0;
+  if (head.empty() || head[pos++] != 0x08) return false;
+  while (pos < head.size() && (static_cast<unsigned char>(head[pos]) & 0x80)) ++pos;
+  ++pos;
+  if (pos + 2 > head.size() || head[pos] != 0x12 ||
+      static_cast<size_t>(head[pos + 1]) != kProducer.size())
+    return false;
+  return head.compare(pos + 2, kProducer.size(), kProducer) == 0;
+}
+
 bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
   std::error_code ec;
   switch (kind) {
@@ -67,6 +82,10 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
       return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-determinism\"");
     case OutputKind::kNoiseFloor:
       return !is_dir && OpensWith(Head(p, 4096), 0, "format", "onnxprobe-noise-floor\"");
+    case OutputKind::kFp16Json:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-fp16\"");
+    case OutputKind::kFp16Model:
+      return !is_dir && IsConvertedModel(Head(p, 64));
   }
   return false;
 }
@@ -102,6 +121,10 @@ const char* OutputKindName(OutputKind kind) {
       return "determinism report";
     case OutputKind::kNoiseFloor:
       return "noise floor file";
+    case OutputKind::kFp16Json:
+      return "float16 report";
+    case OutputKind::kFp16Model:
+      return "float16 model";
   }
   return "output";
 }

@@ -71,6 +71,7 @@ std::unique_ptr<Command> MakeReplayCommand();
 std::unique_ptr<Command> MakeDeterminismCommand();
 std::unique_ptr<Command> MakeLintCommand();
 std::unique_ptr<Command> MakeDiffCommand();
+std::unique_ptr<Command> MakeFp16Command();
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);

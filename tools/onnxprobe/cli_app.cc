@@ -160,6 +160,7 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeDeterminismCommand());
   commands.push_back(MakeLintCommand());
   commands.push_back(MakeDiffCommand());
+  commands.push_back(MakeFp16Command());
   std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
   for (auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c->name(), c->summary());
@@ -204,7 +205,8 @@ int RunCli(int argc, char** argv) {
   std::string what = app.remaining().empty() ? "no command given"
                                              : "unknown command '" + app.remaining().front() + "'";
   return Fail(InvalidArgument(
-      what + " (inspect, run, compare, replay, determinism, lint or diff; see onnxprobe --help)"));
+      what +
+      " (inspect, run, compare, replay, determinism, lint, diff or fp16; see onnxprobe --help)"));
 }
 
 }  // namespace onnxprobe::cli
