@@ -52,6 +52,8 @@ struct State {
   std::deque<Job> queue;
   bool busy = false, stopping = false, worker_started = false;
   std::thread worker;
+  std::mutex first_mu;  // the process's first capture runs on the application's thread
+  std::atomic<bool> first_done{false};
 };
 
 State& S() {
@@ -260,13 +262,24 @@ void OnRun(const OrtSession* session, const char* const* input_names, const OrtV
     }
     job.inputs.push_back(std::move(nt));
   }
+  if (!st.first_done) {
+    // The first capture of the process runs here, before the worker exists: it constructs the
+    // function-local statics of every code path a capture takes (model loading, shape inference,
+    // the runtime's sessions, dump writing), so the drain registered after it runs at exit
+    // before any of them is destroyed. The application's thread pays this once.
+    std::lock_guard<std::mutex> first(st.first_mu);
+    if (!st.first_done) {
+      RunJob(job);
+      std::lock_guard<std::mutex> lock(st.queue_mu);
+      st.worker_started = true;
+      st.worker = std::thread(WorkerLoop);
+      std::atexit(DrainAtExit);
+      st.first_done = true;
+      return;
+    }
+  }
   std::unique_lock<std::mutex> lock(st.queue_mu);
   if (st.stopping) return;
-  if (!st.worker_started) {
-    st.worker_started = true;
-    st.worker = std::thread(WorkerLoop);
-    std::atexit(DrainAtExit);
-  }
   st.queue_cv.wait(lock, [&] { return st.queue.size() < kMaxQueued || st.stopping; });
   if (st.stopping) return;
   st.queue.push_back(std::move(job));
