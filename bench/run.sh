@@ -12,7 +12,7 @@ done
 echo
 echo "== capture inside a deployed application (LD_PRELOAD)"
 for m in mobilenet_v2 resnet50; do
-  /usr/bin/python3 bench/preload_overhead.py "$BUILD" "$MODELS/$m.onnx" "$RUNS"
+  /usr/bin/python3 bench/preload_overhead.py "$BUILD" "$MODELS/$m.onnx" "$RUNS" 3
 done
 echo
 echo "== live side in a child process (isolation)"
