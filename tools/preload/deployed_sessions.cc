@@ -50,7 +50,7 @@ struct State {
   std::mutex queue_mu;
   std::condition_variable queue_cv;
   std::deque<Job> queue;
-  bool busy = false, stopping = false, worker_started = false;
+  bool stopping = false, worker_started = false;
   std::thread worker;
   std::mutex first_mu;  // the process's first capture runs on the application's thread
   std::atomic<bool> first_done{false};
@@ -137,7 +137,6 @@ void WorkerLoop() {
       if (st.queue.empty()) return;
       job = std::move(st.queue.front());
       st.queue.pop_front();
-      st.busy = true;
     }
     st.queue_cv.notify_all();  // a capturing run may be waiting for room
     bool first = !job.session->probe;
@@ -145,11 +144,6 @@ void WorkerLoop() {
     // First captures construct function-local statics (model and runtime code) that register
     // destructors at exit; registering the drain after them runs it before they are destroyed.
     if (first) std::atexit(DrainAtExit);
-    {
-      std::lock_guard<std::mutex> lock(st.queue_mu);
-      st.busy = false;
-    }
-    st.queue_cv.notify_all();
   }
 }
 
