@@ -232,3 +232,25 @@ def test_bad_configuration_is_one_line_and_the_app_runs_on(preload, tmp_path, va
     assert extra_lines[0].startswith("onnxprobe preload: " + variable), extra_lines[0]
     assert (tmp_path / "plain.bin").read_bytes() == (tmp_path / "probed.bin").read_bytes()
     assert not (tmp_path / "dumps").is_dir() or not dump_folders(tmp_path / "dumps")
+
+
+def test_runtime_errors_reach_the_application_unchanged(preload, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    # an int64 input the application feeds with floats: its Run fails; a missing file: its
+    # CreateSession fails. The probe must hand both errors back as they are.
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.INT64, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [1, 4])])
+    model = tmp_path / "int_input.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), model)
+    app = _env("DEPLOYED_C")
+    for target in (model, tmp_path / "missing.onnx"):
+        plain = launch([app, target, 1, tmp_path / "o.bin"])
+        probed = launch([app, target, 1, tmp_path / "o.bin"], preload_lib=preload,
+                        ONNXPROBE_CAPTURE=tmp_path / "dumps")
+        assert plain.returncode == 3, plain.stderr
+        assert (probed.returncode, probed.stderr) == (plain.returncode, plain.stderr)
+        assert plain.stderr.startswith("deployed_c: ")
+    assert not dump_folders(tmp_path / "dumps")
