@@ -1,6 +1,7 @@
 // The application's sessions as the preload sees them: which runs to capture, a copy of those
-// runs' inputs, and one background worker that runs the shadow captures and writes the dumps,
-// so the application's thread never waits for a capture or a write.
+// runs' inputs, and one background worker that runs the shadow captures and writes the dumps.
+// The application's thread waits only for the process's first capture (run in place, once) and
+// when it gets 4 captures ahead of the worker.
 #pragma once
 
 #include <onnxruntime_c_api.h>
