@@ -254,3 +254,20 @@ def test_runtime_errors_reach_the_application_unchanged(preload, tmp_path):
         assert (probed.returncode, probed.stderr) == (plain.returncode, plain.stderr)
         assert plain.stderr.startswith("deployed_c: ")
     assert not dump_folders(tmp_path / "dumps")
+
+
+def test_python_onnxruntime_runs_on_and_is_not_captured(preload, tmp_path):
+    # The documented limit: the wheel's extension module runs the runtime without OrtGetApiBase,
+    # so the preload sees nothing. It must not disturb the process either.
+    python = _env("ONNXPROBE_PYENV")
+    script = ("import sys, numpy as np, onnxruntime as ort\n"
+              "s = ort.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider'])\n"
+              "x = np.arange(3 * 32 * 32, dtype=np.float32).reshape(1, 3, 32, 32) / 3072\n"
+              "sys.stdout.write(s.run(None, {'input': x})[0].tobytes().hex())\n")
+    plain = launch([python, "-c", script, MODEL])
+    probed = launch([python, "-c", script, MODEL], preload_lib=preload,
+                    ONNXPROBE_CAPTURE=tmp_path / "dumps")
+    assert plain.returncode == 0, plain.stderr
+    assert (probed.returncode, probed.stdout) == (0, plain.stdout), probed.stderr
+    assert len(plain.stdout) == CLASSES * 8
+    assert not (tmp_path / "dumps").exists()
