@@ -3,7 +3,11 @@
  * recompute: element i of run r is ((i * 7 + r * 13) % 256 - 128) / 64 (exact in float32).
  * usage: deployed_c MODEL RUNS OUT [disabled|all] [path|array] [timing]
  * With "timing", prints the seconds each Run call took, one line per run (for benchmarks).
- * Exit status: 0, or 3 when the runtime fails (its message on stderr). */
+ * Built a second time with DEPLOYED_DLOPEN, it does not link the runtime but loads it at run time
+ * from $ORT_LIB, the way $DLOPEN_MODE says: "global" (RTLD_GLOBAL, then OrtGetApiBase looked up
+ * with RTLD_DEFAULT), "local" (RTLD_LOCAL, then RTLD_DEFAULT) or "handle" (RTLD_LOCAL, then looked
+ * up on the library's handle).
+ * Exit status: 0, 3 when the runtime fails (its message on stderr), 4 when it cannot be loaded. */
 #include <onnxruntime_c_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +15,28 @@
 #include <time.h>
 
 static const OrtApi* api;
+
+#ifdef DEPLOYED_DLOPEN
+#include <dlfcn.h>
+static const OrtApiBase* ApiBase(void) {
+  const char* mode = getenv("DLOPEN_MODE") ? getenv("DLOPEN_MODE") : "global";
+  void* h = dlopen(getenv("ORT_LIB"),
+                   RTLD_NOW | (strcmp(mode, "global") == 0 ? RTLD_GLOBAL : RTLD_LOCAL));
+  if (h == NULL) {
+    fprintf(stderr, "deployed_c: %s\n", dlerror());
+    exit(4);
+  }
+  const OrtApiBase* (*get)(void) = (const OrtApiBase* (*)(void))dlsym(
+      strcmp(mode, "handle") == 0 ? h : RTLD_DEFAULT, "OrtGetApiBase");
+  if (get == NULL) {
+    fprintf(stderr, "deployed_c: no OrtGetApiBase\n");
+    exit(4);
+  }
+  return get();
+}
+#else
+static const OrtApiBase* ApiBase(void) { return OrtGetApiBase(); }
+#endif
 
 static int Check(OrtStatus* st) {
   if (st == NULL) return 0;
@@ -29,7 +55,7 @@ int main(int argc, char** argv) {
   const char* level = argc > 4 ? argv[4] : "disabled";
   int from_array = argc > 5 && strcmp(argv[5], "array") == 0;
   int timing = argc > 6 && strcmp(argv[6], "timing") == 0;
-  api = OrtGetApiBase()->GetApi(ORT_API_VERSION);
+  api = ApiBase()->GetApi(ORT_API_VERSION);
   OrtEnv* env = NULL;
   Check(api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "deployed_c", &env));
   OrtSessionOptions* so = NULL;

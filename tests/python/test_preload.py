@@ -271,3 +271,21 @@ def test_python_onnxruntime_runs_on_and_is_not_captured(preload, tmp_path):
     assert (probed.returncode, probed.stdout) == (0, plain.stdout), probed.stderr
     assert len(plain.stdout) == CLASSES * 8
     assert not (tmp_path / "dumps").exists()
+
+
+@pytest.mark.parametrize("mode,captured", [("global", True), ("local", True), ("handle", False)])
+def test_applications_that_load_the_runtime_themselves(preload, tmp_path, mode, captured):
+    # A runtime found through RTLD_DEFAULT is interposed, whether it was loaded globally or
+    # locally; OrtGetApiBase looked up on the library's own handle is the documented limit.
+    plain = launch([_env("DEPLOYED_C"), MODEL, 2, tmp_path / "plain.bin"])
+    assert plain.returncode == 0, plain.stderr
+    dumps = tmp_path / "dumps"
+    r = launch([_env("DEPLOYED_DLOPEN"), MODEL, 2, tmp_path / "probed.bin"], preload_lib=preload,
+               ONNXPROBE_CAPTURE=dumps, ORT_LIB=_env("ORT_LIB"), DLOPEN_MODE=mode)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "plain.bin").read_bytes() == (tmp_path / "probed.bin").read_bytes()
+    found = dump_folders(dumps) if dumps.is_dir() else []
+    assert [f[1] for f in found] == (["run000001", "run000002"] if captured else [])
+    for _, run_name, folder in found:
+        _, arrays = read_dump(folder)
+        assert_bitwise(arrays[("input", "input")], app_input(int(run_name[3:]) - 1), run_name)

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "deployed_sessions.h"
 #include "preload_config.h"
@@ -347,13 +348,45 @@ bool Configure(const OrtApiBase* real_base, GetApiBaseFn real_fn) {
 }  // namespace onnxprobe::preload
 
 extern "C" __attribute__((visibility("default"))) const OrtApiBase* ORT_API_CALL OrtGetApiBase(void)
+    NO_EXCEPTION;
+
+namespace onnxprobe::preload {
+namespace {
+
+// The runtime's own OrtGetApiBase: the next definition after this library (a runtime linked, or
+// loaded with RTLD_GLOBAL), else one in any loaded object (a runtime loaded with RTLD_LOCAL, whose
+// application found this function through RTLD_DEFAULT).
+GetApiBaseFn FindRealGetApiBase() {
+  if (auto fn = reinterpret_cast<GetApiBaseFn>(dlsym(RTLD_NEXT, "OrtGetApiBase"))) return fn;
+  std::vector<std::string> names;  // collected first: no dlopen while the loader's list is held
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != 0)
+          static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  for (const auto& name : names) {
+    void* h = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (h == nullptr) continue;
+    auto fn = reinterpret_cast<GetApiBaseFn>(dlsym(h, "OrtGetApiBase"));
+    dlclose(h);
+    if (fn != nullptr && fn != &::OrtGetApiBase) return fn;
+  }
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace onnxprobe::preload
+
+extern "C" __attribute__((visibility("default"))) const OrtApiBase* ORT_API_CALL OrtGetApiBase(void)
     NO_EXCEPTION {
   using namespace onnxprobe::preload;
-  // The runtime the application linked (or loaded globally); looked up until found.
+  // The runtime the application loaded; looked up until found.
   static std::atomic<GetApiBaseFn> real_fn{nullptr};
   GetApiBaseFn fn = real_fn.load();
   if (fn == nullptr) {
-    fn = reinterpret_cast<GetApiBaseFn>(dlsym(RTLD_NEXT, "OrtGetApiBase"));
+    fn = FindRealGetApiBase();
     if (fn == nullptr) return nullptr;
     real_fn = fn;
   }
