@@ -10,6 +10,11 @@ for m in resnet50 mobilenet_v2; do
   "$BUILD/bench/capture_bench" "$MODELS/$m.onnx" --runs "$RUNS"
 done
 echo
+echo "== capture inside a deployed application (LD_PRELOAD)"
+for m in mobilenet_v2 resnet50; do
+  /usr/bin/python3 bench/preload_overhead.py "$BUILD" "$MODELS/$m.onnx" "$RUNS" 3
+done
+echo
 echo "== live side in a child process (isolation)"
 "$BUILD/bench/isolation_bench" "$MODELS/resnet50.onnx" --runs "$RUNS"
 echo

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnxprobe/capture.h"
@@ -19,6 +20,8 @@ struct DumpMetadata {
   int optimization_level = 0;
   uint64_t seed = 0;
   std::string source;  // kTorchCaptureSource for PyTorch activations
+  // Session settings as recorded by the capturer (manifest "session" object; written when set)
+  std::vector<std::pair<std::string, std::string>> settings;
 };
 // The manifest's "source" of a dump written by the PyTorch companion.
 constexpr const char* kTorchCaptureSource = "torch-capture";

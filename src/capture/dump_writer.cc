@@ -108,6 +108,11 @@ Status DumpWriter::Finish(const CaptureReport& report) {
   j.Key("provider").String(meta_.provider);
   j.Key("optimization_level").Int(meta_.optimization_level).Key("seed").UInt(meta_.seed);
   j.Key("runs").UInt(report.runs);
+  if (!meta_.settings.empty()) {
+    j.Key("session").BeginObject();
+    for (const auto& [k, v] : meta_.settings) j.Key(k).String(v);
+    j.EndObject();
+  }
   if (report.observer_checked) {
     j.Key("observer_identical").Bool(report.observer_identical);
   }
