@@ -72,6 +72,8 @@ std::unique_ptr<Command> MakeDeterminismCommand();
 std::unique_ptr<Command> MakeLintCommand();
 std::unique_ptr<Command> MakeDiffCommand();
 std::unique_ptr<Command> MakeFp16Command();
+std::unique_ptr<Command> MakeBaselineSaveCommand();   // "baseline save"
+std::unique_ptr<Command> MakeBaselineCheckCommand();  // "baseline check"
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);

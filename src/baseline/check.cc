@@ -1,0 +1,242 @@
+// CheckBaseline: each sample's stored dump (side A) against a live run of the model now
+// (side B) through Compare(); environment changes; localization of failing samples; per-tensor
+// aggregates over the samples.
+#include <chrono>
+#include <filesystem>
+
+#include "baseline/file_sha256.h"
+#include "onnxprobe/baseline.h"
+#include "onnxprobe/dump.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string DumpPath(const Baseline& b, const BaselineSampleEntry& s) {
+  return (fs::path(b.dir) / s.dump).string();
+}
+
+CompareRequest BaseRequest(const Baseline& b, const BaselineCheckRequest& req) {
+  CompareRequest c;
+  c.job.policy = b.policy;
+  c.job.max_memory = req.max_memory;
+  c.localize = req.localize;
+  c.localize_options.drift = false;  // a check answers "which node breaks it", not "which drifts"
+  return c;
+}
+
+void SetFirstDiverging(const ComparisonResult& r, SampleLocalization* l) {
+  if (r.first_failure < 0) return;
+  const TensorResult& row = r.rows[r.first_failure];
+  l->first_diverging = row.name;
+  l->first_diverging_node = row.node;
+}
+
+std::vector<Culprit> Introducing(const LocalizeResult& l) {
+  std::vector<Culprit> out;
+  for (const auto& c : l.culprits)
+    if (c.isolated && c.introduced && c.row >= 0) out.push_back(c);
+  return out;
+}
+
+// The model and runtime the baseline was made with, when they can still be run here.
+struct Reference {
+  std::string model, library, why_not;
+};
+
+Reference FindReference(const BaselineCheckRequest& req, const Baseline& b,
+                        const Environment& now) {
+  Reference ref;
+  const Environment& was = b.environment;
+  if (b.model_kept) {
+    ref.model = (fs::path(b.dir) / kBaselineModelFile).string();
+  } else if (now.model_sha256 == was.model_sha256) {
+    ref.model = req.model_path;
+  } else {
+    ref.why_not =
+        "the model changed since the baseline was saved and the baseline holds neither a copy "
+        "of the model it was made from nor its intermediate tensors";
+    return ref;
+  }
+  if (!was.runtime_library_sha256.empty() &&
+      FileSha256(was.runtime_library) == was.runtime_library_sha256) {
+    ref.library = was.runtime_library;
+  } else if (!was.runtime_library_sha256.empty() &&
+             now.runtime_library_sha256 == was.runtime_library_sha256) {
+    ref.library = now.runtime_library;
+  } else {
+    ref.model.clear();
+    ref.why_not = "the runtime the baseline was made with (onnxruntime " + was.runtime_version +
+                  ", " + was.runtime_library + ") is not available here with the same bytes";
+  }
+  return ref;
+}
+
+// A failing sample: localized from the stored intermediates when the comparison against them
+// named an introducing node; otherwise the baseline's model and runtime, captured in full, are
+// compared with the current run on the sample's inputs.
+SampleLocalization LocalizeSample(const BaselineCheckRequest& req, const Baseline& b,
+                                  const Environment& now, const SessionOptions& session,
+                                  const BaselineSampleEntry& entry, const CompareReport& stored) {
+  SampleLocalization l;
+  l.introducing = Introducing(stored.localization);
+  if (!l.introducing.empty()) {
+    l.method = LocalizeMethod::kStoredTensors;
+    SetFirstDiverging(stored.comparison, &l);
+    return l;
+  }
+  l.method = LocalizeMethod::kUnavailable;
+  if (!req.localize) {
+    l.note = "localization is off";
+    return l;
+  }
+  Reference ref = FindReference(req, b, now);
+  if (ref.model.empty()) {
+    l.note = ref.why_not;
+    return l;
+  }
+  auto dump = DumpReader::Open(DumpPath(b, entry));
+  if (!dump.ok()) {
+    l.note = dump.status().message();
+    return l;
+  }
+  CompareRequest c = BaseRequest(b, req);
+  for (const auto& e : (*dump)->entries()) {
+    if (e.kind != "input") continue;
+    auto t = (*dump)->Load(e);
+    if (!t.ok()) {
+      l.note = t.status().message();
+      return l;
+    }
+    c.inputs.tensors.push_back({e.name, std::move(*t)});
+  }
+  c.inputs_given = true;
+  c.a = SideRequest{ref.model, b.environment.session, true, ref.library};
+  c.b = SideRequest{req.model_path, session, true, req.ort_library};
+  auto rerun = Compare(c);
+  if (!rerun.ok()) {
+    l.note = "re-running the baseline's model and runtime failed: " + rerun.status().message();
+    return l;
+  }
+  l.method = LocalizeMethod::kRerun;
+  l.has_rerun = true;
+  l.rerun = std::move(*rerun);
+  const ComparisonResult& r = l.rerun.comparison;
+  if (r.aborted) {
+    l.note = "the full comparison stopped early: " + r.abort_status.message();
+  } else if (r.failures == 0) {
+    l.note =
+        "the baseline's model and runtime, re-run here with its session options, agree with "
+        "the current run within tolerance: what changed is outside the model, the runtime and "
+        "the session options (e.g. the CPU or OS), so no node can be named";
+  } else {
+    SetFirstDiverging(r, &l);
+    l.introducing = Introducing(l.rerun.localization);
+    if (l.introducing.empty()) l.note = l.rerun.origin_note;
+  }
+  return l;
+}
+
+std::vector<TensorAggregate> Aggregate(const Baseline& b, const std::vector<SampleCheck>& samples) {
+  std::vector<TensorAggregate> out;
+  for (const auto& name : b.tensors) {
+    TensorAggregate a;
+    a.name = name;
+    for (const auto& s : samples) {
+      for (const auto& row : s.report.comparison.rows) {
+        if (row.name != name || row.state != RowState::kCompared) continue;
+        ++a.samples;
+        if (!row.pass) ++a.failures;
+        a.mean_max_abs += row.metrics.max_abs;
+        a.mean_max_rel += row.metrics.max_rel;
+        if (a.worst_sample.empty() || row.tolerance_ratio > a.worst_tolerance_ratio) {
+          a.worst_sample = s.name;
+          a.worst_tolerance_ratio = row.tolerance_ratio;
+          a.worst_max_abs = row.metrics.max_abs;
+          a.worst_max_rel = row.metrics.max_rel;
+        }
+      }
+    }
+    if (a.samples > 0) {
+      a.mean_max_abs /= static_cast<double>(a.samples);
+      a.mean_max_rel /= static_cast<double>(a.samples);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* LocalizeMethodName(LocalizeMethod m) {
+  switch (m) {
+    case LocalizeMethod::kNotNeeded:
+      return "not-needed";
+    case LocalizeMethod::kStoredTensors:
+      return "stored-tensors";
+    case LocalizeMethod::kRerun:
+      return "rerun";
+    case LocalizeMethod::kUnavailable:
+      return "unavailable";
+  }
+  return "?";
+}
+
+Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
+  auto t0 = Clock::now();
+  BaselineCheckReport rep;
+  rep.model_path = req.model_path;
+  OP_ASSIGN_OR_RETURN(rep.baseline, ReadBaseline(req.baseline_dir));
+  const Baseline& b = rep.baseline;
+  std::string sha256;
+  {
+    OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model_path));
+    sha256 = model.Hashes(false).sha256;
+  }
+  SessionOptions session = req.session_given ? req.session : b.environment.session;
+  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  rep.current = SnapshotEnvironment(*backend, session, sha256);
+  rep.changes = DiffEnvironments(b.environment, rep.current);
+
+  for (const auto& entry : b.samples) {
+    SampleCheck sc;
+    sc.name = entry.name;
+    CompareRequest c = BaseRequest(b, req);
+    c.a = SideRequest{DumpPath(b, entry), SessionOptions(), false, ""};
+    c.b = SideRequest{req.model_path, session, true, req.ort_library};
+    auto ts = Clock::now();
+    auto last = ts;
+    c.on_row = [&](const TensorResult& row, size_t, size_t) {
+      sc.row_seconds[row.name] = Since(last);
+      last = Clock::now();
+    };
+    auto report = Compare(c);
+    if (!report.ok()) return report.status().WithContext("sample '" + entry.name + "'");
+    sc.report = std::move(*report);
+    sc.seconds = Since(ts);
+    const ComparisonResult& r = sc.report.comparison;
+    if (r.aborted) {
+      rep.aborted = true;
+      rep.abort_status = r.abort_status.WithContext("sample '" + entry.name + "'");
+      rep.samples.push_back(std::move(sc));
+      break;
+    }
+    if (!sc.passed()) {
+      ++rep.failed_samples;
+      sc.localization = LocalizeSample(req, b, rep.current, session, entry, sc.report);
+    }
+    rep.samples.push_back(std::move(sc));
+  }
+  rep.tensors = Aggregate(b, rep.samples);
+  rep.seconds = Since(t0);
+  return rep;
+}
+
+}  // namespace onnxprobe
