@@ -39,11 +39,28 @@ void SetFirstDiverging(const ComparisonResult& r, SampleLocalization* l) {
   l->first_diverging_node = row.node;
 }
 
-std::vector<Culprit> Introducing(const LocalizeResult& l) {
+// Introduced culprits; with `alone`, only those whose node ran by itself (every input of it was
+// stored), not inside a subgraph reaching back to the nearest stored tensors.
+std::vector<Culprit> Introducing(const LocalizeResult& l, bool alone) {
   std::vector<Culprit> out;
-  for (const auto& c : l.culprits)
-    if (c.isolated && c.introduced && c.row >= 0) out.push_back(c);
+  for (const auto& c : l.culprits) {
+    if (c.isolated && c.introduced && c.row >= 0 && (!alone || c.nodes.size() <= 1))
+      out.push_back(c);
+  }
   return out;
+}
+
+// "between the stored tensors and Y lie 4 nodes (add, relu, matmul, sigmoid)"
+std::string Span(const std::vector<Culprit>& spans) {
+  std::string s;
+  for (const auto& c : spans) {
+    std::string nodes;
+    for (const auto& n : c.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    s += (s.empty() ? "" : "; ") + std::string("the error is introduced within the ") +
+         std::to_string(c.nodes.size()) + " nodes between the stored tensors and " + c.tensor +
+         " (" + nodes + ")";
+  }
+  return s;
 }
 
 // The model and runtime the baseline was made with, when they can still be run here.
@@ -86,7 +103,7 @@ SampleLocalization LocalizeSample(const BaselineCheckRequest& req, const Baselin
                                   const Environment& now, const SessionOptions& session,
                                   const BaselineSampleEntry& entry, const CompareReport& stored) {
   SampleLocalization l;
-  l.introducing = Introducing(stored.localization);
+  l.introducing = Introducing(stored.localization, true);
   if (!l.introducing.empty()) {
     l.method = LocalizeMethod::kStoredTensors;
     SetFirstDiverging(stored.comparison, &l);
@@ -99,7 +116,9 @@ SampleLocalization LocalizeSample(const BaselineCheckRequest& req, const Baselin
   }
   Reference ref = FindReference(req, b, now);
   if (ref.model.empty()) {
-    l.note = ref.why_not;
+    SetFirstDiverging(stored.comparison, &l);
+    std::string span = Span(Introducing(stored.localization, false));
+    l.note = ref.why_not + (span.empty() ? "" : "; " + span);
     return l;
   }
   auto dump = DumpReader::Open(DumpPath(b, entry));
@@ -138,7 +157,7 @@ SampleLocalization LocalizeSample(const BaselineCheckRequest& req, const Baselin
         "the session options (e.g. the CPU or OS), so no node can be named";
   } else {
     SetFirstDiverging(r, &l);
-    l.introducing = Introducing(l.rerun.localization);
+    l.introducing = Introducing(l.rerun.localization, false);
     if (l.introducing.empty()) l.note = l.rerun.origin_note;
   }
   return l;
