@@ -1,0 +1,339 @@
+"""onnxprobe baseline save / check: a precision gate for CI.
+
+Stored tensors, verdicts and aggregates are checked against numpy on the stored inputs; the JUnit
+file is read with xml.etree (structure of the JUnit schema CI readers accept) and with
+junitparser (an independent JUnit reader, in the bootstrap's Python test environment).
+"""
+import json
+import os
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+import models
+from conftest import run
+
+ATOL, RTOL = 1e-5, 1e-3
+
+
+def chain(path, b_delta=None):
+    """The chain model (Add, Relu, MatMul 'matmul' with weight B, Sigmoid); B[1, 2] += b_delta."""
+    models.chain_model(path, symbolic=False)
+    if b_delta is None:
+        return models.B
+    m = onnx.load(str(path))
+    b = models.B.copy()
+    b[1, 2] += b_delta
+    for i, init in enumerate(m.graph.initializer):
+        if init.name == "B":
+            m.graph.initializer[i].CopyFrom(numpy_helper.from_array(b, "B"))
+    onnx.save(m, str(path))
+    return b
+
+
+def reference(x, b):
+    relu = np.maximum(x.astype(np.float64) + models.W, 0)
+    mm = relu @ b.astype(np.float64)
+    return {"mm": mm, "Y": 1 / (1 + np.exp(-mm))}
+
+
+def fails(a, b):
+    """The documented elementwise rule: |b-a| > atol*max(1, max|a|) + rtol*|a|."""
+    atol_used = ATOL * max(1.0, float(np.max(np.abs(a))))
+    return bool(np.any(np.abs(b - a) > atol_used + RTOL * np.abs(a)))
+
+
+def stored(base, sample_dump, name):
+    folder = os.path.join(base, sample_dump)
+    manifest = json.load(open(os.path.join(folder, "manifest.json")))
+    for t in manifest["tensors"]:
+        if t["name"] == name:
+            return np.load(os.path.join(folder, t["file"]))
+    raise KeyError(name)
+
+
+def samples(base):
+    return json.load(open(os.path.join(base, "baseline.json")))["samples"]
+
+
+def save(onnxprobe, model, base, *extra):
+    r = run([onnxprobe, "baseline", "save", model, "-o", base, *extra])
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def check(onnxprobe, model, base, tmp_path, *extra, rc=0):
+    junit, report = tmp_path / "junit.xml", tmp_path / "check.json"
+    for p in (junit, report):
+        if p.exists():
+            p.unlink()
+    r = run([onnxprobe, "baseline", "check", model, base, "--junit", junit, "--json", report,
+             *extra])
+    assert r.returncode == rc, r.stdout + r.stderr
+    return r, ET.parse(junit).getroot(), json.load(open(report)), junit
+
+
+def validate_junit(root):
+    """The structure of the JUnit schema (Jenkins/Ant junit XSD): testsuites > testsuite >
+    testcase, required attributes, counts that agree with the cases."""
+    assert root.tag == "testsuites"
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for suite in root:
+        assert suite.tag == "testsuite"
+        for attr in ("name", "tests", "failures", "errors", "time", "timestamp", "hostname", "id",
+                     "package"):
+            assert attr in suite.attrib, attr
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp"))
+        float(suite.get("time"))
+        cases = suite.findall("testcase")
+        counted = {"tests": len(cases), "failures": 0, "errors": 0, "skipped": 0}
+        for case in cases:
+            assert case.get("classname") and case.get("name")
+            assert float(case.get("time")) >= 0
+            for kind, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+                for el in case.findall(kind):
+                    counted[key] += 1
+                    assert "message" in el.attrib
+                    if kind != "skipped":
+                        assert el.get("type")
+        for key, n in counted.items():
+            assert int(suite.get(key)) == n, key
+            totals[key] += n
+        children = [c.tag for c in suite]
+        assert set(children) <= {"properties", "testcase", "system-out", "system-err"}
+    for key, n in totals.items():
+        assert int(root.get(key)) == n, key
+
+
+def read_with_junitparser(path):
+    """(name, classname, outcome, message) per case, from junitparser in the test environment."""
+    py = os.environ.get("ONNXPROBE_PYENV")
+    assert py and os.path.exists(py), "ONNXPROBE_PYENV (bootstrap's test environment) is missing"
+    code = (
+        "import json, sys, junitparser\n"
+        "x = junitparser.JUnitXml.fromfile(sys.argv[1])\n"
+        "out = []\n"
+        "for s in x:\n"
+        "  for c in s:\n"
+        "    r = c.result\n"
+        "    out.append([c.name, c.classname, r[0]._tag if r else 'passed',"
+        " r[0].message if r else None, r[0].type if r else None])\n"
+        "print(json.dumps(out))\n")
+    r = subprocess.run([py, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_save_stores_numpy_outputs_and_check_passes(onnxprobe, tmp_path):
+    model, base = tmp_path / "m.onnx", tmp_path / "base"
+    chain(model)
+    save(onnxprobe, model, base, "--samples", "3", "--seed", "7")
+    entries = samples(base)
+    assert [s["name"] for s in entries] == ["seed-7", "seed-8", "seed-9"]
+    for s in entries:  # the stored outputs are the model's numbers on the stored inputs
+        x = stored(base, s["dump"], "X")
+        np.testing.assert_allclose(stored(base, s["dump"], "Y"), reference(x, models.B)["Y"],
+                                   rtol=1e-5, atol=1e-6)
+    assert len({stored(base, s["dump"], "X").tobytes() for s in entries}) == 3
+    doc = json.load(open(base / "baseline.json"))
+    env = doc["environment"]
+    import hashlib
+    assert env["model_sha256"] == hashlib.sha256(open(model, "rb").read()).hexdigest()
+    assert env["runtime_library_sha256"] == hashlib.sha256(
+        open(env["runtime_library"], "rb").read()).hexdigest()
+    assert env["optimization_level"] == "disabled" and env["provider"] == "CPU"
+    assert doc["thresholds"]["atol"] == ATOL and doc["thresholds"]["rtol"] == RTOL
+    assert doc["tensors"] == ["Y"]
+
+    r, root, report, junit = check(onnxprobe, model, base, tmp_path)
+    validate_junit(root)
+    cases = read_with_junitparser(junit)
+    assert sorted(c[0] for c in cases) == ["seed-7/Y", "seed-8/Y", "seed-9/Y"]
+    assert all(c[2] == "passed" and c[1] == str(model) for c in cases)
+    assert report["passed"] and report["environment_changes"] == []
+    assert "verdict: PASS (0 of 3 samples failed)" in r.stdout
+
+
+def test_changed_weight_fails_names_output_and_node(onnxprobe, tmp_path):
+    model, bad, base = tmp_path / "m.onnx", tmp_path / "bad.onnx", tmp_path / "base"
+    chain(model)
+    b_bad = chain(bad, b_delta=0.5)
+    save(onnxprobe, model, base, "--samples", "6", "--keep-model")
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
+    validate_junit(root)
+    expected_fail = {}
+    for s in samples(base):
+        x = stored(base, s["dump"], "X")
+        good, now = reference(x, models.B)["Y"], reference(x, b_bad)["Y"]
+        if fails(good, now):
+            expected_fail[s["name"]] = float(np.max(np.abs(now - good)))
+    assert 0 < len(expected_fail) < 6  # relu hides the change on some samples
+    cases = read_with_junitparser(junit)
+    failed = {c[0]: c for c in cases if c[2] == "failure"}
+    assert set(failed) == {f"{n}/Y" for n in expected_fail}
+    for name, max_abs in expected_fail.items():
+        message = failed[f"{name}/Y"][3]
+        assert failed[f"{name}/Y"][4] == "tolerance"
+        got = float(re.search(r"max_abs=([-+0-9.e]+)", message).group(1))
+        assert got == pytest.approx(max_abs, rel=2e-3)
+    # where the error is born: MatMul 'matmul' (its weight changed), output mm
+    for s in report["samples"]:
+        if s["passed"]:
+            continue
+        loc = s["localization"]
+        assert loc["method"] == "rerun"
+        assert loc["first_diverging"] == "mm" and loc["first_diverging_node"] == "matmul"
+        assert [c["node"] for c in loc["introducing"]] == ["matmul"]
+        assert "initializers: 1 changed" in loc["model_diff"]
+    failure_text = root.find(".//failure").text
+    assert "introduced by: matmul (MatMul" in failure_text
+    assert [c["field"] for c in report["environment_changes"]] == ["model_sha256"]
+    # aggregates across samples: worst sample and means, against numpy
+    ratios, abs_errs = {}, []
+    for s in samples(base):
+        x = stored(base, s["dump"], "X")
+        good, now = reference(x, models.B)["Y"], reference(x, b_bad)["Y"]
+        allowed = ATOL * max(1.0, float(np.max(np.abs(good)))) + RTOL * np.abs(good)
+        ratios[s["name"]] = float(np.max(np.abs(now - good) / allowed))
+        abs_errs.append(float(np.max(np.abs(now - good))))
+    agg = report["tensors"][0]
+    assert agg["name"] == "Y" and agg["samples"] == 6 and agg["failures"] == len(expected_fail)
+    assert agg["worst_sample"] == max(ratios, key=ratios.get)
+    assert agg["mean_max_abs"] == pytest.approx(np.mean(abs_errs), rel=1e-4, abs=1e-7)
+
+
+def test_stored_intermediates_localize_without_the_old_model(onnxprobe, tmp_path):
+    model, bad, base = tmp_path / "m.onnx", tmp_path / "bad.onnx", tmp_path / "base"
+    chain(model)
+    chain(bad, b_delta=0.5)
+    save(onnxprobe, model, base, "--samples", "4", "--all-tensors")
+    assert json.load(open(base / "baseline.json"))["tensors"] == ["added", "relu_out", "mm", "Y"]
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
+    failing = [s for s in report["samples"] if not s["passed"]]
+    assert failing
+    for s in failing:
+        loc = s["localization"]
+        assert loc["method"] == "stored-tensors"
+        assert [c["node"] for c in loc["introducing"]] == ["matmul"]
+        verdicts = {t["name"]: t["verdict"] for t in s["tensors"]}
+        assert verdicts == {"added": "PASS", "relu_out": "PASS", "mm": "FAIL", "Y": "FAIL"}
+
+
+def test_outputs_only_and_changed_model_say_why_no_node_is_named(onnxprobe, tmp_path):
+    model, bad, base = tmp_path / "m.onnx", tmp_path / "bad.onnx", tmp_path / "base"
+    chain(model)
+    chain(bad, b_delta=0.5)
+    save(onnxprobe, model, base, "--samples", "4")
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
+    for s in report["samples"]:
+        if not s["passed"]:
+            loc = s["localization"]
+            assert loc["method"] == "unavailable" and loc["introducing"] == []
+            assert "holds neither a copy of the model" in loc["note"]
+            assert "4 nodes between the stored tensors and Y" in loc["note"]
+
+
+def test_environment_changes_are_reported(onnxprobe, tmp_path):
+    model, base = tmp_path / "m.onnx", tmp_path / "base"
+    chain(model)
+    save(onnxprobe, model, base, "--samples", "2")
+    r, root, report, junit = check(onnxprobe, model, base, tmp_path, "--intra-threads", "2",
+                                   "--opt-level", "basic")
+    changes = {c["field"]: (c["baseline"], c["current"]) for c in report["environment_changes"]}
+    assert changes == {"optimization_level": ("disabled", "basic"), "intra_op_threads": ("0", "2")}
+    assert "optimization_level: disabled -> basic" in r.stdout
+    assert "environment changes:" in root.find(".//system-out").text
+
+
+def test_inputs_folder_of_npz_and_test_data_sets(onnxprobe, tmp_path):
+    model, base, folder = tmp_path / "m.onnx", tmp_path / "base", tmp_path / "inputs"
+    chain(model)
+    folder.mkdir()
+    rng = np.random.default_rng(3)
+    given = {}
+    for name in ("a", "b"):
+        given[name] = rng.standard_normal((2, 3)).astype(np.float32)
+        np.savez(folder / f"{name}.npz", X=given[name])
+    tds = folder / "test_data_set_0"
+    tds.mkdir()
+    given["test_data_set_0"] = rng.standard_normal((2, 3)).astype(np.float32)
+    (tds / "input_0.pb").write_bytes(
+        numpy_helper.from_array(given["test_data_set_0"], "X").SerializeToString())
+    (folder / "notes.txt").write_text("not a sample")
+    save(onnxprobe, model, base, "--inputs", folder)
+    entries = samples(base)
+    assert [s["name"] for s in entries] == ["a", "b", "test_data_set_0"]
+    for s in entries:
+        x = stored(base, s["dump"], "X")
+        np.testing.assert_array_equal(x, given[s["name"]])
+        np.testing.assert_allclose(stored(base, s["dump"], "Y"), reference(x, models.B)["Y"],
+                                   rtol=1e-5, atol=1e-6)
+    r, root, report, junit = check(onnxprobe, model, base, tmp_path)
+    assert sorted(c.get("name") for c in root.iter("testcase")) == [
+        "a/Y", "b/Y", "test_data_set_0/Y"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "no_index", "malformed", "missing_dump"])
+def test_bad_baseline_folder_is_one_line_exit_2(onnxprobe, tmp_path, kind):
+    model, base = tmp_path / "m.onnx", tmp_path / "base"
+    chain(model)
+    if kind == "missing":
+        target = tmp_path / "nothere"
+    elif kind == "no_index":
+        target = tmp_path / "empty"
+        target.mkdir()
+    else:
+        save(onnxprobe, model, base, "--samples", "1")
+        target = base
+        if kind == "malformed":
+            (base / "baseline.json").write_text('{"format": "onnxprobe-baseline", "version": 1}')
+        else:
+            import shutil
+            shutil.rmtree(base / samples(base)[0]["dump"])
+    r = run([onnxprobe, "baseline", "check", model, target])
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("onnxprobe: error: ") and str(target) in lines[0]
+
+
+def test_outputs_never_replace_what_is_not_theirs(onnxprobe, tmp_path):
+    model, base = tmp_path / "m.onnx", tmp_path / "base"
+    chain(model)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    r = run([onnxprobe, "baseline", "save", model, "-o", other])
+    assert r.returncode == 2 and "not an onnxprobe baseline" in r.stderr
+    assert (other / "keep.txt").read_text() == "mine"
+    save(onnxprobe, model, base, "--samples", "1")
+    save(onnxprobe, model, base, "--samples", "2")  # a baseline replaces a baseline
+    assert len(samples(base)) == 2
+    r = run([onnxprobe, "baseline", "check", model, base, "--junit", model])
+    assert r.returncode == 2 and "input of this run" in r.stderr
+    notes = tmp_path / "notes.xml"
+    notes.write_text("<notes/>")
+    r = run([onnxprobe, "baseline", "check", model, base, "--junit", notes])
+    assert r.returncode == 2 and notes.read_text() == "<notes/>"
+
+
+def test_save_refuses_idle_and_conflicting_options(onnxprobe, tmp_path):
+    model = tmp_path / "m.onnx"
+    chain(model)
+    x = tmp_path / "X.npy"
+    np.save(x, np.zeros((2, 3), np.float32))
+    r = run([onnxprobe, "baseline", "save", model, "-o", tmp_path / "b1", "--input", x,
+             "--samples", "2"])
+    assert r.returncode == 2 and "--input" in r.stderr and "--samples" in r.stderr
+    r = run([onnxprobe, "baseline", "save", model, "-o", tmp_path / "b2", "--all-tensors",
+             "--tensors", "mm"])
+    assert r.returncode == 2 and "--all-tensors" in r.stderr
+    r = run([onnxprobe, "baseline", "save", model, "-o", tmp_path / "b3", "--inputs",
+             tmp_path / "none"])
+    assert r.returncode == 2 and "--inputs" in r.stderr
+    assert not any(p.name.startswith("b") and p.is_dir() for p in tmp_path.iterdir())
