@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "onnxprobe/engine.h"
+#include "onnxprobe/sample_compare.h"
 #include "onnxprobe/samples.h"
 
 namespace onnxprobe {
@@ -146,15 +147,6 @@ struct SampleCheck {
   double seconds = 0;
   SampleLocalization localization;
   bool passed() const { return report.passed(); }
-};
-
-// One stored tensor across all samples.
-struct TensorAggregate {
-  std::string name;
-  size_t samples = 0, failures = 0;
-  double worst_max_abs = 0, worst_max_rel = 0, worst_tolerance_ratio = 0;
-  std::string worst_sample;  // the sample with the largest tolerance ratio
-  double mean_max_abs = 0, mean_max_rel = 0;
 };
 
 struct BaselineCheckReport {

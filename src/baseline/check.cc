@@ -163,35 +163,6 @@ SampleLocalization LocalizeSample(const BaselineCheckRequest& req, const Baselin
   return l;
 }
 
-std::vector<TensorAggregate> Aggregate(const Baseline& b, const std::vector<SampleCheck>& samples) {
-  std::vector<TensorAggregate> out;
-  for (const auto& name : b.tensors) {
-    TensorAggregate a;
-    a.name = name;
-    for (const auto& s : samples) {
-      for (const auto& row : s.report.comparison.rows) {
-        if (row.name != name || row.state != RowState::kCompared) continue;
-        ++a.samples;
-        if (!row.pass) ++a.failures;
-        a.mean_max_abs += row.metrics.max_abs;
-        a.mean_max_rel += row.metrics.max_rel;
-        if (a.worst_sample.empty() || row.tolerance_ratio > a.worst_tolerance_ratio) {
-          a.worst_sample = s.name;
-          a.worst_tolerance_ratio = row.tolerance_ratio;
-          a.worst_max_abs = row.metrics.max_abs;
-          a.worst_max_rel = row.metrics.max_rel;
-        }
-      }
-    }
-    if (a.samples > 0) {
-      a.mean_max_abs /= static_cast<double>(a.samples);
-      a.mean_max_rel /= static_cast<double>(a.samples);
-    }
-    out.push_back(std::move(a));
-  }
-  return out;
-}
-
 }  // namespace
 
 const char* LocalizeMethodName(LocalizeMethod m) {
@@ -253,7 +224,9 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     }
     rep.samples.push_back(std::move(sc));
   }
-  rep.tensors = Aggregate(b, rep.samples);
+  std::vector<NamedComparison> named;
+  for (const auto& s : rep.samples) named.push_back({s.name, &s.report.comparison});
+  rep.tensors = AggregateSamples(named, b.tensors);
   rep.seconds = Since(t0);
   return rep;
 }

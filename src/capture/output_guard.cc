@@ -61,8 +61,9 @@ bool IsConvertedModel(const std::string& head) {
 bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
   std::error_code ec;
   switch (kind) {
-    case OutputKind::kCompareJson:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", kReportSchema);
+    case OutputKind::kCompareJson:  // one comparison, or one per input sample
+      return !is_dir && (OpensWith(Head(p, 4096), 0, "schema", kReportSchema) ||
+                         OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-compare-samples\""));
     case OutputKind::kCompareHtml: {
       if (is_dir) return false;
       std::string head = Head(p, 256 * 1024);

@@ -6,6 +6,7 @@
 #include "common/file_util.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/json.h"
+#include "onnxprobe/sample_report.h"
 #include "onnxprobe/version.h"
 
 namespace onnxprobe {
@@ -108,21 +109,7 @@ std::string RenderBaselineCheckConsole(const BaselineCheckReport& r) {
     if (c.aborted) out += "  stopped: " + c.abort_status.message() + "\n";
     out += Indent(LocalizationText(s), "  ");
   }
-  if (!r.tensors.empty()) {
-    out += "tensors across samples (worst = largest error / allowed error):\n";
-    char line[512];
-    std::snprintf(line, sizeof line, "  %-28s %12s %12s %-16s %12s %12s %s\n", "tensor",
-                  "worst abs", "worst rel", "worst sample", "mean abs", "mean rel", "failed");
-    out += line;
-    for (const auto& t : r.tensors) {
-      std::snprintf(line, sizeof line, "  %-28s %12s %12s %-16s %12s %12s %zu/%zu\n",
-                    t.name.c_str(), FormatNumber(t.worst_max_abs).c_str(),
-                    FormatNumber(t.worst_max_rel).c_str(), t.worst_sample.c_str(),
-                    FormatNumber(t.mean_max_abs).c_str(), FormatNumber(t.mean_max_rel).c_str(),
-                    t.failures, t.samples);
-      out += line;
-    }
-  }
+  out += RenderAggregateTable(r.tensors);
   if (r.aborted) {
     out += "verdict: ERROR (" + r.abort_status.message() + ")\n";
   } else {

@@ -13,35 +13,6 @@
 namespace onnxprobe::cli {
 namespace {
 
-// --inputs DIR and --samples N (with --input and friends from DeclareInputOptions).
-void DeclareSampleOptions(OptionSink& sink, SampleOptions* s) {
-  sink.Add({"--inputs", "DIR",
-            "input samples: a folder of .npz files (keys = input names) and/or ONNX "
-            "test_data_set_N/ folders (input_K.pb)"},
-           [s](const std::string& v) {
-             s->inputs_dir = v;
-             return Status::Ok();
-           });
-  sink.Add({"--samples", "N", "N seeded random samples (seeds --seed, --seed+1, ...)"},
-           [s](const std::string& v) -> Status {
-             OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--samples"));
-             if (n < 1 || n > 100000)
-               return InvalidArgument("--samples must be between 1 and 100000");
-             s->count = static_cast<size_t>(n);
-             return Status::Ok();
-           });
-}
-
-Status NameSampleFlag(const Status& s, const SampleOptions& o) {
-  if (s.ok()) return s;
-  if (!o.inputs_dir.empty() && s.message().rfind(o.inputs_dir, 0) == 0)
-    return s.WithContext("--inputs");
-  if (s.message().rfind("inputs given as files and as samples", 0) == 0) {
-    return InvalidArgument("--input cannot be combined with --inputs or --samples (give one)");
-  }
-  return s;
-}
-
 struct SaveCli {
   std::string model, output;
   bool force = false, quiet = false;
