@@ -337,3 +337,89 @@ def test_save_refuses_idle_and_conflicting_options(onnxprobe, tmp_path):
              tmp_path / "none"])
     assert r.returncode == 2 and "--inputs" in r.stderr
     assert not any(p.name.startswith("b") and p.is_dir() for p in tmp_path.iterdir())
+
+
+# --- input samples and JUnit on compare ------------------------------------------------------
+
+
+def sample_folder(folder, arrays):
+    folder.mkdir()
+    for name, x in arrays.items():
+        np.savez(folder / f"{name}.npz", X=x)
+
+
+def test_compare_over_samples_aggregates_against_numpy(onnxprobe, tmp_path):
+    model, bad, folder = tmp_path / "m.onnx", tmp_path / "bad.onnx", tmp_path / "inputs"
+    chain(model)
+    b_bad = chain(bad, b_delta=0.25)
+    rng = np.random.default_rng(11)
+    arrays = {f"s{i}": rng.uniform(-1, 1, (2, 3)).astype(np.float32) for i in range(5)}
+    arrays["s0"][:, 1] = -0.9  # relu zeroes column 1 (W[1] = 0): the change to B[1, 2] is hidden
+    sample_folder(folder, arrays)
+    report = tmp_path / "samples.json"
+    junit = tmp_path / "compare.xml"
+    r = run([onnxprobe, "compare", model, bad, "--inputs", folder, "--json", report, "--junit",
+             junit])
+    expected = {}
+    for name, x in arrays.items():
+        a, b = reference(x, models.B), reference(x, b_bad)
+        expected[name] = {t: (fails(a[t], b[t]), float(np.max(np.abs(b[t] - a[t]))),
+                              float(np.max(np.abs(b[t] - a[t]) / (
+                                  ATOL * max(1.0, float(np.max(np.abs(a[t])))) + RTOL * np.abs(a[t])))))
+                          for t in ("mm", "Y")}
+    failing = {n for n, e in expected.items() if e["mm"][0] or e["Y"][0]}
+    assert "s0" not in failing and failing
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = json.load(open(report))
+    assert doc["schema"] == "onnxprobe-compare-samples"
+    assert {s["name"] for s in doc["samples"] if not s["passed"]} == failing
+    assert doc["failed_samples"] == len(failing)
+    aggs = {t["name"]: t for t in doc["tensors"]}
+    for t in ("mm", "Y"):
+        ratios = {n: e[t][2] for n, e in expected.items()}
+        assert aggs[t]["worst_sample"] == max(ratios, key=ratios.get)
+        assert aggs[t]["worst_max_abs"] == pytest.approx(
+            expected[max(ratios, key=ratios.get)][t][1], rel=1e-4)
+        assert aggs[t]["mean_max_abs"] == pytest.approx(
+            np.mean([e[t][1] for e in expected.values()]), rel=1e-4)
+        assert aggs[t]["failures"] == sum(e[t][0] for e in expected.values())
+    root = ET.parse(junit).getroot()
+    validate_junit(root)
+    failed = {c.get("name") for c in root.iter("testcase") if c.find("failure") is not None}
+    assert failed == {f"{n}/{t}" for n, e in expected.items() for t in ("mm", "Y") if e[t][0]}
+    assert f"worst sample" in r.stdout
+
+
+def test_compare_junit_one_case_per_tensor(onnxprobe, tmp_path):
+    model, bad = tmp_path / "m.onnx", tmp_path / "bad.onnx"
+    chain(model)
+    b_bad = chain(bad, b_delta=0.5)
+    x = np.full((2, 3), 0.5, np.float32)
+    np.save(tmp_path / "X.npy", x)
+    junit = tmp_path / "compare.xml"
+    r = run([onnxprobe, "compare", model, bad, "--input", tmp_path / "X.npy", "--junit", junit])
+    assert r.returncode == 1
+    root = ET.parse(junit).getroot()
+    validate_junit(root)
+    cases = read_with_junitparser(junit)
+    assert [c[0] for c in cases] == ["added", "relu_out", "mm", "Y"]
+    a, b = reference(x, models.B), reference(x, b_bad)
+    for name, classname, outcome, message, kind in cases:
+        assert classname == str(bad)
+        if name in ("mm", "Y"):
+            assert outcome == "failure" and kind == "tolerance"
+            got = float(re.search(r"max_abs=([-+0-9.e]+)", message).group(1))
+            assert got == pytest.approx(float(np.max(np.abs(b[name] - a[name]))), rel=2e-3)
+        else:
+            assert outcome == "passed"
+
+
+def test_samples_with_a_dump_side_or_twice_given_inputs_are_refused(onnxprobe, tmp_path):
+    model, base = tmp_path / "m.onnx", tmp_path / "base"
+    chain(model)
+    save(onnxprobe, model, base, "--samples", "1")
+    dump = base / samples(base)[0]["dump"]
+    r = run([onnxprobe, "compare", dump, model, "--samples", "2"])
+    assert r.returncode == 2 and "--samples does nothing" in r.stderr
+    r = run([onnxprobe, "compare", model, "--b-opt-level", "all", "--inputs", tmp_path / "none"])
+    assert r.returncode == 2 and r.stderr.startswith("onnxprobe: error: --inputs:")
