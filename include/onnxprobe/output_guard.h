@@ -20,6 +20,7 @@ enum class OutputKind {
   kFp16Model,          // converted model: an ONNX file whose producer_name is "onnxprobe fp16"
   kBaseline,           // baseline folder (baseline.json of format onnxprobe-baseline)
   kBaselineCheckJson,  // baseline check report: "schema": "onnxprobe-baseline-check"
+  kDumpSet,            // folder of dumps, one per input sample (samples.json: onnxprobe-dump-set)
   kJUnit,              // JUnit XML written by onnxprobe (<testsuites name="onnxprobe ...)
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "onnxprobe/capture.h"
+#include "onnxprobe/dump.h"
 
 namespace onnxprobe {
 
@@ -31,5 +32,18 @@ struct SampleOptions {
 // neither a folder nor a count is given. Fails naming the folder when it is missing, holds no
 // sample, or a test_data_set_N/ folder holds no input_K.pb.
 Expected<std::vector<InputSample>> ListInputSamples(const SampleOptions& options);
+
+// `onnxprobe run` over several samples: one dump per sample in the folder `request.output`
+// (<index>_<sample>/, each a dump folder) with samples.json naming them ("format":
+// "onnxprobe-dump-set"). request.inputs is replaced by each sample's. The folder appears complete
+// or not at all (an earlier dump set there is replaced). Fails like CaptureToDump, naming the
+// sample.
+struct SampleDump {
+  std::string name;
+  std::string dump;  // folder, relative to the dump set
+  DumpReport report;
+};
+Expected<std::vector<SampleDump>> CaptureSamplesToDumps(const DumpRequest& request,
+                                                        const std::vector<InputSample>& samples);
 
 }  // namespace onnxprobe

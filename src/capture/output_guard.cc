@@ -92,6 +92,9 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
              OpensWith(Head(p / "baseline.json", 4096), 0, "format", "onnxprobe-baseline\"");
     case OutputKind::kBaselineCheckJson:
       return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-baseline-check\"");
+    case OutputKind::kDumpSet:
+      return is_dir &&
+             OpensWith(Head(p / "samples.json", 4096), 0, "format", "onnxprobe-dump-set\"");
     case OutputKind::kJUnit: {
       std::string head = Head(p, 4096);
       return !is_dir && head.rfind("<?xml", 0) == 0 &&
@@ -103,7 +106,7 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
 
 bool IsFolderKind(const fs::path& p, OutputKind kind) {
   return kind == OutputKind::kReproBundle || kind == OutputKind::kBaseline ||
-         (kind == OutputKind::kDump && p.extension() != ".npz");
+         kind == OutputKind::kDumpSet || (kind == OutputKind::kDump && p.extension() != ".npz");
 }
 
 // `inner` is `outer` or lies inside it (after resolving symbolic links).
@@ -141,6 +144,8 @@ const char* OutputKindName(OutputKind kind) {
       return "baseline";
     case OutputKind::kBaselineCheckJson:
       return "baseline check report";
+    case OutputKind::kDumpSet:
+      return "dump set";
     case OutputKind::kJUnit:
       return "JUnit report";
   }

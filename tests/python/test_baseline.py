@@ -423,3 +423,27 @@ def test_samples_with_a_dump_side_or_twice_given_inputs_are_refused(onnxprobe, t
     assert r.returncode == 2 and "--samples does nothing" in r.stderr
     r = run([onnxprobe, "compare", model, "--b-opt-level", "all", "--inputs", tmp_path / "none"])
     assert r.returncode == 2 and r.stderr.startswith("onnxprobe: error: --inputs:")
+
+
+def test_run_over_samples_writes_one_dump_per_sample(onnxprobe, tmp_path):
+    model, folder, out = tmp_path / "m.onnx", tmp_path / "inputs", tmp_path / "set"
+    chain(model)
+    rng = np.random.default_rng(5)
+    arrays = {n: rng.uniform(-1, 1, (2, 3)).astype(np.float32) for n in ("p", "q")}
+    sample_folder(folder, arrays)
+    r = run([onnxprobe, "run", model, "--inputs", folder, "-o", out])
+    assert r.returncode == 0, r.stderr
+    index = json.load(open(out / "samples.json"))
+    assert index["format"] == "onnxprobe-dump-set"
+    assert [s["name"] for s in index["samples"]] == ["p", "q"]
+    for s in index["samples"]:
+        x = stored(out, s["dump"], "X")
+        np.testing.assert_array_equal(x, arrays[s["name"]])
+        ref = reference(x, models.B)
+        for t in ("mm", "Y"):
+            np.testing.assert_allclose(stored(out, s["dump"], t), ref[t], rtol=1e-5, atol=1e-6)
+    r = run([onnxprobe, "run", model, "--samples", "3", "-o", out])  # a dump set replaces one
+    assert r.returncode == 0 and len(json.load(open(out / "samples.json"))["samples"]) == 3
+    r = run([onnxprobe, "run", model, "--samples", "2", "-o", tmp_path / "x.npz"])
+    assert r.returncode == 2 and "one dump per sample" in r.stderr
+    assert not (tmp_path / "x.npz").exists()
