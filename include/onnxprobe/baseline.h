@@ -118,6 +118,8 @@ struct BaselineCheckRequest {
   SessionOptions session;
   std::string ort_library;  // "" = the default runtime
   bool localize = true;     // on a failing sample, name the tensor and node where it diverges
+  // Failing samples localized, in sample order (a rerun captures two full runs per sample).
+  size_t max_localized_samples = 1;
   uint64_t max_memory = 0;
 };
 
@@ -127,6 +129,7 @@ enum class LocalizeMethod {
   kStoredTensors,  // isolation against the intermediates the baseline stored
   kRerun,          // a full capture of the baseline's model and runtime against the current run
   kUnavailable,    // neither (`note` says why)
+  kSkipped,        // beyond max_localized_samples
 };
 const char* LocalizeMethodName(LocalizeMethod m);
 

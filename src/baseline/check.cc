@@ -175,6 +175,8 @@ const char* LocalizeMethodName(LocalizeMethod m) {
       return "rerun";
     case LocalizeMethod::kUnavailable:
       return "unavailable";
+    case LocalizeMethod::kSkipped:
+      return "skipped";
   }
   return "?";
 }
@@ -185,11 +187,11 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
   rep.model_path = req.model_path;
   OP_ASSIGN_OR_RETURN(rep.baseline, ReadBaseline(req.baseline_dir));
   const Baseline& b = rep.baseline;
-  std::string sha256;
-  {
-    OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model_path));
-    sha256 = model.Hashes(false).sha256;
-  }
+  std::error_code ec;
+  if (!fs::is_regular_file(req.model_path, ec))
+    return NotFound(req.model_path + ": no such model file");
+  std::string sha256 = FileSha256(req.model_path);
+  if (sha256.empty()) return IoError(req.model_path + ": cannot read");
   SessionOptions session = req.session_given ? req.session : b.environment.session;
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
   rep.current = SnapshotEnvironment(*backend, session, sha256);
@@ -199,6 +201,7 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     SampleCheck sc;
     sc.name = entry.name;
     CompareRequest c = BaseRequest(b, req);
+    c.localize = req.localize && rep.failed_samples < req.max_localized_samples;
     c.a = SideRequest{DumpPath(b, entry), SessionOptions(), false, ""};
     c.b = SideRequest{req.model_path, session, true, req.ort_library};
     auto ts = Clock::now();
@@ -220,7 +223,14 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     }
     if (!sc.passed()) {
       ++rep.failed_samples;
-      sc.localization = LocalizeSample(req, b, rep.current, session, entry, sc.report);
+      if (rep.failed_samples <= req.max_localized_samples) {
+        sc.localization = LocalizeSample(req, b, rep.current, session, entry, sc.report);
+      } else {
+        sc.localization.method = LocalizeMethod::kSkipped;
+        SetFirstDiverging(sc.report.comparison, &sc.localization);
+        sc.localization.note = "not localized: the first " +
+                               std::to_string(req.max_localized_samples) + " failing sample(s) are";
+      }
     }
     rep.samples.push_back(std::move(sc));
   }

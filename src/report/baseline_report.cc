@@ -41,6 +41,8 @@ std::string LocalizationText(const SampleCheck& s) {
     case LocalizeMethod::kUnavailable:
       t += "not localized\n";
       break;
+    case LocalizeMethod::kSkipped:
+      break;
     case LocalizeMethod::kNotNeeded:
       break;
   }

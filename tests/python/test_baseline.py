@@ -164,7 +164,7 @@ def test_changed_weight_fails_names_output_and_node(onnxprobe, tmp_path):
     chain(model)
     b_bad = chain(bad, b_delta=0.5)
     save(onnxprobe, model, base, "--samples", "6", "--keep-model")
-    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, "--localize", "6", rc=1)
     validate_junit(root)
     expected_fail = {}
     for s in samples(base):
@@ -213,7 +213,7 @@ def test_stored_intermediates_localize_without_the_old_model(onnxprobe, tmp_path
     chain(bad, b_delta=0.5)
     save(onnxprobe, model, base, "--samples", "4", "--all-tensors")
     assert json.load(open(base / "baseline.json"))["tensors"] == ["added", "relu_out", "mm", "Y"]
-    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, "--localize", "4", rc=1)
     failing = [s for s in report["samples"] if not s["passed"]]
     assert failing
     for s in failing:
@@ -230,12 +230,15 @@ def test_outputs_only_and_changed_model_say_why_no_node_is_named(onnxprobe, tmp_
     chain(bad, b_delta=0.5)
     save(onnxprobe, model, base, "--samples", "4")
     r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
-    for s in report["samples"]:
-        if not s["passed"]:
-            loc = s["localization"]
-            assert loc["method"] == "unavailable" and loc["introducing"] == []
-            assert "holds neither a copy of the model" in loc["note"]
-            assert "4 nodes between the stored tensors and Y" in loc["note"]
+    failing = [s for s in report["samples"] if not s["passed"]]
+    assert len(failing) >= 2
+    loc = failing[0]["localization"]  # by default only the first failing sample is localized
+    assert loc["method"] == "unavailable" and loc["introducing"] == []
+    assert "holds neither a copy of the model" in loc["note"]
+    assert "4 nodes between the stored tensors and Y" in loc["note"]
+    for s in failing[1:]:
+        assert s["localization"]["method"] == "skipped"
+        assert s["localization"]["first_diverging"] == "Y"
 
 
 def test_environment_changes_are_reported(onnxprobe, tmp_path):

@@ -145,7 +145,8 @@ class BaselineSaveCommand : public Command {
 
 struct CheckCli {
   std::string model, base, junit, json, html;
-  bool force = false, quiet = false, localize = true;
+  bool force = false, quiet = false;
+  size_t localize_samples = 1;
   uint64_t max_memory = 0;
   SessionFlags session;
 };
@@ -193,10 +194,16 @@ class BaselineCheckCommand : public Command {
       o.quiet = true;
       return Status::Ok();
     });
-    sink.Add({"--no-localize", "", "do not localize failing samples"}, [&o](const std::string&) {
-      o.localize = false;
-      return Status::Ok();
-    });
+    sink.Add({"--localize", "N",
+              "localize the first N failing samples (default 1; 0: none): a sample without "
+              "stored intermediates costs two full captures"},
+             [&o](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--localize"));
+               if (n < 0 || n > 100000)
+                 return InvalidArgument("--localize must be between 0 and 100000");
+               o.localize_samples = static_cast<size_t>(n);
+               return Status::Ok();
+             });
     sink.Section("runtime (default: the baseline's)");
     DeclareSessionOptions(sink, "", &o.session);
     sink.Add({"--max-memory", "SIZE", "tensors alive at once (e.g. 1G)"},
@@ -236,7 +243,8 @@ class BaselineCheckCommand : public Command {
     auto lib = ResolveOrtLibrary(o.session);
     if (!lib.ok()) return Fail(lib.status());
     req.ort_library = *lib;
-    req.localize = o.localize;
+    req.localize = o.localize_samples > 0;
+    req.max_localized_samples = o.localize_samples;
     req.max_memory = o.max_memory;
     auto result = CheckBaseline(req);
     if (!result.ok()) return Fail(result.status());
