@@ -450,3 +450,32 @@ def test_run_over_samples_writes_one_dump_per_sample(onnxprobe, tmp_path):
     r = run([onnxprobe, "run", model, "--samples", "2", "-o", tmp_path / "x.npz"])
     assert r.returncode == 2 and "one dump per sample" in r.stderr
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_interrupted_save_leaves_nothing_and_keeps_the_old_baseline(onnxprobe, tmp_path):
+    import signal
+    import time
+    model, base = tmp_path / "m.onnx", tmp_path / "base"
+    chain(model)
+    save(onnxprobe, model, base, "--samples", "2")
+    before = (base / "baseline.json").read_text()
+    proc = subprocess.Popen([onnxprobe, "baseline", "save", model, "-o", base, "--samples",
+                             "100000", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait until several sample dumps are written
+            assert proc.poll() is None, "the save ended before it could be interrupted"
+            tmp = [n for n in os.listdir(tmp_path) if n.startswith("base.tmp")]
+            if tmp and os.path.isdir(tmp_path / tmp[0] / "samples") and \
+                    len(os.listdir(tmp_path / tmp[0] / "samples")) >= 3:
+                break
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGTERM
+    assert sorted(os.listdir(tmp_path)) == ["base", "m.onnx"]
+    assert (base / "baseline.json").read_text() == before
