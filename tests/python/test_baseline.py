@@ -479,3 +479,26 @@ def test_interrupted_save_leaves_nothing_and_keeps_the_old_baseline(onnxprobe, t
     assert proc.returncode == -signal.SIGTERM
     assert sorted(os.listdir(tmp_path)) == ["base", "m.onnx"]
     assert (base / "baseline.json").read_text() == before
+
+
+def test_junit_escapes_names_and_html_shows_the_localization(onnxprobe, tmp_path):
+    model, bad, base = tmp_path / "m.onnx", tmp_path / "bad.onnx", tmp_path / "base"
+    odd = 'Y<&"\'>'
+    for path, delta in ((model, None), (bad, 0.5)):
+        chain(path, b_delta=delta)
+        m = onnx.load(str(path))
+        m.graph.node[-1].output[0] = odd
+        m.graph.output[0].name = odd
+        onnx.save(m, str(path))
+    save(onnxprobe, model, base, "--samples", "4", "--keep-model")
+    html = tmp_path / "check.html"
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, "--html", html, rc=1)
+    names = {c.get("name").split("/", 1)[1] for c in root.iter("testcase")}
+    assert names == {odd}
+    assert {c[0].split("/", 1)[1] for c in read_with_junitparser(junit)} == {odd}
+    page = html.read_text()
+    data = page.split('<script id="data" type="application/json">', 1)[1].split("</script>")[0]
+    doc = json.loads(data)
+    assert doc["schema"] == "onnxprobe-compare"
+    assert doc["side_a"]["path"] == str(base / "model.onnx")  # the rerun: baseline's model as A
+    assert any(row["name"] == "mm" and row["role"] == "introduced" for row in doc["tensors"])
