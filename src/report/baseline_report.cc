@@ -26,9 +26,11 @@ std::string LocalizationText(const SampleCheck& s) {
   const SampleLocalization& l = s.localization;
   if (l.method == LocalizeMethod::kNotNeeded) return "";
   std::string t;
-  if (!l.first_diverging.empty())
-    t +=
-        "first diverging tensor: " + l.first_diverging + " (node " + l.first_diverging_node + ")\n";
+  bool localized = l.method == LocalizeMethod::kStoredTensors || l.method == LocalizeMethod::kRerun;
+  if (!l.first_diverging.empty()) {
+    t += std::string(localized ? "first diverging tensor: " : "first failing stored tensor: ") +
+         l.first_diverging + " (node " + l.first_diverging_node + ")\n";
+  }
   for (const auto& c : l.introducing) t += "introduced by: " + CulpritLine(c) + "\n";
   switch (l.method) {
     case LocalizeMethod::kStoredTensors:

@@ -502,3 +502,38 @@ def test_junit_escapes_names_and_html_shows_the_localization(onnxprobe, tmp_path
     assert doc["schema"] == "onnxprobe-compare"
     assert doc["side_a"]["path"] == str(base / "model.onnx")  # the rerun: baseline's model as A
     assert any(row["name"] == "mm" and row["role"] == "introduced" for row in doc["tensors"])
+
+
+def test_a_runtime_change_is_localized_on_the_baselines_own_runtime(onnxprobe, tmp_path):
+    """Saved on ONNX Runtime 1.20.1 (installed by the bootstrap), checked on the default runtime
+    with zero tolerance: the check names the runtime change and, re-running 1.20.1 in full, the
+    first tensor that differs between the two runtimes (found here with numpy on each runtime's
+    own dump of every tensor)."""
+    out = tmp_path / "cases"
+    r = subprocess.run(["/usr/bin/python3", os.path.join(os.environ["ONNXPROBE_SRC"], "tests",
+                        "localize", "make_fault_cases.py"), str(out), "small"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    model, base = out / "cnn.onnx", tmp_path / "base"
+    save(onnxprobe, model, base, "--samples", "1", "--ort-version", "1.20.1", "--atol", "0",
+         "--rtol", "0", "--absolute-atol")
+    r, root, report, junit = check(onnxprobe, model, base, tmp_path, rc=1)
+    fields = [c["field"] for c in report["environment_changes"]]
+    assert fields == ["runtime_version", "runtime_library_sha256"]
+    assert report["environment_changes"][0]["baseline"] == "1.20.1"
+    loc = report["samples"][0]["localization"]
+    assert loc["method"] == "rerun"
+    # independent: every tensor on each runtime, compared bitwise with numpy in graph order
+    x = stored(base, samples(base)[0]["dump"], "input")
+    np.save(tmp_path / "input.npy", x)
+    dumps = []
+    for i, extra in enumerate([["--ort-version", "1.20.1"], []]):
+        d = tmp_path / f"d{i}"
+        assert run([onnxprobe, "run", model, "--input", tmp_path / "input.npy", "-o", d,
+                    *extra]).returncode == 0
+        dumps.append(d)
+    order = [o for n in onnx.load(str(model)).graph.node for o in n.output]
+    first = next(t for t in order
+                 if not np.array_equal(stored(dumps[0], ".", t), stored(dumps[1], ".", t)))
+    assert loc["first_diverging"] == first
+    assert loc["introducing"] and loc["introducing"][0]["tensor"] == first
