@@ -40,9 +40,10 @@ Status WriteJUnit(const std::string& path, const std::string& name,
 // A comparison as one suite: a case per compared tensor named `prefix` + tensor name (prefix
 // "sample/" in a baseline check, "" for compare), classname `classname` (the model), time from
 // `row_seconds` (0 when absent). Tensors not compared are skipped; an aborted comparison adds an
-// error case.
+// error case. With `with_origin`, each failure's text ends with the nodes localization found
+// to introduce the error (or the report's origin note).
 JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
                          const std::string& classname, const std::string& prefix,
-                         const std::map<std::string, double>& row_seconds);
+                         const std::map<std::string, double>& row_seconds, bool with_origin = true);
 
 }  // namespace onnxprobe

@@ -190,7 +190,8 @@ std::vector<JUnitSuite> BaselineCheckJUnit(const BaselineCheckReport& r) {
   std::vector<JUnitSuite> suites;
   std::string changes = ChangesText(r);
   for (const auto& s : r.samples) {
-    JUnitSuite suite = JUnitSuiteFor(s.report, s.name, r.model_path, s.name + "/", s.row_seconds);
+    JUnitSuite suite =
+        JUnitSuiteFor(s.report, s.name, r.model_path, s.name + "/", s.row_seconds, false);
     std::string where = LocalizationText(s);
     for (auto& c : suite.cases) {
       if (c.outcome == JUnitOutcome::kFailure && !where.empty()) c.text += where;

@@ -194,11 +194,18 @@ Status WriteJUnit(const std::string& path, const std::string& name,
 
 JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
                          const std::string& classname, const std::string& prefix,
-                         const std::map<std::string, double>& row_seconds) {
+                         const std::map<std::string, double>& row_seconds, bool with_origin) {
   const ComparisonResult& c = r.comparison;
   JUnitSuite s;
   s.name = suite_name;
   s.seconds = c.seconds;
+  // where the comparison's error is born: every failure says it
+  std::string born;
+  for (const auto& x : r.localization.culprits) {
+    if (with_origin && x.isolated && x.introduced && x.row >= 0)
+      born += "error introduced at: " + x.node + " (" + x.op_type + ") -> " + x.tensor + "\n";
+  }
+  if (with_origin && born.empty() && !r.origin_note.empty()) born = r.origin_note + "\n";
   for (const auto& row : c.rows) {
     JUnitCase k;
     k.classname = classname;
@@ -212,7 +219,7 @@ JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
       k.outcome = JUnitOutcome::kFailure;
       k.type = FailureType(row);
       k.message = Metrics(row, c.policy.judge);
-      k.text = Details(row);
+      k.text = Details(row) + born;
     }
     s.cases.push_back(std::move(k));
   }

@@ -232,6 +232,9 @@ def test_outputs_only_and_changed_model_say_why_no_node_is_named(onnxprobe, tmp_
     r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
     failing = [s for s in report["samples"] if not s["passed"]]
     assert len(failing) >= 2
+    # a node is never named from a run of the whole path back to the stored inputs
+    texts = [f.text or "" for f in root.iter("failure")]
+    assert texts and not any("introduced at:" in t or "introduced by:" in t for t in texts)
     loc = failing[0]["localization"]  # by default only the first failing sample is localized
     assert loc["method"] == "unavailable" and loc["introducing"] == []
     assert "holds neither a copy of the model" in loc["note"]
@@ -407,6 +410,8 @@ def test_compare_junit_one_case_per_tensor(onnxprobe, tmp_path):
     cases = read_with_junitparser(junit)
     assert [c[0] for c in cases] == ["added", "relu_out", "mm", "Y"]
     a, b = reference(x, models.B), reference(x, b_bad)
+    texts = [f.text for f in root.iter("failure")]
+    assert len(texts) == 2 and all("error introduced at: matmul (MatMul) -> mm" in t for t in texts)
     for name, classname, outcome, message, kind in cases:
         assert classname == str(bad)
         if name in ("mm", "Y"):
