@@ -542,3 +542,19 @@ def test_a_runtime_change_is_localized_on_the_baselines_own_runtime(onnxprobe, t
                  if not np.array_equal(stored(dumps[0], ".", t), stored(dumps[1], ".", t)))
     assert loc["first_diverging"] == first
     assert loc["introducing"] and loc["introducing"][0]["tensor"] == first
+
+
+def test_runtime_failures_are_one_line_with_compares_exit_codes(onnxprobe, tmp_path):
+    model, rejected, base = tmp_path / "m.onnx", tmp_path / "rejected.onnx", tmp_path / "base"
+    chain(model)
+    m = onnx.load(str(model))
+    m.graph.node[1].op_type = "NoSuchOp"
+    onnx.save(m, str(rejected))
+    save(onnxprobe, model, base, "--samples", "2")
+    r = run([onnxprobe, "baseline", "check", rejected, base])
+    assert r.returncode == 3 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "NoSuchOp" in r.stderr
+    c = run([onnxprobe, "compare", model, "--b-provider", "NoSuchProvider"])
+    r = run([onnxprobe, "baseline", "check", model, base, "--provider", "NoSuchProvider"])
+    assert r.returncode == c.returncode and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "NoSuchProvider" in r.stderr

@@ -249,6 +249,10 @@ class BaselineCheckCommand : public Command {
     auto result = CheckBaseline(req);
     if (!result.ok()) return Fail(result.status());
     const BaselineCheckReport& r = *result;
+    bool nothing_compared = true;
+    for (const auto& s : r.samples) nothing_compared &= s.report.comparison.rows.empty();
+    // nothing compared (e.g. a provider this runtime lacks): the error alone, as compare does
+    if (r.aborted && nothing_compared) return Fail(r.abort_status);
     Status st;
     if (!o.junit.empty()) {
       st = WriteJUnit(o.junit, "onnxprobe baseline check", BaselineCheckJUnit(r));
