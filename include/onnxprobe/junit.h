@@ -27,7 +27,8 @@ struct JUnitSuite {
   std::string timestamp;  // ISO 8601, "" = omitted
   double seconds = 0;
   std::vector<JUnitCase> cases;
-  std::string system_out;  // "" = omitted
+  std::string system_out;                                       // "" = omitted
+  std::vector<std::pair<std::string, std::string>> properties;  // <properties>, in order
 };
 
 // The document: tests/failures/errors/skipped counted from the cases. Text is escaped for XML

@@ -192,6 +192,17 @@ std::vector<JUnitSuite> BaselineCheckJUnit(const BaselineCheckReport& r) {
   for (const auto& s : r.samples) {
     JUnitSuite suite =
         JUnitSuiteFor(s.report, s.name, r.model_path, s.name + "/", s.row_seconds, false);
+    suite.seconds = s.seconds;  // the whole sample: opening both sides included
+    const Environment& e = r.current;
+    suite.properties = {{"onnxprobe_version", e.onnxprobe_version},
+                        {"runtime_version", e.runtime_version},
+                        {"runtime_library_sha256", e.runtime_library_sha256},
+                        {"provider", e.session.provider},
+                        {"optimization_level", OptLevelName(e.session.optimization_level)},
+                        {"model_sha256", e.model_sha256},
+                        {"baseline", r.baseline.dir},
+                        {"baseline_created", r.baseline.created},
+                        {"environment_changes", std::to_string(r.changes.size())}};
     std::string where = LocalizationText(s);
     for (auto& c : suite.cases) {
       if (c.outcome == JUnitOutcome::kFailure && !where.empty()) c.text += where;

@@ -162,7 +162,14 @@ std::string RenderJUnit(const std::string& name, const std::vector<JUnitSuite>& 
             "\" skipped=\"" + std::to_string(k) + "\" time=\"" + Seconds(s.seconds) +
             "\" timestamp=\"" + Xml(s.timestamp.empty() ? Now() : s.timestamp) + "\" hostname=\"" +
             Xml(HostName()) + "\">\n";
-    body += "    <properties/>\n";
+    if (s.properties.empty()) {
+      body += "    <properties/>\n";
+    } else {
+      body += "    <properties>\n";
+      for (const auto& [k, v] : s.properties)
+        body += "      <property name=\"" + Xml(k) + "\" value=\"" + Xml(v) + "\"/>\n";
+      body += "    </properties>\n";
+    }
     for (const auto& c : s.cases) {
       body += "    <testcase classname=\"" + Xml(c.classname) + "\" name=\"" + Xml(c.name) +
               "\" time=\"" + Seconds(c.seconds) + "\"";

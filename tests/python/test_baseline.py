@@ -106,6 +106,10 @@ def validate_junit(root):
             totals[key] += n
         children = [c.tag for c in suite]
         assert set(children) <= {"properties", "testcase", "system-out", "system-err"}
+        for prop in suite.iter("property"):
+            assert set(prop.attrib) == {"name", "value"}
+        case_time = sum(float(c.get("time")) for c in cases)
+        assert case_time <= float(suite.get("time")) + 1e-6  # a suite's time covers its cases
     for key, n in totals.items():
         assert int(root.get(key)) == n, key
 
@@ -152,6 +156,10 @@ def test_save_stores_numpy_outputs_and_check_passes(onnxprobe, tmp_path):
 
     r, root, report, junit = check(onnxprobe, model, base, tmp_path)
     validate_junit(root)
+    props = {p.get("name"): p.get("value") for p in root.find("testsuite").iter("property")}
+    assert props["model_sha256"] == env["model_sha256"]
+    assert props["runtime_version"] == run([onnxprobe, "--version"]).stdout.split()[3]
+    assert props["environment_changes"] == "0" and props["provider"] == "CPU"
     cases = read_with_junitparser(junit)
     assert sorted(c[0] for c in cases) == ["seed-7/Y", "seed-8/Y", "seed-9/Y"]
     assert all(c[2] == "passed" and c[1] == str(model) for c in cases)

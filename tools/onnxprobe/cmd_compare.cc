@@ -363,6 +363,7 @@ class CompareCommand : public Command {
     req.localize_options = o.localize;
     ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
     auto started = std::chrono::steady_clock::now();
+    const auto t0 = started;
     std::map<std::string, double> row_seconds;  // for JUnit: time since the previous row
     req.on_row = [&](const TensorResult& row, size_t d, size_t t) {
       auto now = std::chrono::steady_clock::now();
@@ -389,8 +390,9 @@ class CompareCommand : public Command {
       if (!st.ok()) return Fail(st);
     }
     if (!o.junit.empty()) {
-      st = WriteJUnit(o.junit, "onnxprobe compare",
-                      {JUnitSuiteFor(*result, "compare", o.b, "", row_seconds)});
+      JUnitSuite suite = JUnitSuiteFor(*result, "compare", o.b, "", row_seconds);
+      suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      st = WriteJUnit(o.junit, "onnxprobe compare", {suite});
       if (!st.ok()) return Fail(st);
     }
     std::fputs(MakeConsoleReporter(o.console)->Render(*result).c_str(), stdout);
