@@ -120,10 +120,13 @@ std::string Metrics(const TensorResult& row, JudgeBy judge) {
          " rtol=" + FormatNumber(row.tolerance.rtol) + " judge=" + JudgeByName(judge) + ")";
 }
 
-std::string Details(const TensorResult& row) {
+// `with_role`: the comparison's role of the row (introduced/inherited); left out where another
+// localization (a baseline check's) names the origin instead.
+std::string Details(const TensorResult& row, bool with_role) {
   const TensorMetrics& m = row.metrics;
   std::string s = row.reason + "\n";
-  s += "node: " + row.node + " (" + row.op_type + "), role: " + RoleName(row.role) + "\n";
+  s += "node: " + row.node + " (" + row.op_type + ")";
+  s += with_role ? std::string(", role: ") + RoleName(row.role) + "\n" : "\n";
   if (m.shape_match && m.dtype_match) {
     s += "mean_abs=" + FormatNumber(m.mean_abs, 4) + " p99_abs=" + FormatNumber(m.p99_abs, 4) +
          " cosine=" + FormatNumber(m.cosine, 6) + " snr_db=" + FormatNumber(m.snr_db, 4) + "\n";
@@ -226,7 +229,7 @@ JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
       k.outcome = JUnitOutcome::kFailure;
       k.type = FailureType(row);
       k.message = Metrics(row, c.policy.judge);
-      k.text = Details(row) + born;
+      k.text = Details(row, with_origin) + born;
     }
     s.cases.push_back(std::move(k));
   }
