@@ -566,3 +566,30 @@ def test_runtime_failures_are_one_line_with_compares_exit_codes(onnxprobe, tmp_p
     r = run([onnxprobe, "baseline", "check", model, base, "--provider", "NoSuchProvider"])
     assert r.returncode == c.returncode and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and "NoSuchProvider" in r.stderr
+
+
+def test_chosen_intermediates_narrow_the_span(onnxprobe, tmp_path):
+    model, bad, base = tmp_path / "m.onnx", tmp_path / "bad.onnx", tmp_path / "base"
+    chain(model)
+    chain(bad, b_delta=0.5)
+    save(onnxprobe, model, base, "--samples", "4", "--tensors", "relu_out")
+    doc = json.load(open(base / "baseline.json"))
+    assert doc["tensors"] == ["relu_out", "Y"] and doc["selection"]["names"] == ["relu_out"]
+    for s in samples(base):
+        x = stored(base, s["dump"], "X")
+        np.testing.assert_allclose(stored(base, s["dump"], "relu_out"),
+                                   np.maximum(x + models.W, 0), rtol=1e-6, atol=1e-7)
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
+    failing = [s for s in report["samples"] if not s["passed"]]
+    verdicts = {t["name"]: t["verdict"] for t in failing[0]["tensors"]}
+    assert verdicts == {"relu_out": "PASS", "Y": "FAIL"}
+    loc = failing[0]["localization"]
+    assert loc["method"] == "unavailable"
+    assert "2 nodes between the stored tensors and Y (matmul, sigmoid)" in loc["note"]
+    # with the MatMul's input and output stored, the MatMul runs alone and is named
+    base2 = tmp_path / "base2"
+    save(onnxprobe, model, base2, "--samples", "4", "--op-types", "Relu,MatMul")
+    r, root, report, junit = check(onnxprobe, bad, base2, tmp_path, rc=1)
+    loc = [s for s in report["samples"] if not s["passed"]][0]["localization"]
+    assert loc["method"] == "stored-tensors"
+    assert [c["node"] for c in loc["introducing"]] == ["matmul"]
