@@ -23,6 +23,7 @@ struct Environment {
   SessionOptions session;              // provider, options, level, threads, execution mode
   std::string cpu_model;               // /proc/cpuinfo "model name" ("" when unknown)
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo "flags", sorted
+  int cpu_count = 0;                   // logical CPUs (a runtime's default thread count follows it)
   std::string os;                      // uname and /etc/os-release PRETTY_NAME
   std::string model_sha256;
 };
@@ -39,6 +40,7 @@ enum class EnvField {
   kInterOpThreads,
   kCpuModel,
   kCpuFlags,
+  kCpuCount,
   kOs,
   kModel,  // the model file's SHA-256
 };

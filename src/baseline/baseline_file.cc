@@ -36,6 +36,7 @@ void WriteEnvironment(const Environment& e, JsonWriter& j) {
   j.Key("cpu_flags").BeginArray();
   for (const auto& f : e.cpu_flags) j.String(f);
   j.EndArray();
+  j.Key("cpu_count").Int(e.cpu_count);
   j.Key("os").String(e.os);
   j.Key("model_sha256").String(e.model_sha256);
   j.EndObject();
@@ -125,6 +126,8 @@ Status ReadEnvironment(const Reader& r, const JsonValue& o, Environment* e) {
   e->session.inter_op_threads = static_cast<int>(n);
   OP_RETURN_IF_ERROR(r.Str(o, "cpu_model", &e->cpu_model));
   OP_RETURN_IF_ERROR(r.Strings(o, "cpu_flags", &e->cpu_flags));
+  OP_RETURN_IF_ERROR(r.Int(o, "cpu_count", 0, 1 << 20, &n));
+  e->cpu_count = static_cast<int>(n);
   OP_RETURN_IF_ERROR(r.Str(o, "os", &e->os));
   OP_RETURN_IF_ERROR(r.Str(o, "model_sha256", &e->model_sha256));
   return Status::Ok();

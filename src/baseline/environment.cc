@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "baseline/file_sha256.h"
 #include "onnxprobe/baseline.h"
@@ -92,6 +93,8 @@ const char* EnvFieldName(EnvField f) {
       return "cpu_model";
     case EnvField::kCpuFlags:
       return "cpu_flags";
+    case EnvField::kCpuCount:
+      return "cpu_count";
     case EnvField::kOs:
       return "os";
     case EnvField::kModel:
@@ -113,6 +116,7 @@ Environment SnapshotEnvironment(const Backend& backend, const SessionOptions& se
   for (std::string f; flags >> f;) e.cpu_flags.push_back(f);
   std::sort(e.cpu_flags.begin(), e.cpu_flags.end());
   e.cpu_flags.erase(std::unique(e.cpu_flags.begin(), e.cpu_flags.end()), e.cpu_flags.end());
+  e.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
   e.os = OsDescription();
   e.model_sha256 = model_sha256;
   return e;
@@ -150,6 +154,7 @@ std::vector<EnvChange> DiffEnvironments(const Environment& a, const Environment&
     };
     out.push_back({EnvField::kCpuFlags, join(only_a), join(only_b)});
   }
+  add(EnvField::kCpuCount, num(a.cpu_count), num(b.cpu_count));
   add(EnvField::kOs, a.os, b.os);
   add(EnvField::kModel, a.model_sha256, b.model_sha256);
   return out;

@@ -151,6 +151,7 @@ def test_save_stores_numpy_outputs_and_check_passes(onnxprobe, tmp_path):
     assert env["runtime_library_sha256"] == hashlib.sha256(
         open(env["runtime_library"], "rb").read()).hexdigest()
     assert env["optimization_level"] == "disabled" and env["provider"] == "CPU"
+    assert env["cpu_count"] == os.cpu_count()
     assert doc["thresholds"]["atol"] == ATOL and doc["thresholds"]["rtol"] == RTOL
     assert doc["tensors"] == ["Y"]
 

@@ -34,6 +34,7 @@ class BaselineFile : public ::testing::Test {
     b.environment.session.sequential = false;
     b.environment.session.intra_op_threads = 3;
     b.environment.cpu_flags = {"avx", "avx2"};
+    b.environment.cpu_count = 12;
     b.environment.model_sha256 = "ab";
     b.policy.global.atol = 1e-4;
     b.policy.global.scale_atol = false;
@@ -58,6 +59,7 @@ TEST_F(BaselineFile, RoundTrips) {
   EXPECT_FALSE(e.session.sequential);
   EXPECT_EQ(e.session.intra_op_threads, 3);
   EXPECT_EQ(e.cpu_flags, (std::vector<std::string>{"avx", "avx2"}));
+  EXPECT_EQ(e.cpu_count, 12);
   EXPECT_DOUBLE_EQ(b->policy.global.atol, 1e-4);
   EXPECT_FALSE(b->policy.global.scale_atol);
   EXPECT_EQ(b->policy.judge, JudgeBy::kP99);

@@ -29,8 +29,9 @@ TEST(DiffEnvironments, NamesEachChangedFieldInOrder) {
   b.session.optimization_level = 99;
   b.session.intra_op_threads = 2;
   b.cpu_flags = {"avx", "avx512f", "sse"};
+  b.cpu_count = 16;
   auto d = DiffEnvironments(a, b);
-  ASSERT_EQ(d.size(), 5u);
+  ASSERT_EQ(d.size(), 6u);
   EXPECT_EQ(d[0].field, EnvField::kRuntimeVersion);
   EXPECT_EQ(d[1].field, EnvField::kRuntimeLibrary);
   EXPECT_EQ(d[2].field, EnvField::kOptimizationLevel);
@@ -41,6 +42,8 @@ TEST(DiffEnvironments, NamesEachChangedFieldInOrder) {
   EXPECT_EQ(d[4].baseline, "avx2");
   EXPECT_EQ(d[4].current, "avx512f");
   EXPECT_STREQ(EnvFieldName(d[4].field), "cpu_flags");
+  EXPECT_EQ(d[5].field, EnvField::kCpuCount);
+  EXPECT_EQ(d[5].current, "16");
 }
 
 class Samples : public ::testing::Test {
