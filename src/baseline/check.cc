@@ -50,7 +50,8 @@ std::vector<Culprit> Introducing(const LocalizeResult& l, bool alone) {
   return out;
 }
 
-// "between the stored tensors and Y lie 4 nodes (add, relu, matmul, sigmoid)"
+// "the error is introduced within the 4 nodes between the stored tensors and Y (add, ...)":
+// where a failing tensor's error must be born when no node ran alone.
 std::string Span(const std::vector<Culprit>& spans) {
   std::string s;
   for (const auto& c : spans) {
