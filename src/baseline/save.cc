@@ -133,6 +133,18 @@ Status SaveInto(const std::string& tmp, const BaselineSaveRequest& req, Baseline
     }
     OP_RETURN_IF_ERROR(writer->Finish(*captured));
     b.samples.push_back(std::move(e));
+    // tensors the optimized graph fuses away are not captured (capturing them would block the
+    // fusion): the baseline lists what it stores
+    if (i == 0 && !captured->fused.empty()) {
+      std::set<std::string> fused(captured->fused.begin(), captured->fused.end());
+      std::vector<std::string> kept;
+      for (const auto& t : b.tensors)
+        if (!fused.count(t)) kept.push_back(t);
+      rep->notes.push_back(std::to_string(b.tensors.size() - kept.size()) +
+                           " selected tensors are fused away by the runtime's optimizations "
+                           "and not stored");
+      b.tensors = std::move(kept);
+    }
   }
   if (req.keep_model) {
     std::error_code ec;

@@ -594,3 +594,37 @@ def test_chosen_intermediates_narrow_the_span(onnxprobe, tmp_path):
     loc = [s for s in report["samples"] if not s["passed"]][0]["localization"]
     assert loc["method"] == "stored-tensors"
     assert [c["node"] for c in loc["introducing"]] == ["matmul"]
+
+
+def test_tensors_fused_away_are_not_listed_as_stored(onnxprobe, tmp_path):
+    """At level basic ONNX Runtime folds BatchNormalization into the Conv before it: the Conv's
+    own output no longer exists, is not captured, and the baseline does not claim to store it."""
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(np.ones(4, np.float32), "scale"),
+             numpy_helper.from_array(np.zeros(4, np.float32), "bias"),
+             numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "mean"),
+             numpy_helper.from_array(np.ones(4, np.float32) * 2, "var")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"],
+                              name="bn"),
+             helper.make_node("Relu", ["b"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "cbr", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                       [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    model, base = tmp_path / "cbr.onnx", tmp_path / "base"
+    onnx.save(m, str(model))
+    r = save(onnxprobe, model, base, "--samples", "1", "--all-tensors", "--opt-level", "basic")
+    listed = json.load(open(base / "baseline.json"))["tensors"]
+    dump = base / samples(base)[0]["dump"]
+    stored_names = [t["name"] for t in json.load(open(dump / "manifest.json"))["tensors"]
+                    if t["kind"] == "tensor"]
+    assert listed == stored_names and "y" in listed
+    assert "c" not in listed and "fused away" in r.stderr
+    r, root, report, junit = check(onnxprobe, model, base, tmp_path)
+    assert sorted(c.get("name") for c in root.iter("testcase")) == sorted(
+        f"seed-0/{n}" for n in listed)
