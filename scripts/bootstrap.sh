@@ -14,6 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="${ONNXPROBE_DEPS_DIR:-$ROOT/.deps}"
 ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.32.0}"
 ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS-1.20.1}"
+JUNITPARSER_VERSION=5.0.3
 TRIXIE_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
 
 say() { echo "bootstrap: $*" >&2; }
@@ -138,10 +139,19 @@ make_python_test_env() {
   touch "$dest/.ready-$ORT_VERSION-$PYENV_ONNX_VERSION"
 }
 
+# An independent JUnit reader for the baseline tests (added to an existing environment in place).
+add_junit_reader() {
+  "$DEPS/pyenv/bin/python" -c "import junitparser" 2>/dev/null && return 0
+  say "adding junitparser $JUNITPARSER_VERSION to the Python test environment"
+  "$DEPS/pyenv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "junitparser==$JUNITPARSER_VERSION" || die "PyPI unreachable or junitparser not installable"
+}
+
 install_apt_packages
 fetch_onnx_testdata
 fetch_python_wheels
 make_python_test_env
+add_junit_reader
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"

@@ -10,14 +10,18 @@
 namespace onnxprobe {
 
 enum class OutputKind {
-  kCompareJson,      // JSON report: recognized by its "schema": "onnxprobe-compare" field
-  kCompareHtml,      // HTML report: recognized by the report JSON it embeds
-  kDump,             // dump folder (manifest.json of format onnxprobe-dump) or .npz holding one
-  kReproBundle,      // repro bundle folder (onnxprobe.json)
-  kDeterminismJson,  // determinism report: "schema": "onnxprobe-determinism"
-  kNoiseFloor,       // noise floor file: "format": "onnxprobe-noise-floor"
-  kFp16Json,         // float16 report: "schema": "onnxprobe-fp16"
-  kFp16Model,        // converted model: an ONNX file whose producer_name is "onnxprobe fp16"
+  kCompareJson,        // JSON report: recognized by its "schema": "onnxprobe-compare" field
+  kCompareHtml,        // HTML report: recognized by the report JSON it embeds
+  kDump,               // dump folder (manifest.json of format onnxprobe-dump) or .npz holding one
+  kReproBundle,        // repro bundle folder (onnxprobe.json)
+  kDeterminismJson,    // determinism report: "schema": "onnxprobe-determinism"
+  kNoiseFloor,         // noise floor file: "format": "onnxprobe-noise-floor"
+  kFp16Json,           // float16 report: "schema": "onnxprobe-fp16"
+  kFp16Model,          // converted model: an ONNX file whose producer_name is "onnxprobe fp16"
+  kBaseline,           // baseline folder (baseline.json of format onnxprobe-baseline)
+  kBaselineCheckJson,  // baseline check report: "schema": "onnxprobe-baseline-check"
+  kDumpSet,            // folder of dumps, one per input sample (samples.json: onnxprobe-dump-set)
+  kJUnit,              // JUnit XML written by onnxprobe (<testsuites name="onnxprobe ...)
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 

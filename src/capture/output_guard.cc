@@ -61,8 +61,9 @@ bool IsConvertedModel(const std::string& head) {
 bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
   std::error_code ec;
   switch (kind) {
-    case OutputKind::kCompareJson:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", kReportSchema);
+    case OutputKind::kCompareJson:  // one comparison, or one per input sample
+      return !is_dir && (OpensWith(Head(p, 4096), 0, "schema", kReportSchema) ||
+                         OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-compare-samples\""));
     case OutputKind::kCompareHtml: {
       if (is_dir) return false;
       std::string head = Head(p, 256 * 1024);
@@ -86,12 +87,26 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
       return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-fp16\"");
     case OutputKind::kFp16Model:
       return !is_dir && IsConvertedModel(Head(p, 64));
+    case OutputKind::kBaseline:
+      return is_dir &&
+             OpensWith(Head(p / "baseline.json", 4096), 0, "format", "onnxprobe-baseline\"");
+    case OutputKind::kBaselineCheckJson:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-baseline-check\"");
+    case OutputKind::kDumpSet:
+      return is_dir &&
+             OpensWith(Head(p / "samples.json", 4096), 0, "format", "onnxprobe-dump-set\"");
+    case OutputKind::kJUnit: {
+      std::string head = Head(p, 4096);
+      return !is_dir && head.rfind("<?xml", 0) == 0 &&
+             head.find("<testsuites name=\"onnxprobe") != std::string::npos;
+    }
   }
   return false;
 }
 
 bool IsFolderKind(const fs::path& p, OutputKind kind) {
-  return kind == OutputKind::kReproBundle || (kind == OutputKind::kDump && p.extension() != ".npz");
+  return kind == OutputKind::kReproBundle || kind == OutputKind::kBaseline ||
+         kind == OutputKind::kDumpSet || (kind == OutputKind::kDump && p.extension() != ".npz");
 }
 
 // `inner` is `outer` or lies inside it (after resolving symbolic links).
@@ -125,6 +140,14 @@ const char* OutputKindName(OutputKind kind) {
       return "float16 report";
     case OutputKind::kFp16Model:
       return "float16 model";
+    case OutputKind::kBaseline:
+      return "baseline";
+    case OutputKind::kBaselineCheckJson:
+      return "baseline check report";
+    case OutputKind::kDumpSet:
+      return "dump set";
+    case OutputKind::kJUnit:
+      return "JUnit report";
   }
   return "output";
 }

@@ -15,6 +15,7 @@
 #include "onnxprobe/capture.h"
 #include "onnxprobe/compare.h"
 #include "onnxprobe/output_guard.h"
+#include "onnxprobe/samples.h"
 #include "onnxprobe/status.h"
 
 namespace onnxprobe::cli {
@@ -72,6 +73,8 @@ std::unique_ptr<Command> MakeDeterminismCommand();
 std::unique_ptr<Command> MakeLintCommand();
 std::unique_ptr<Command> MakeDiffCommand();
 std::unique_ptr<Command> MakeFp16Command();
+std::unique_ptr<Command> MakeBaselineSaveCommand();   // "baseline save"
+std::unique_ptr<Command> MakeBaselineCheckCommand();  // "baseline check"
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);
@@ -109,6 +112,11 @@ struct InputFlags {
   std::vector<std::string> given;  // flags given, in order ("--input", "--dim", ...)
 };
 void DeclareInputOptions(OptionSink& sink, InputFlags* flags);
+// --inputs DIR and --samples N: several input samples (with the --input options as their base).
+void DeclareSampleOptions(OptionSink& sink, SampleOptions* samples);
+// Names the sample option an error from ListInputSamples is about.
+Status NameSampleFlag(const Status& s, const SampleOptions& samples);
+
 // Paths named by --input (for the output guard: outputs never replace an input).
 std::vector<std::string> InputFilePaths(const InputFlags& flags);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "cli.h"
 #include "onnxprobe/backend.h"
@@ -132,6 +133,14 @@ int PrintVersion() {
   return ExitCodeFor(backend.status());
 }
 
+// Commands named "GROUP NAME" (e.g. "baseline save") are subcommands of GROUP.
+const char* GroupSummary(const std::string& group) {
+  if (group == "baseline")
+    return "precision baseline for CI: save outputs, thresholds and "
+           "environment, check a build against them";
+  return "";
+}
+
 constexpr const char* kExitCodes =
     "exit codes: 0 ok, 1 mismatch, 2 bad input or usage, 3 runtime failure";
 
@@ -161,9 +170,27 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeLintCommand());
   commands.push_back(MakeDiffCommand());
   commands.push_back(MakeFp16Command());
+  commands.push_back(MakeBaselineSaveCommand());
+  commands.push_back(MakeBaselineCheckCommand());
   std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
+  std::map<std::string, CLI::App*> groups;
   for (auto& c : commands) {
-    CLI::App* sub = app.add_subcommand(c->name(), c->summary());
+    std::string name = c->name();
+    CLI::App* parent = &app;
+    auto space = name.find(' ');
+    if (space != std::string::npos) {
+      std::string group = name.substr(0, space);
+      name = name.substr(space + 1);
+      CLI::App*& g = groups[group];
+      if (g == nullptr) {
+        g = app.add_subcommand(group, GroupSummary(group));
+        g->allow_extras();
+        g->require_subcommand(1);
+        g->footer(kExitCodes);
+      }
+      parent = g;
+    }
+    CLI::App* sub = parent->add_subcommand(name, c->summary());
     sub->allow_extras();
     std::string footer = c->footer();
     sub->footer(footer.empty() ? kExitCodes : footer + "\n" + kExitCodes);
@@ -206,7 +233,8 @@ int RunCli(int argc, char** argv) {
                                              : "unknown command '" + app.remaining().front() + "'";
   return Fail(InvalidArgument(
       what +
-      " (inspect, run, compare, replay, determinism, lint, diff or fp16; see onnxprobe --help)"));
+      " (inspect, run, compare, replay, determinism, lint, diff, fp16 or baseline; see "
+      "onnxprobe --help)"));
 }
 
 }  // namespace onnxprobe::cli

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "cli.h"
+#include "onnxprobe/samples.h"
 
 namespace onnxprobe::cli {
 namespace {
@@ -82,6 +83,34 @@ std::vector<std::string> InputFilePaths(const InputFlags& flags) {
     if (eq != std::string::npos) out.push_back(spec.substr(eq + 1));
   }
   return out;
+}
+
+void DeclareSampleOptions(OptionSink& sink, SampleOptions* s) {
+  sink.Add({"--inputs", "DIR",
+            "input samples: a folder of .npz files (keys = input names) and/or ONNX "
+            "test_data_set_N/ folders (input_K.pb)"},
+           [s](const std::string& v) {
+             s->inputs_dir = v;
+             return Status::Ok();
+           });
+  sink.Add({"--samples", "N", "N seeded random samples (seeds --seed, --seed+1, ...)"},
+           [s](const std::string& v) -> Status {
+             OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--samples"));
+             if (n < 1 || n > 100000)
+               return InvalidArgument("--samples must be between 1 and 100000");
+             s->count = static_cast<size_t>(n);
+             return Status::Ok();
+           });
+}
+
+Status NameSampleFlag(const Status& s, const SampleOptions& o) {
+  if (s.ok()) return s;
+  if (!o.inputs_dir.empty() && s.message().rfind(o.inputs_dir, 0) == 0)
+    return s.WithContext("--inputs");
+  if (s.message().rfind("inputs given as files and as samples", 0) == 0) {
+    return InvalidArgument("--input cannot be combined with --inputs or --samples (give one)");
+  }
+  return s;
 }
 
 void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionFlags* f) {

@@ -2,14 +2,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 
 #include "cli.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/engine.h"
+#include "onnxprobe/junit.h"
 #include "onnxprobe/report.h"
+#include "onnxprobe/sample_compare.h"
+#include "onnxprobe/sample_report.h"
 
 namespace onnxprobe::cli {
 namespace {
@@ -26,7 +31,8 @@ constexpr const char* kFooter =
     "  onnxprobe compare model.onnx saved.dump               a live run vs a saved dump";
 
 struct CompareCli {
-  std::string a, b, json, html, mapping, graph, noise_floor;
+  std::string a, b, json, html, junit, mapping, graph, noise_floor;
+  SampleOptions samples;
   LocalizeOptions localize;
   bool isolate = true;
   bool force = false;
@@ -60,6 +66,7 @@ class CompareCommand : public Command {
     DeclareSessionOptions(sink, "a-", &o.side_a);
     DeclareSessionOptions(sink, "b-", &o.side_b);
     DeclareInputOptions(sink, &o.inputs);
+    DeclareSampleOptions(sink, &o.samples);
     DeclareToleranceOptions(sink, &o.tolerance);
     sink.Section("what to compare and how to pair");
     sink.Add({"--tensors", "A,B", "restrict side A's tensors to these names", true},
@@ -171,10 +178,18 @@ class CompareCommand : public Command {
                o.json = v;
                return Status::Ok();
              });
-    sink.Add({"--html", "FILE", "self-contained HTML report"}, [&o](const std::string& v) {
-      o.html = v;
-      return Status::Ok();
-    });
+    sink.Add({"--html", "FILE",
+              "self-contained HTML report (with samples: the first failing sample, else the one "
+              "closest to its tolerance)"},
+             [&o](const std::string& v) {
+               o.html = v;
+               return Status::Ok();
+             });
+    sink.Add({"--junit", "FILE", "JUnit XML: a test case per compared tensor (and sample)"},
+             [&o](const std::string& v) {
+               o.junit = v;
+               return Status::Ok();
+             });
     sink.Add(
         {"--force", "", "replace existing files that are not onnxprobe reports of the same kind"},
         [&o](const std::string&) {
@@ -217,9 +232,14 @@ class CompareCommand : public Command {
     o.tolerance.ApplyTo(&o.job.policy);
     OP_RETURN_IF_ERROR(CheckNothingIdle());
     std::vector<std::string> inputs = InputFilePaths(o.inputs);
-    for (const auto& p : {o.a, o.b, o.mapping, o.graph, o.noise_floor}) inputs.push_back(p);
-    OP_RETURN_IF_ERROR(CheckDistinctOutputs(
-        {{"--json", o.json}, {"--html", o.html}, {"--repro", o.localize.repro_dir}}));
+    for (const auto& p : {o.a, o.b, o.mapping, o.graph, o.noise_floor, o.samples.inputs_dir})
+      inputs.push_back(p);
+    OP_RETURN_IF_ERROR(CheckDistinctOutputs({{"--json", o.json},
+                                             {"--html", o.html},
+                                             {"--junit", o.junit},
+                                             {"--repro", o.localize.repro_dir}}));
+    if (!o.junit.empty())
+      OP_RETURN_IF_ERROR(CheckOutput("--junit", o.junit, OutputKind::kJUnit, inputs, o.force));
     if (!o.json.empty())
       OP_RETURN_IF_ERROR(CheckOutput("--json", o.json, OutputKind::kCompareJson, inputs, o.force));
     if (!o.html.empty())
@@ -241,6 +261,11 @@ class CompareCommand : public Command {
     };
     if (dump_a && !o.side_a.given.empty()) return idle_side(o.side_a, "A", o.a);
     if (dump_b && !o.side_b.given.empty()) return idle_side(o.side_b, "B", o.b);
+    if (SamplesGiven() && (dump_a || dump_b)) {
+      return InvalidArgument(std::string(o.samples.inputs_dir.empty() ? "--samples" : "--inputs") +
+                             " does nothing: side " + (dump_a ? "A (" + o.a : "B (" + o.b) +
+                             ") is a dump, which brings its own inputs");
+    }
     if (dump_a && dump_b && !o.shared.given.empty()) {
       return InvalidArgument(o.shared.given.front() + " does nothing: both sides are dumps");
     }
@@ -256,6 +281,55 @@ class CompareCommand : public Command {
       }
     }
     return Status::Ok();
+  }
+
+  bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }
+
+  // --inputs / --samples: one comparison per sample, aggregated; the console shows each sample's
+  // verdict, the aggregates and the focus sample's full report.
+  int RunSamples(const CompareRequest& req) {
+    CompareCli& o = o_;
+    SampleOptions so = o.samples;
+    so.base = o.inputs.options;
+    auto samples = ListInputSamples(so);
+    if (!samples.ok()) return Fail(NameSampleFlag(samples.status(), o.samples));
+    auto result = CompareSamples(req, *samples);
+    if (!result.ok()) return Fail(result.status());
+    const SamplesCompareReport& r = *result;
+    const SampleCompare* focus = FocusSample(r);
+    if (focus != nullptr && focus->report.comparison.aborted &&
+        focus->report.comparison.rows.empty() && r.samples.size() == 1) {
+      return Fail(focus->report.comparison.abort_status);
+    }
+    Status st;
+    if (!o.json.empty()) {
+      st = WriteSamplesJson(r, o.json);
+      if (!st.ok()) return Fail(st);
+    }
+    if (!o.html.empty() && focus != nullptr) {
+      st = WriteReport(*MakeHtmlReporter(), focus->report, o.html);
+      if (!st.ok()) return Fail(st);
+    }
+    if (!o.junit.empty()) {
+      st = WriteJUnit(o.junit, "onnxprobe compare", SamplesJUnit(r, o.b));
+      if (!st.ok()) return Fail(st);
+    }
+    if (focus != nullptr) {
+      for (const auto& n : focus->report.notes) Note(n);
+      std::printf("sample %s (%s):\n", focus->name.c_str(),
+                  focus->report.passed() ? "closest to its tolerance" : "first failing");
+      std::fputs(MakeConsoleReporter(o.console)->Render(focus->report).c_str(), stdout);
+    }
+    std::fputs(RenderSamplesConsole(r).c_str(), stdout);
+    if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
+    if (!o.html.empty() && focus != nullptr)
+      std::printf("HTML report: %s (sample %s)\n", o.html.c_str(), focus->name.c_str());
+    if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
+    if (r.aborted) {
+      std::fflush(stdout);
+      return Fail(r.abort_status);
+    }
+    return r.passed() ? kExitOk : kExitMismatch;
   }
 
   int Run() override {
@@ -288,7 +362,16 @@ class CompareCommand : public Command {
     req.localize = o.isolate;
     req.localize_options = o.localize;
     ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
-    req.on_row = [&](const TensorResult&, size_t d, size_t t) { progress.Update(d, t); };
+    auto started = std::chrono::steady_clock::now();
+    const auto t0 = started;
+    std::map<std::string, double> row_seconds;  // for JUnit: time since the previous row
+    req.on_row = [&](const TensorResult& row, size_t d, size_t t) {
+      auto now = std::chrono::steady_clock::now();
+      row_seconds[row.name] = std::chrono::duration<double>(now - started).count();
+      started = now;
+      progress.Update(d, t);
+    };
+    if (SamplesGiven()) return RunSamples(req);
     auto result = Compare(req);
     progress.Update(1, 1);
     if (!result.ok()) return Fail(result.status());
@@ -306,9 +389,16 @@ class CompareCommand : public Command {
       st = WriteReport(*MakeHtmlReporter(), *result, o.html);
       if (!st.ok()) return Fail(st);
     }
+    if (!o.junit.empty()) {
+      JUnitSuite suite = JUnitSuiteFor(*result, "compare", o.b, "", row_seconds);
+      suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      st = WriteJUnit(o.junit, "onnxprobe compare", {suite});
+      if (!st.ok()) return Fail(st);
+    }
     std::fputs(MakeConsoleReporter(o.console)->Render(*result).c_str(), stdout);
     if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
     if (!o.html.empty()) std::printf("HTML report: %s\n", o.html.c_str());
+    if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
     if (r.aborted) {
       std::fflush(stdout);
       return Fail(r.abort_status);

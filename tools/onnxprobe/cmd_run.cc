@@ -8,6 +8,7 @@
 #include "onnxprobe/dump.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/json.h"
+#include "onnxprobe/samples.h"
 
 namespace onnxprobe::cli {
 namespace {
@@ -18,6 +19,7 @@ struct RunOptions {
   bool json = false, quiet = false, force = false;
   TensorSelection selection;
   InputFlags inputs;
+  SampleOptions samples;
   CaptureOptions capture;
 };
 
@@ -66,6 +68,7 @@ class RunCommand : public Command {
                return Status::Ok();
              });
     DeclareInputOptions(sink, &o_.inputs);
+    DeclareSampleOptions(sink, &o_.samples);
     sink.Section("runtime");
     DeclareSessionOptions(sink, "", &o_.session);
     sink.Add({"--max-memory", "SIZE", "captured bytes alive at once (e.g. 512M); splits into runs"},
@@ -88,11 +91,52 @@ class RunCommand : public Command {
              });
   }
 
+  bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }
+
   Status Validate() override {
     if (o_.output.empty()) o_.output = std::filesystem::path(o_.model).stem().string() + ".dump";
     std::vector<std::string> inputs = InputFilePaths(o_.inputs);
     inputs.push_back(o_.model);
-    return CheckOutput("-o", o_.output, OutputKind::kDump, inputs, o_.force);
+    if (!SamplesGiven()) return CheckOutput("-o", o_.output, OutputKind::kDump, inputs, o_.force);
+    if (std::filesystem::path(o_.output).extension() == ".npz") {
+      return InvalidArgument("-o " + o_.output +
+                             ": with --inputs or --samples the output is a folder holding one "
+                             "dump per sample, not an .npz");
+    }
+    if (o_.capture.check_observer)
+      return InvalidArgument("--check-observer checks one run: give it without --inputs/--samples");
+    inputs.push_back(o_.samples.inputs_dir);
+    return CheckOutput("-o", o_.output, OutputKind::kDumpSet, inputs, o_.force);
+  }
+
+  // --inputs / --samples: a folder with one dump per sample.
+  int RunSamples(DumpRequest& req) {
+    SampleOptions so = o_.samples;
+    so.base = o_.inputs.options;
+    auto samples = ListInputSamples(so);
+    if (!samples.ok()) return Fail(NameSampleFlag(samples.status(), o_.samples));
+    auto dumps = CaptureSamplesToDumps(req, *samples);
+    if (!dumps.ok()) return Fail(dumps.status());
+    if (o_.json) {
+      JsonWriter j;
+      j.BeginObject().Key("output").String(o_.output).Key("samples").BeginArray();
+      for (const auto& d : *dumps) {
+        j.BeginObject().Key("name").String(d.name).Key("dump").String(d.dump);
+        j.Key("captured").UInt(d.report.capture.captured).Key("bytes").UInt(d.report.bytes_written);
+        j.Key("seconds").Number(d.report.seconds).EndObject();
+      }
+      j.EndArray().EndObject();
+      std::printf("%s\n", j.str().c_str());
+    } else if (!o_.quiet) {
+      for (const auto& d : *dumps) {
+        std::printf("sample %s: captured %zu tensors (%s) in %zu run%s, %.2f s -> %s\n",
+                    d.name.c_str(), d.report.capture.captured,
+                    HumanBytes(d.report.bytes_written).c_str(), d.report.capture.runs,
+                    d.report.capture.runs == 1 ? "" : "s", d.report.seconds, d.dump.c_str());
+      }
+      std::printf("dump set: %s (%zu samples)\n", o_.output.c_str(), dumps->size());
+    }
+    return kExitOk;
   }
 
   int Run() override {
@@ -106,6 +150,7 @@ class RunCommand : public Command {
     auto lib = ResolveOrtLibrary(o_.session);
     if (!lib.ok()) return Fail(lib.status());
     req.ort_library = *lib;
+    if (SamplesGiven()) return RunSamples(req);
     ProgressLine progress(!o_.quiet && isatty(STDERR_FILENO), "capturing");
     req.on_progress = [&](size_t d, size_t t) { progress.Update(d, t); };
     InputPreparation prep;

@@ -123,5 +123,27 @@ TEST_F(OutputGuard, ReproBundleByOnnxprobeJson) {
   EXPECT_FALSE(CheckOutputTarget(Path("c"), OutputKind::kReproBundle, {}, true).ok());
 }
 
+TEST_F(OutputGuard, BaselineFoldersDumpSetsAndJUnitFilesAreRecognizedByContent) {
+  Write("base/baseline.json", "{\n  \"format\": \"onnxprobe-baseline\",\n  \"version\": 1}");
+  EXPECT_TRUE(CheckOutputTarget(Path("base"), OutputKind::kBaseline, {}, false).ok());
+  EXPECT_FALSE(CheckOutputTarget(Path("base"), OutputKind::kDumpSet, {}, true).ok());
+  Write("set/samples.json", "{\"format\": \"onnxprobe-dump-set\", \"version\": 1}");
+  EXPECT_TRUE(CheckOutputTarget(Path("set"), OutputKind::kDumpSet, {}, false).ok());
+  Write("other/notes.txt", "mine");
+  EXPECT_FALSE(CheckOutputTarget(Path("other"), OutputKind::kBaseline, {}, true).ok());
+  std::string junit = Write("j.xml",
+                            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                            "<testsuites name=\"onnxprobe baseline check\" tests=\"1\">");
+  EXPECT_TRUE(CheckOutputTarget(junit, OutputKind::kJUnit, {}, false).ok());
+  std::string foreign = Write("k.xml", "<?xml version=\"1.0\"?>\n<testsuites name=\"pytest\">");
+  EXPECT_FALSE(CheckOutputTarget(foreign, OutputKind::kJUnit, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(foreign, OutputKind::kJUnit, {}, true).ok());
+  std::string check = Write("c.json", "{\"schema\": \"onnxprobe-baseline-check\"}");
+  EXPECT_TRUE(CheckOutputTarget(check, OutputKind::kBaselineCheckJson, {}, false).ok());
+  EXPECT_FALSE(CheckOutputTarget(check, OutputKind::kCompareJson, {}, false).ok());
+  std::string samples = Write("s.json", "{\"schema\": \"onnxprobe-compare-samples\"}");
+  EXPECT_TRUE(CheckOutputTarget(samples, OutputKind::kCompareJson, {}, false).ok());
+}
+
 }  // namespace
 }  // namespace onnxprobe

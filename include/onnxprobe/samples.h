@@ -1,0 +1,49 @@
+// Input samples: the several input sets a model is checked on (a baseline, a comparison over a
+// test set). A sample is a set of input files or a seed; PrepareInputs turns it into tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/capture.h"
+#include "onnxprobe/dump.h"
+
+namespace onnxprobe {
+
+enum class SampleSource { kFiles, kSeed };
+const char* SampleSourceName(SampleSource s);  // "files", "seed"
+
+struct InputSample {
+  std::string name;  // file stem, test_data_set_N folder name, or "seed-<n>"
+  SampleSource source = SampleSource::kSeed;
+  InputOptions inputs;  // the base options with this sample's files or seed
+};
+
+struct SampleOptions {
+  // A folder of .npz files (one sample each, keys = input names) and/or ONNX backend-test
+  // folders test_data_set_N/ (input_K.pb each); "" = none.
+  std::string inputs_dir;
+  size_t count = 0;   // seeded random samples: seeds base.seed, base.seed+1, ...
+  InputOptions base;  // shapes, dimension values, ranges and the first seed
+};
+
+// The samples in name order (folder samples first, then seeded ones); one seeded sample when
+// neither a folder nor a count is given. Fails naming the folder when it is missing, holds no
+// sample, or a test_data_set_N/ folder holds no input_K.pb.
+Expected<std::vector<InputSample>> ListInputSamples(const SampleOptions& options);
+
+// `onnxprobe run` over several samples: one dump per sample in the folder `request.output`
+// (<index>_<sample>/, each a dump folder) with samples.json naming them ("format":
+// "onnxprobe-dump-set"). request.inputs is replaced by each sample's. The folder appears complete
+// or not at all (an earlier dump set there is replaced). Fails like CaptureToDump, naming the
+// sample.
+struct SampleDump {
+  std::string name;
+  std::string dump;  // folder, relative to the dump set
+  DumpReport report;
+};
+Expected<std::vector<SampleDump>> CaptureSamplesToDumps(const DumpRequest& request,
+                                                        const std::vector<InputSample>& samples);
+
+}  // namespace onnxprobe

@@ -1,0 +1,98 @@
+// Input samples from a folder (.npz files, ONNX test_data_set_N/ folders) or from seeds.
+#include "onnxprobe/samples.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace onnxprobe {
+namespace {
+
+// input_0.pb, input_1.pb, ... in numeric order (input_10 after input_9).
+Expected<std::vector<std::string>> TestDataInputs(const fs::path& dir) {
+  std::vector<std::pair<long, std::string>> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("input_", 0) != 0 || e.path().extension() != ".pb") continue;
+    std::string digits = n.substr(6, n.size() - 6 - 3);
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    found.emplace_back(std::stol(digits), e.path().string());
+  }
+  if (ec) return IoError(dir.string() + ": cannot list (" + ec.message() + ")");
+  if (found.empty()) return InvalidArgument(dir.string() + ": holds no input_K.pb file");
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> files;
+  for (auto& f : found) files.push_back(f.second);
+  return files;
+}
+
+Status FolderSamples(const SampleOptions& o, std::vector<InputSample>* out) {
+  std::error_code ec;
+  fs::path dir(o.inputs_dir);
+  if (!fs::is_directory(dir, ec)) return NotFound(o.inputs_dir + ": no such folder of samples");
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
+  if (ec) return IoError(o.inputs_dir + ": cannot list (" + ec.message() + ")");
+  std::sort(entries.begin(), entries.end());
+  for (const auto& p : entries) {
+    InputSample s;
+    s.source = SampleSource::kFiles;
+    s.inputs = o.base;
+    if (fs::is_directory(p, ec) && p.filename().string().rfind("test_data_set_", 0) == 0) {
+      OP_ASSIGN_OR_RETURN(s.inputs.files, TestDataInputs(p));
+      s.name = p.filename().string();
+    } else if (fs::is_regular_file(p, ec) && p.extension() == ".npz") {
+      s.inputs.files = {p.string()};
+      s.name = p.stem().string();
+    } else {
+      continue;
+    }
+    out->push_back(std::move(s));
+  }
+  if (out->empty()) {
+    return InvalidArgument(o.inputs_dir +
+                           ": holds no sample (.npz files or test_data_set_N/ folders)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* SampleSourceName(SampleSource s) {
+  return s == SampleSource::kFiles ? "files" : "seed";
+}
+
+Expected<std::vector<InputSample>> ListInputSamples(const SampleOptions& o) {
+  std::vector<InputSample> samples;
+  bool files = !o.base.files.empty() || !o.base.tensors.empty();
+  if (files && (!o.inputs_dir.empty() || o.count > 0)) {
+    return InvalidArgument(
+        "inputs given as files and as samples (a folder or a count): give one or the other");
+  }
+  if (!o.inputs_dir.empty()) OP_RETURN_IF_ERROR(FolderSamples(o, &samples));
+  size_t seeded = o.count;
+  if (samples.empty() && seeded == 0) {
+    if (files) {
+      InputSample s;
+      s.source = SampleSource::kFiles;
+      s.inputs = o.base;
+      s.name = o.base.files.empty() ? "inputs" : fs::path(o.base.files.front()).stem().string();
+      samples.push_back(std::move(s));
+      return samples;
+    }
+    seeded = 1;
+  }
+  for (size_t i = 0; i < seeded; ++i) {
+    InputSample s;
+    s.source = SampleSource::kSeed;
+    s.inputs = o.base;
+    s.inputs.seed = o.base.seed + i;
+    s.name = "seed-" + std::to_string(s.inputs.seed);
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+}  // namespace onnxprobe

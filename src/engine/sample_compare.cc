@@ -1,0 +1,105 @@
+// Compare() over several input samples, and per-tensor aggregates across them.
+#include "onnxprobe/sample_compare.h"
+
+#include <chrono>
+
+namespace onnxprobe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::vector<TensorAggregate> AggregateSamples(const std::vector<NamedComparison>& samples,
+                                              const std::vector<std::string>& names) {
+  std::vector<std::string> order = names;
+  if (order.empty() && !samples.empty() && samples.front().result != nullptr) {
+    for (const auto& row : samples.front().result->rows) order.push_back(row.name);
+  }
+  std::vector<TensorAggregate> out;
+  for (const auto& name : order) {
+    TensorAggregate a;
+    a.name = name;
+    for (const auto& s : samples) {
+      if (s.result == nullptr) continue;
+      for (const auto& row : s.result->rows) {
+        if (row.name != name || row.state != RowState::kCompared) continue;
+        ++a.samples;
+        if (!row.pass) ++a.failures;
+        a.mean_max_abs += row.metrics.max_abs;
+        a.mean_max_rel += row.metrics.max_rel;
+        if (a.worst_sample.empty() || row.tolerance_ratio > a.worst_tolerance_ratio) {
+          a.worst_sample = s.sample;
+          a.worst_tolerance_ratio = row.tolerance_ratio;
+          a.worst_max_abs = row.metrics.max_abs;
+          a.worst_max_rel = row.metrics.max_rel;
+        }
+      }
+    }
+    if (a.samples > 0) {
+      a.mean_max_abs /= static_cast<double>(a.samples);
+      a.mean_max_rel /= static_cast<double>(a.samples);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
+                                              const std::vector<InputSample>& samples) {
+  SamplesCompareReport rep;
+  for (const auto& sample : samples) {
+    SampleCompare sc;
+    sc.name = sample.name;
+    CompareRequest r = request;
+    r.inputs = sample.inputs;
+    r.inputs_given = true;
+    auto t0 = Clock::now();
+    auto last = t0;
+    r.on_row = [&](const TensorResult& row, size_t done, size_t total) {
+      sc.row_seconds[row.name] = Since(last);
+      last = Clock::now();
+      if (request.on_row) request.on_row(row, done, total);
+    };
+    auto report = Compare(r);
+    if (!report.ok()) return report.status().WithContext("sample '" + sample.name + "'");
+    sc.report = std::move(*report);
+    sc.seconds = Since(t0);
+    bool aborted = sc.report.comparison.aborted;
+    if (aborted) {
+      rep.aborted = true;
+      rep.abort_status =
+          sc.report.comparison.abort_status.WithContext("sample '" + sample.name + "'");
+    } else if (!sc.report.passed()) {
+      ++rep.failed_samples;
+    }
+    rep.samples.push_back(std::move(sc));
+    if (aborted) break;
+  }
+  std::vector<NamedComparison> named;
+  for (const auto& s : rep.samples) named.push_back({s.name, &s.report.comparison});
+  rep.tensors = AggregateSamples(named);
+  return rep;
+}
+
+const SampleCompare* FocusSample(const SamplesCompareReport& r) {
+  for (const auto& s : r.samples)
+    if (!s.report.passed()) return &s;
+  const SampleCompare* best = r.samples.empty() ? nullptr : &r.samples.front();
+  double worst = -1;
+  for (const auto& s : r.samples) {
+    for (const auto& row : s.report.comparison.rows) {
+      if (row.state == RowState::kCompared && row.tolerance_ratio > worst) {
+        worst = row.tolerance_ratio;
+        best = &s;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace onnxprobe

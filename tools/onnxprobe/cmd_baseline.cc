@@ -1,0 +1,296 @@
+// onnxprobe baseline save MODEL -o BASE / baseline check MODEL BASE: a precision gate for CI.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli.h"
+#include "onnxprobe/baseline.h"
+#include "onnxprobe/baseline_report.h"
+#include "onnxprobe/format.h"
+#include "onnxprobe/junit.h"
+#include "onnxprobe/report.h"
+#include "onnxprobe/samples.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+struct SaveCli {
+  std::string model, output;
+  bool force = false, quiet = false;
+  SessionFlags session;
+  InputFlags inputs;
+  SampleOptions samples;
+  ToleranceFlags tolerance;
+  BaselineSaveRequest req;
+};
+
+class BaselineSaveCommand : public Command {
+ public:
+  const char* name() const override { return "baseline save"; }
+  const char* summary() const override {
+    return "run the model on input samples and store its outputs, the thresholds and the "
+           "environment as a baseline folder";
+  }
+  void Declare(OptionSink& sink) override {
+    SaveCli& o = o_;
+    sink.Positional("MODEL", ".onnx model", &o.model, true);
+    sink.Section("output");
+    sink.Add({"-o,--output", "DIR", "baseline folder (default: <model stem>.baseline)"},
+             [&o](const std::string& v) {
+               o.output = v;
+               return Status::Ok();
+             });
+    sink.Add({"--force", "", "(folders are replaced only when they hold a baseline)"},
+             [&o](const std::string&) {
+               o.force = true;
+               return Status::Ok();
+             });
+    sink.Add({"-q,--quiet", "", "no summary"}, [&o](const std::string&) {
+      o.quiet = true;
+      return Status::Ok();
+    });
+    sink.Section("samples");
+    DeclareSampleOptions(sink, &o.samples);
+    DeclareInputOptions(sink, &o.inputs);
+    sink.Section("what to store besides the graph outputs");
+    sink.Add({"--tensors", "A,B", "intermediate tensors by exact name", true},
+             [&o](const std::string& v) {
+               for (auto& n : SplitList(v)) o.req.selection.names.push_back(n);
+               return Status::Ok();
+             });
+    sink.Add({"--op-types", "OP,OP", "outputs of nodes of these op types", true},
+             [&o](const std::string& v) {
+               for (auto& n : SplitList(v)) o.req.selection.op_types.push_back(n);
+               return Status::Ok();
+             });
+    sink.Add({"--regex", "RE", "tensor names matching RE (ECMAScript)"},
+             [&o](const std::string& v) {
+               o.req.selection.regex = v;
+               return Status::Ok();
+             });
+    sink.Add({"--all-tensors", "",
+              "every intermediate tensor: a failing check localizes from them alone"},
+             [&o](const std::string&) {
+               o.req.all_tensors = true;
+               return Status::Ok();
+             });
+    sink.Add({"--keep-model", "",
+              "copy the model into the baseline: a failing check on a changed model re-runs it "
+              "to name the node that changed the numbers"},
+             [&o](const std::string&) {
+               o.req.keep_model = true;
+               return Status::Ok();
+             });
+    sink.Section("runtime (recorded in the baseline; check runs with the same settings)");
+    DeclareSessionOptions(sink, "", &o.session);
+    sink.Add({"--max-memory", "SIZE", "captured bytes alive at once (e.g. 512M)"},
+             [&o](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(o.req.max_memory, ParseBytes(v));
+               return Status::Ok();
+             });
+    DeclareToleranceOptions(sink, &o.tolerance);
+  }
+
+  Status Validate() override {
+    SaveCli& o = o_;
+    if (o.output.empty()) o.output = std::filesystem::path(o.model).stem().string() + ".baseline";
+    if (o.req.all_tensors && (!o.req.selection.names.empty() || !o.req.selection.op_types.empty() ||
+                              !o.req.selection.regex.empty())) {
+      return InvalidArgument(
+          "--all-tensors stores every tensor: --tensors, --op-types and "
+          "--regex would do nothing");
+    }
+    o.tolerance.ApplyTo(&o.req.policy);
+    OP_RETURN_IF_ERROR(o.req.policy.Validate());
+    std::vector<std::string> inputs = InputFilePaths(o.inputs);
+    inputs.push_back(o.model);
+    if (!o.samples.inputs_dir.empty()) inputs.push_back(o.samples.inputs_dir);
+    return CheckOutput("-o", o.output, OutputKind::kBaseline, inputs, o.force);
+  }
+
+  int Run() override {
+    SaveCli& o = o_;
+    BaselineSaveRequest& req = o.req;
+    req.model_path = o.model;
+    req.output = o.output;
+    req.samples = o.samples;
+    req.samples.base = o.inputs.options;
+    req.session = o.session.session;
+    auto lib = ResolveOrtLibrary(o.session);
+    if (!lib.ok()) return Fail(lib.status());
+    req.ort_library = *lib;
+    auto saved = SaveBaseline(req);
+    if (!saved.ok()) return Fail(NameSampleFlag(saved.status(), o.samples));
+    for (const auto& n : saved->notes) Note(n);
+    if (o.quiet) return kExitOk;
+    const Baseline& b = saved->baseline;
+    const Environment& e = b.environment;
+    std::printf(
+        "baseline: %zu sample%s x %zu tensor%s of %s (%s, %.2f s), onnxruntime %s %s, "
+        "optimizations %s\n",
+        b.samples.size(), b.samples.size() == 1 ? "" : "s", b.tensors.size(),
+        b.tensors.size() == 1 ? "" : "s", o.model.c_str(), HumanBytes(saved->bytes_written).c_str(),
+        saved->seconds, e.runtime_version.c_str(), e.session.provider.c_str(),
+        OptLevelName(e.session.optimization_level).c_str());
+    std::printf("thresholds: atol %s, rtol %s, judge %s; %zu rule%s\n",
+                FormatNumber(b.policy.global.atol).c_str(),
+                FormatNumber(b.policy.global.rtol).c_str(), JudgeByName(b.policy.judge),
+                b.policy.rules.size(), b.policy.rules.size() == 1 ? "" : "s");
+    std::printf("saved: %s\n", o.output.c_str());
+    return kExitOk;
+  }
+
+ private:
+  SaveCli o_;
+};
+
+struct CheckCli {
+  std::string model, base, junit, json, html;
+  bool force = false, quiet = false;
+  size_t localize_samples = 1;
+  uint64_t max_memory = 0;
+  SessionFlags session;
+};
+
+class BaselineCheckCommand : public Command {
+ public:
+  const char* name() const override { return "baseline check"; }
+  const char* summary() const override {
+    return "re-run every sample of a baseline, compare under its thresholds, report environment "
+           "changes and name the node where a failing sample diverges";
+  }
+  std::string footer() const override {
+    return "Runtime options given here replace the baseline's recorded ones (reported as "
+           "environment changes).";
+  }
+  void Declare(OptionSink& sink) override {
+    CheckCli& o = o_;
+    sink.Positional("MODEL", ".onnx model (the build under test)", &o.model, true);
+    sink.Positional("BASE", "baseline folder from `onnxprobe baseline save`", &o.base, true);
+    sink.Section("reports");
+    sink.Add({"--junit", "FILE", "JUnit XML: a test case per sample x stored tensor"},
+             [&o](const std::string& v) {
+               o.junit = v;
+               return Status::Ok();
+             });
+    sink.Add({"--json", "FILE", "JSON report (schema onnxprobe-baseline-check)"},
+             [&o](const std::string& v) {
+               o.json = v;
+               return Status::Ok();
+             });
+    sink.Add({"--html", "FILE",
+              "HTML report of the first failing sample's localization (else the sample closest "
+              "to its tolerance)"},
+             [&o](const std::string& v) {
+               o.html = v;
+               return Status::Ok();
+             });
+    sink.Add(
+        {"--force", "", "replace existing files that are not onnxprobe reports of the same kind"},
+        [&o](const std::string&) {
+          o.force = true;
+          return Status::Ok();
+        });
+    sink.Add({"-q,--quiet", "", "verdict line only"}, [&o](const std::string&) {
+      o.quiet = true;
+      return Status::Ok();
+    });
+    sink.Add({"--localize", "N",
+              "localize the first N failing samples (default 1; 0: none): a sample without "
+              "stored intermediates costs two full captures"},
+             [&o](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--localize"));
+               if (n < 0 || n > 100000)
+                 return InvalidArgument("--localize must be between 0 and 100000");
+               o.localize_samples = static_cast<size_t>(n);
+               return Status::Ok();
+             });
+    sink.Section("runtime (default: the baseline's)");
+    DeclareSessionOptions(sink, "", &o.session);
+    sink.Add({"--max-memory", "SIZE", "tensors alive at once (e.g. 1G)"},
+             [&o](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(o.max_memory, ParseBytes(v));
+               return Status::Ok();
+             });
+  }
+
+  Status Validate() override {
+    CheckCli& o = o_;
+    OP_RETURN_IF_ERROR(
+        CheckDistinctOutputs({{"--junit", o.junit}, {"--json", o.json}, {"--html", o.html}}));
+    std::vector<std::string> inputs = {o.model, o.base};
+    if (!o.junit.empty())
+      OP_RETURN_IF_ERROR(CheckOutput("--junit", o.junit, OutputKind::kJUnit, inputs, o.force));
+    if (!o.json.empty()) {
+      OP_RETURN_IF_ERROR(
+          CheckOutput("--json", o.json, OutputKind::kBaselineCheckJson, inputs, o.force));
+    }
+    if (!o.html.empty())
+      OP_RETURN_IF_ERROR(CheckOutput("--html", o.html, OutputKind::kCompareHtml, inputs, o.force));
+    return Status::Ok();
+  }
+
+  int Run() override {
+    CheckCli& o = o_;
+    auto baseline = ReadBaseline(o.base);
+    if (!baseline.ok()) return Fail(baseline.status());
+    BaselineCheckRequest req;
+    req.model_path = o.model;
+    req.baseline_dir = o.base;
+    SessionFlags recorded;
+    recorded.session = baseline->environment.session;
+    req.session = MergeSessionFlags(recorded, o.session).session;
+    req.session_given = true;
+    auto lib = ResolveOrtLibrary(o.session);
+    if (!lib.ok()) return Fail(lib.status());
+    req.ort_library = *lib;
+    req.localize = o.localize_samples > 0;
+    req.max_localized_samples = o.localize_samples;
+    req.max_memory = o.max_memory;
+    auto result = CheckBaseline(req);
+    if (!result.ok()) return Fail(result.status());
+    const BaselineCheckReport& r = *result;
+    bool nothing_compared = true;
+    for (const auto& s : r.samples) nothing_compared &= s.report.comparison.rows.empty();
+    // nothing compared (e.g. a provider this runtime lacks): the error alone, as compare does
+    if (r.aborted && nothing_compared) return Fail(r.abort_status);
+    Status st;
+    if (!o.junit.empty()) {
+      st = WriteJUnit(o.junit, "onnxprobe baseline check", BaselineCheckJUnit(r));
+      if (!st.ok()) return Fail(st);
+    }
+    if (!o.json.empty()) {
+      st = WriteBaselineCheckJson(r, o.json);
+      if (!st.ok()) return Fail(st);
+    }
+    const CompareReport* focus = BaselineCheckFocus(r);
+    if (!o.html.empty() && focus != nullptr) {
+      st = WriteReport(*MakeHtmlReporter(), *focus, o.html);
+      if (!st.ok()) return Fail(st);
+    }
+    std::string text = RenderBaselineCheckConsole(r);
+    if (o.quiet) text = text.substr(text.rfind("verdict:"));
+    std::fputs(text.c_str(), stdout);
+    if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
+    if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
+    if (!o.html.empty() && focus != nullptr) std::printf("HTML report: %s\n", o.html.c_str());
+    if (r.aborted) {
+      std::fflush(stdout);
+      return Fail(r.abort_status);
+    }
+    return r.passed() ? kExitOk : kExitMismatch;
+  }
+
+ private:
+  CheckCli o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeBaselineSaveCommand() {
+  return std::make_unique<BaselineSaveCommand>();
+}
+std::unique_ptr<Command> MakeBaselineCheckCommand() {
+  return std::make_unique<BaselineCheckCommand>();
+}
+
+}  // namespace onnxprobe::cli
