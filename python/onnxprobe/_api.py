@@ -56,7 +56,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
             atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None, op_tol=None, judge="elementwise", rel_eps=None,
             tensors=None, op_types=None, regex=None, map=None, topk=None, model=None,
             explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
-            isolate="frontier", repro=None, bisect=False):
+            isolate="frontier", repro=None, bisect=False, fixed_tolerance=False):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
     A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
@@ -66,6 +66,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     tensors per run; isolate: "frontier", "failing", "all" or "none"; isolate_runtime: live sides
     run in child processes, so a crashing runtime raises BackendError instead of ending Python
     (the library refuses it, raising Unsupported, once this process has loaded ONNX Runtime).
+    fixed_tolerance: a PyTorch capture's rows are judged at the given tolerance instead of one
+    that rises with the framework noise measured upstream (docs/metrics.md).
 
     A comparison that stops because a side failed mid-way raises the error with the partial
     report as its ``report`` attribute.
@@ -109,6 +111,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "isolate": str(isolate),
         "repro_dir": "" if repro is None else os.fspath(repro),
         "explain_optimizations": bool(explain_optimizations),
+        "fixed_tolerance": bool(fixed_tolerance),
     }
     report = Report(_onnxprobe.compare(request))
     if report.aborted:

@@ -421,6 +421,9 @@ def test_torch_export_capture_compare_round_trip(cli, tmp_path):
     opt.capture(model, x, cap, ["input"])
     good, mine, theirs = compare_both(cli, tmp_path, [cap, path], {}, [], codes=(0,))
     assert good.passed and mine == theirs and mine["side_a"]["kind"] == "torch-capture"
+    fixed, mine, theirs = compare_both(cli, tmp_path, [cap, path], {"fixed_tolerance": True},
+                                       ["--fixed-tolerance"], codes=(0,))
+    assert mine == theirs and all(t["atol"] == 1e-5 for t in mine["tensors"] if t["state"] == "compared")
     perturb(path, tmp_path / "bad.onnx", "/layer1/layer1.1/conv2/Conv")
     bad = onnxprobe.compare(cap, str(tmp_path / "bad.onnx"))
     assert not bad.passed and bad.culprits[0]["node"] == "/layer1/layer1.1/conv2/Conv"
