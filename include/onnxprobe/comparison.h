@@ -13,6 +13,8 @@
 
 namespace onnxprobe {
 
+struct TensorResult;
+
 struct CompareJob {
   TolerancePolicy policy;
   CompareOptions kernel;
@@ -28,6 +30,12 @@ struct CompareJob {
   // before them (NoiseFloor in align.h: raised to this many times the largest normalized error
   // seen, never lowered). For PyTorch-vs-ONNX rows, fed in execution order; not in bisection.
   double noise_headroom = 0;
+  // Pairing chosen by structure (a quantized side B, quant/): only `rename` pairs, A's other
+  // tensors are only in A (never paired by an equal name), and `judge` replaces JudgeRow.
+  bool rename_only = false;
+  std::function<void(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
+                     const CompareOptions& kernel, TensorResult* row)>
+      judge;
 };
 
 enum class Role { kPass, kIntroduced, kInherited };

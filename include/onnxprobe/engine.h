@@ -13,6 +13,7 @@
 #include "onnxprobe/determinism.h"
 #include "onnxprobe/explain.h"
 #include "onnxprobe/localize.h"
+#include "onnxprobe/quant.h"
 
 namespace onnxprobe {
 
@@ -47,6 +48,9 @@ struct CompareRequest {
   // (float rounding that grows with depth) measured on the passing rows before it, with this
   // headroom (docs/metrics.md); 0 keeps the fixed tolerance.
   double framework_noise_headroom = 8;
+  // A float side A against its quantized version B: pairing by structure, the quantization-aware
+  // rule, per-layer isolation (replaces the generic localization) and an exclusion list.
+  QuantOptions quant;
   RowCallback on_row;  // progress, called once per compared row
 };
 
@@ -78,6 +82,7 @@ struct CompareReport {
   std::string model_diff;
   bool optimizations_explained = false;
   ExplainResult optimizations;
+  QuantReport quant;  // active() when B was compared as a quantized version of A
   bool passed() const { return !comparison.aborted && comparison.failures == 0; }
 };
 

@@ -11,6 +11,7 @@
 #include "onnxprobe/format.h"
 #include "onnxprobe/isolated_side.h"
 #include "onnxprobe/model_diff.h"
+#include "quant/quant_engine.h"
 
 namespace onnxprobe {
 namespace {
@@ -235,6 +236,8 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     if (req.bisect_per_run == 0) job.noise_headroom = req.framework_noise_headroom;
   }
 
+  OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job));
+
   auto compared = req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
                                          : RunComparison(sa, sb, job, req.on_row);
   if (!compared.ok()) return compared.status();
@@ -243,7 +246,9 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   if (job.noise_headroom > 0) report.notes.push_back(FrameworkNoiseNote(r, job));
   bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll ||
                 (req.localize_options.drift && r.first_difference >= 0 && sb.model() != nullptr);
-  if (req.localize && !r.aborted && wanted) {
+  if (quantized) {  // quantized layers are isolated their own way
+    OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));
+  } else if (req.localize && !r.aborted && wanted) {
     OP_ASSIGN_OR_RETURN(report.localization,
                         Localize(sa, sb, inputs, job, req.localize_options, r));
     ApplyRoles(report.localization, &r);

@@ -107,6 +107,10 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
   std::vector<Pair> pairs;
   for (const SideTensor* ta : selected) {
     auto m = job.rename.find(ta->name);
+    if (m == job.rename.end() && job.rename_only) {
+      only_a->push_back(ta->name);
+      continue;
+    }
     const std::string& nb = m == job.rename.end() ? ta->name : m->second;
     auto it = b_by_name.find(nb);
     if (it == b_by_name.end()) {
@@ -152,7 +156,11 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   bool forced = std::find(job.topk_tensors.begin(), job.topk_tensors.end(), row.name) !=
                 job.topk_tensors.end();
   k.topk = k.topk || forced || ClassificationLike(*p.a, p.b, oa.tensor.shape());
-  JudgeRow(oa.tensor, ob.tensor, job.policy, k, &row);
+  if (job.judge) {
+    job.judge(oa.tensor, ob.tensor, job.policy, k, &row);
+  } else {
+    JudgeRow(oa.tensor, ob.tensor, job.policy, k, &row);
+  }
   if (noise != nullptr && row.state == RowState::kCompared)
     noise->Observe(row.metrics, row.within_tolerance);
   return row;

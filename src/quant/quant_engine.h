@@ -1,0 +1,37 @@
+// Internal: the engine's hook for quantized comparisons. Attach() recognizes a float side A and a
+// quantized side B and sets the job's structural pairing and quantization-aware judge; Finish()
+// measures weights, isolates each quantized layer and ranks them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "onnxprobe/comparison.h"
+#include "onnxprobe/quant.h"
+#include "onnxprobe/tensor_proto.h"
+
+namespace onnxprobe::quant {
+
+struct QuantSession {
+  QuantPairing pairing;
+  QuantOptions options;
+  std::mutex mu;
+  std::map<std::string, QuantRowMetrics> by_a;  // figures of each compared row, by A's name
+};
+
+// Null when the comparison is not float-vs-quantized (or options say off). Explicit entries of
+// job->rename win over the structural pairing.
+Expected<std::shared_ptr<QuantSession>> Attach(Side& a, Side& b, const QuantOptions& options,
+                                               CompareJob* job);
+
+// The quantization report of a finished comparison. Isolation problems are recorded per layer.
+Expected<QuantReport> Finish(QuantSession& s, Side& a, Side& b,
+                             const std::vector<NamedTensor>& inputs, const ComparisonResult& r);
+
+// Isolates the pairing's layers (quant_isolate.cc) into report->layers.
+Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedTensor>& inputs,
+                     QuantReport* report);
+
+}  // namespace onnxprobe::quant

@@ -1,0 +1,337 @@
+// Introduced vs inherited for quantized layers. Each layer (B's computing node with the
+// Q/DQ around it) runs alone on side B's runtime, fed with side A's float inputs quantized
+// exactly as B quantizes them (QuantizeLinear's rounding and saturation, B's scales and zero
+// points), and its output is compared with A's float output. A layer below the limit is run
+// again with A's float inputs unquantized (QDQ: the DequantizeLinear outputs fed directly): if
+// it is then within the limit, the input's quantization is what hurts, and that tensor's
+// producing layer goes into the exclusion list too (it quantizes the same tensor).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "onnxprobe/graph.h"
+#include "quant/qlinear_ops.h"
+#include "quant/quant_engine.h"
+#include "quant/quant_metrics.h"
+#include "quant/quant_model.h"
+
+namespace onnxprobe::quant {
+namespace {
+
+struct Boundary {
+  std::string name_b, name_a;
+  bool quantized = false;
+  QuantParams params;
+};
+
+struct Plan {
+  std::vector<int> nodes;
+  std::vector<Boundary> bounds;
+  std::string error;
+};
+
+const NodeInfo* ProducerOf(const GraphIndex& g, const std::string& t, int* k = nullptr) {
+  const TensorEntry* e = g.Find(t);
+  if (k != nullptr) *k = e == nullptr ? -1 : e->producer;
+  return e == nullptr || e->producer < 0 ? nullptr : &g.nodes()[e->producer];
+}
+
+std::string Lookup(const std::map<std::string, std::string>& m, const std::string& k) {
+  auto it = m.find(k);
+  return it == m.end() ? "" : it->second;
+}
+
+// The nodes of layer `l` in B and the tensors fed from side A. `float_inputs`: activations
+// enter after their DequantizeLinear, unquantized (fails for inputs held quantized by a QLinear
+// op, which only reads quantized values).
+Plan MakePlan(const Model& b, const QuantPairing& p, const QuantPairing::Layer& l,
+              bool float_inputs) {
+  Plan plan;
+  const GraphIndex& g = b.index();
+  std::set<int> nodes;
+  std::string t = l.tensor_b;
+  for (int guard = 0; guard < 8; ++guard) {  // output chain: Q/DQ back to the computing node
+    int k;
+    const NodeInfo* n = ProducerOf(g, t, &k);
+    if (n == nullptr) {
+      plan.error = "no node produces '" + t + "' in side B's model";
+      return plan;
+    }
+    nodes.insert(k);
+    if (k == l.node_b) break;
+    if (!IsQ(n->op_type) && !IsDQ(n->op_type)) {
+      plan.error = "'" + l.tensor_b + "' is not reached from node " + g.nodes()[l.node_b].name +
+                   " through quantization nodes only";
+      return plan;
+    }
+    t = n->inputs[0];
+  }
+  if (!nodes.count(l.node_b)) {
+    plan.error = "'" + l.tensor_b + "' is too far from its computing node";
+    return plan;
+  }
+  std::set<std::string> seen;
+  auto add_bound = [&](const std::string& x, bool quantized, const QuantParams& qp,
+                       const std::string& a) {
+    if (!seen.insert(x).second) return;
+    if (a.empty()) {
+      plan.error = "input '" + x + "' of the layer has no counterpart in side A";
+      return;
+    }
+    plan.bounds.push_back({x, a, quantized, qp});
+  };
+  for (const auto& x : g.nodes()[l.node_b].inputs) {
+    if (x.empty() || IsConstant(b, x)) continue;
+    int k;
+    const NodeInfo* n = ProducerOf(g, x, &k);
+    if (n != nullptr && n->op_type == "Constant") {
+      nodes.insert(k);
+      continue;
+    }
+    if (n != nullptr && IsDQ(n->op_type)) {
+      const std::string& y = n->inputs[0];
+      if (IsConstant(b, y)) {  // a quantized weight
+        nodes.insert(k);
+        continue;
+      }
+      if (float_inputs) {
+        add_bound(x, false, QuantParams(), Lookup(p.a_of_float, x));
+        continue;
+      }
+      nodes.insert(k);
+      int axis = static_cast<int>(IntAttr(b, k, "axis", 1));
+      auto qp = ReadParams(b, n->inputs[1], n->inputs.size() > 2 ? n->inputs[2] : "", axis);
+      if (!qp.ok()) {
+        plan.error = qp.status().message();
+        return plan;
+      }
+      std::string a = Lookup(p.a_of_quantized, y);
+      if (a.empty()) a = Lookup(p.a_of_float, x);
+      add_bound(y, true, *qp, a);
+      continue;
+    }
+    if (IsQuantizedTensor(b, x)) {
+      if (float_inputs) {
+        plan.error = "'" + x + "' is read quantized by a QLinear operator";
+        return plan;
+      }
+      bool has = false;
+      auto qp = ParamsOfTensor(b, x, &has);
+      if (!qp.ok() || !has) {
+        plan.error = qp.ok() ? "no quantization parameters for '" + x + "'" : qp.status().message();
+        return plan;
+      }
+      add_bound(x, true, *qp, Lookup(p.a_of_quantized, x));
+      continue;
+    }
+    add_bound(x, false, QuantParams(), Lookup(p.a_of_float, x));
+  }
+  plan.nodes.assign(nodes.begin(), nodes.end());
+  return plan;
+}
+
+struct Outcome {
+  bool ran = false;
+  std::string error;
+  Tensor out;  // B's output, real values
+  double input_sqnr_db = std::numeric_limits<double>::infinity();
+  std::string input_tensor;
+};
+
+Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPairing::Layer& l,
+                const Plan& plan, const std::unordered_map<std::string, const Tensor*>& from_a,
+                size_t* runs) {
+  Outcome o;
+  if (!plan.error.empty()) {
+    o.error = plan.error;
+    return o;
+  }
+  std::vector<Tensor> fed;  // owns quantized feeds
+  fed.reserve(plan.bounds.size());
+  SubgraphSpec spec;
+  spec.nodes = plan.nodes;
+  std::vector<std::pair<std::string, const Tensor*>> feed;
+  for (const Boundary& bd : plan.bounds) {
+    auto it = from_a.find(bd.name_a);
+    if (it == from_a.end() || it->second == nullptr || it->second->empty()) {
+      o.error = "side A did not provide '" + bd.name_a + "'";
+      return o;
+    }
+    const Tensor& a = *it->second;
+    if (bd.quantized) {
+      auto q = Quantize(a, bd.params);
+      if (!q.ok()) {
+        o.error = q.status().message();
+        return o;
+      }
+      auto back = Dequantize(*q, bd.params);
+      if (back.ok()) {
+        QuantRowMetrics m = MeasureRow(a, *back, &bd.params);
+        if (m.sqnr_db < o.input_sqnr_db) o.input_sqnr_db = m.sqnr_db, o.input_tensor = bd.name_a;
+      }
+      fed.push_back(std::move(*q));
+      feed.emplace_back(bd.name_b, &fed.back());
+    } else {
+      feed.emplace_back(bd.name_b, &a);
+    }
+    spec.inputs.push_back(bd.name_b);
+    spec.input_types.emplace_back(feed.back().second->dtype(), feed.back().second->shape());
+  }
+  spec.outputs = {l.tensor_b};
+  auto bytes = ExtractSubgraph(b, spec);
+  if (!bytes.ok()) {
+    o.error = bytes.status().message();
+    return o;
+  }
+  auto got = sb.RunOther(*bytes, b.dir(), feed, spec.outputs);
+  ++*runs;
+  if (!got.ok()) {
+    o.error = got.status().message();
+    return o;
+  }
+  Tensor out = std::move((*got)[0].tensor);
+  if (!IsFloating(out.dtype())) {
+    auto pit = p.params_b.find(l.tensor_b);
+    if (pit == p.params_b.end()) {
+      o.error = "no quantization parameters for the output '" + l.tensor_b + "'";
+      return o;
+    }
+    auto d = Dequantize(out, pit->second);
+    if (!d.ok()) {
+      o.error = d.status().message();
+      return o;
+    }
+    out = std::move(*d);
+  }
+  o.out = std::move(out);
+  o.ran = true;
+  return o;
+}
+
+std::string NodeName(const GraphIndex& g, int k) {
+  const NodeInfo& n = g.nodes()[k];
+  return n.name.empty() ? n.op_type + "#" + std::to_string(k) : n.name;
+}
+
+}  // namespace
+
+Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedTensor>& inputs,
+                     QuantReport* report) {
+  const QuantPairing& p = s.pairing;
+  if (b.model() == nullptr) {
+    report->notes.push_back("layers were not isolated: side B is not a live model");
+    return Status::Ok();
+  }
+  const Model& mb = *b.model();
+  const Model& ma = *a.model();
+  size_t n = std::min(p.layers.size(), s.options.max_layers);
+  if (n < p.layers.size()) {
+    report->notes.push_back("isolated the first " + std::to_string(n) + " of " +
+                            std::to_string(p.layers.size()) + " quantized layers");
+  }
+  std::vector<Plan> plans, float_plans;
+  std::set<std::string> want;
+  for (size_t i = 0; i < n; ++i) {
+    plans.push_back(MakePlan(mb, p, p.layers[i], false));
+    float_plans.push_back(MakePlan(mb, p, p.layers[i], true));
+    want.insert(p.layers[i].tensor_a);
+    for (const Plan* pl : {&plans.back(), &float_plans.back()}) {
+      for (const auto& bd : pl->bounds) want.insert(bd.name_a);
+    }
+  }
+  std::unordered_map<std::string, const Tensor*> from_a;
+  for (const auto& in : inputs) {
+    from_a[in.name] = &in.tensor;
+    want.erase(in.name);
+  }
+  std::set<std::string> capturable;
+  for (const auto& t : a.tensors()) capturable.insert(t.name);
+  std::vector<std::string> names;
+  for (const auto& x : want) {
+    if (capturable.count(x)) names.push_back(x);
+  }
+  std::vector<RunOutput> fetched;
+  if (!names.empty()) {
+    auto got = a.Fetch(names);
+    if (!got.ok()) {
+      report->notes.push_back("layers were not isolated: side A failed: " + got.status().message());
+      return Status::Ok();
+    }
+    fetched = std::move(*got);
+  }
+  for (const auto& o : fetched) from_a[o.name] = &o.tensor;
+  // the layer that produces each A tensor (for input-caused errors)
+  std::unordered_map<std::string, std::string> layer_of;
+  for (size_t i = 0; i < n; ++i)
+    layer_of[p.layers[i].tensor_a] = NodeName(ma.index(), p.layers[i].node_a);
+
+  const double lim = s.options.min_sqnr_db;
+  for (size_t i = 0; i < n; ++i) {
+    const QuantPairing::Layer& l = p.layers[i];
+    QuantLayer q;
+    q.node_a = NodeName(ma.index(), l.node_a);
+    q.op_type = ma.index().nodes()[l.node_a].op_type;
+    q.node_b = NodeName(mb.index(), l.node_b);
+    q.tensor_a = l.tensor_a;
+    q.tensor_b = l.tensor_b;
+    q.float_input_sqnr_db = NAN;
+    for (int k : plans[i].nodes) q.nodes_b.push_back(NodeName(mb.index(), k));
+    Outcome o = Execute(b, mb, p, l, plans[i], from_a, &report->isolation_runs);
+    auto ea = from_a.find(l.tensor_a);
+    if (o.ran && (ea == from_a.end() || ea->second == nullptr)) {
+      o.ran = false;
+      o.error = "side A did not provide '" + l.tensor_a + "'";
+    }
+    if (!o.ran) {
+      q.error = o.error;
+      report->layers.push_back(std::move(q));
+      continue;
+    }
+    q.isolated = true;
+    auto pit = p.params_b.find(l.tensor_b);
+    QuantRowMetrics m =
+        MeasureRow(*ea->second, o.out, pit == p.params_b.end() ? nullptr : &pit->second);
+    q.sqnr_db = m.sqnr_db;
+    q.max_steps = m.max_steps;
+    q.saturated = m.saturated;
+    q.input_sqnr_db = o.input_sqnr_db;
+    q.input_tensor = o.input_tensor;
+    q.input_owner = Lookup(std::map<std::string, std::string>(layer_of.begin(), layer_of.end()),
+                           o.input_tensor);
+    q.below_limit = q.sqnr_db < lim;
+    if (q.below_limit) {
+      Outcome f = Execute(b, mb, p, l, float_plans[i], from_a, &report->isolation_runs);
+      if (f.ran) {
+        q.float_input_sqnr_db = MeasureRow(*ea->second, f.out, nullptr).sqnr_db;
+        q.input_caused = q.float_input_sqnr_db >= lim;
+      } else {
+        // QLinear ops read quantized inputs only: judge by the input's own quantization error
+        q.input_caused = q.input_sqnr_db < lim;
+      }
+    }
+    report->layers.push_back(std::move(q));
+  }
+  report->isolated = true;
+  // rank: layers below the limit first, those that make their error themselves before those
+  // whose input's quantization makes it, then by isolated SQNR (worst first)
+  std::stable_sort(report->layers.begin(), report->layers.end(),
+                   [](const QuantLayer& x, const QuantLayer& y) {
+                     if (x.isolated != y.isolated) return x.isolated;
+                     if (x.below_limit != y.below_limit) return x.below_limit;
+                     if (x.input_caused != y.input_caused) return !x.input_caused;
+                     return x.sqnr_db < y.sqnr_db;
+                   });
+  std::set<std::string> listed;
+  auto list = [&](const std::string& node) {
+    if (!node.empty() && listed.insert(node).second) report->exclude.push_back(node);
+  };
+  for (const QuantLayer& q : report->layers) {
+    if (!q.below_limit) continue;
+    list(q.node_a);
+    if (q.input_caused) list(q.input_owner);
+  }
+  return Status::Ok();
+}
+
+}  // namespace onnxprobe::quant

@@ -1,0 +1,153 @@
+"""Float models and their quantized versions for test_quantization.py.
+
+Runs in the test environment that has PyPI onnxruntime (ONNXPROBE_PYENV):
+  python quant_models.py OUT_DIR KIND FORMAT PER_CHANNEL [--exclude a,b] [--outlier]
+writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx and OUT_DIR/input.npy.
+KIND: cnn (Conv/Relu/Conv/Relu/Conv/GlobalAveragePool/Gemm), mobilenet (pointwise/depthwise
+Conv + Clip + residual Add), transformer (MatMul/Add/Softmax/LayerNorm-style block).
+FORMAT: qdq or qop.
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def _init(name, arr):
+    return numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name)
+
+
+def cnn(rng, outlier):
+    nodes, inits = [], []
+    shape = [1, 3, 16, 16]
+    chans = [3, 8, 16, 16]
+    x = "input"
+    for i in range(3):
+        w = rng.standard_normal((chans[i + 1], chans[i], 3, 3)) * (1.0 / np.sqrt(9 * chans[i]))
+        b = rng.standard_normal(chans[i + 1]) * 0.1
+        if outlier and i == 1:
+            # one output channel 300x larger: per-tensor int8 crushes the others
+            w[0] *= 300.0
+        inits += [_init(f"w{i + 1}", w), _init(f"b{i + 1}", b)]
+        nodes.append(helper.make_node("Conv", [x, f"w{i + 1}", f"b{i + 1}"], [f"c{i + 1}"],
+                                      name=f"conv{i + 1}", pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Relu", [f"c{i + 1}"], [f"r{i + 1}"], name=f"relu{i + 1}"))
+        x = f"r{i + 1}"
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"))
+    inits += [_init("fcw", rng.standard_normal((10, 16)) * 0.25), _init("fcb", rng.standard_normal(10) * 0.1)]
+    nodes.append(helper.make_node("Gemm", ["flat", "fcw", "fcb"], ["logits"], name="fc", transB=1))
+    g = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    return g, shape
+
+
+def mobilenet(rng, outlier):
+    nodes, inits = [], []
+    shape = [1, 3, 16, 16]
+
+    def conv(x, out, cin, cout, k, group=1, stride=1, act=True, name=None):
+        w = rng.standard_normal((cout, cin // group, k, k)) * (1.0 / np.sqrt(k * k * cin // group))
+        inits.extend([_init(name + "_w", w), _init(name + "_b", rng.standard_normal(cout) * 0.1)])
+        p = k // 2
+        nodes.append(helper.make_node("Conv", [x, name + "_w", name + "_b"], [out if not act else name + "_o"],
+                                      name=name, pads=[p] * 4, group=group, strides=[stride] * 2))
+        if act:
+            nodes.append(helper.make_node("Clip", [name + "_o", "zero", "six"], [out], name=name + "_relu6"))
+        return out
+
+    inits += [_init("zero", np.array(0.0)), _init("six", np.array(6.0))]
+    x = conv("input", "stem", 3, 16, 3, stride=2, name="stem_conv")
+    # inverted residual: expand 1x1, depthwise 3x3, project 1x1, residual add
+    for blk in range(2):
+        e = conv(x, f"b{blk}_exp", 16, 32, 1, name=f"b{blk}_expand")
+        d = conv(e, f"b{blk}_dw", 32, 32, 3, group=32, name=f"b{blk}_depthwise")
+        p = conv(d, f"b{blk}_proj", 32, 16, 1, act=False, name=f"b{blk}_project")
+        nodes.append(helper.make_node("Add", [x, p], [f"b{blk}_add"], name=f"b{blk}_add"))
+        x = f"b{blk}_add"
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"))
+    inits += [_init("fcw", rng.standard_normal((10, 16)) * 0.25), _init("fcb", rng.standard_normal(10) * 0.1)]
+    nodes.append(helper.make_node("Gemm", ["flat", "fcw", "fcb"], ["logits"], name="fc", transB=1))
+    g = helper.make_graph(nodes, "mobilenet", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    return g, shape
+
+
+def transformer(rng, outlier):
+    t, d = 8, 16
+    shape = [1, t, d]
+    nodes, inits = [], []
+
+    def lin(x, out, din, dout, name):
+        inits.extend([_init(name + "_w", rng.standard_normal((din, dout)) / np.sqrt(din)),
+                      _init(name + "_b", rng.standard_normal(dout) * 0.1)])
+        nodes.append(helper.make_node("MatMul", [x, name + "_w"], [name + "_mm"], name=name))
+        nodes.append(helper.make_node("Add", [name + "_mm", name + "_b"], [out], name=name + "_bias"))
+        return out
+
+    q = lin("input", "q", d, d, "q_proj")
+    k = lin("input", "k", d, d, "k_proj")
+    v = lin("input", "v", d, d, "v_proj")
+    nodes.append(helper.make_node("Transpose", [k], ["kt"], name="k_t", perm=[0, 2, 1]))
+    nodes.append(helper.make_node("MatMul", [q, "kt"], ["scores"], name="qk"))
+    inits.append(_init("inv_sqrt_d", np.array(1.0 / np.sqrt(d))))
+    nodes.append(helper.make_node("Mul", ["scores", "inv_sqrt_d"], ["scaled"], name="scale"))
+    nodes.append(helper.make_node("Softmax", ["scaled"], ["attn"], name="softmax", axis=-1))
+    nodes.append(helper.make_node("MatMul", ["attn", v], ["ctx"], name="attn_v"))
+    o = lin("ctx", "o", d, d, "o_proj")
+    nodes.append(helper.make_node("Add", ["input", o], ["res1"], name="residual"))
+    h = lin("res1", "h", d, 2 * d, "fc1")
+    nodes.append(helper.make_node("Relu", [h], ["h_act"], name="fc1_relu"))
+    y = lin("h_act", "y", 2 * d, d, "fc2")
+    nodes.append(helper.make_node("Add", ["res1", y], ["out"], name="residual2"))
+    g = helper.make_graph(nodes, "transformer", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, shape)], inits)
+    return g, shape
+
+
+KINDS = {"cnn": cnn, "mobilenet": mobilenet, "transformer": transformer}
+
+
+class Reader:
+    def __init__(self, samples):
+        self.it = iter([{"input": s} for s in samples])
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("kind", choices=sorted(KINDS))
+    ap.add_argument("format", choices=["qdq", "qop"])
+    ap.add_argument("per_channel", choices=["per-tensor", "per-channel"])
+    ap.add_argument("--exclude", default="")
+    ap.add_argument("--outlier", action="store_true")
+    ap.add_argument("--name", default="quant.onnx")
+    args = ap.parse_args()
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+    os.makedirs(args.out, exist_ok=True)
+    rng = np.random.default_rng(7)
+    g, shape = KINDS[args.kind](rng, args.outlier)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="quant_models")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    fpath = os.path.join(args.out, "float.onnx")
+    onnx.save(m, fpath)
+    data_rng = np.random.default_rng(11)
+    calib = [data_rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+    np.save(os.path.join(args.out, "input.npy"), data_rng.standard_normal(shape).astype(np.float32))
+    quantize_static(fpath, os.path.join(args.out, args.name), Reader(calib),
+                    quant_format=QuantFormat.QDQ if args.format == "qdq" else QuantFormat.QOperator,
+                    per_channel=args.per_channel == "per-channel", activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax,
+                    nodes_to_exclude=[n for n in args.exclude.split(",") if n])
+
+
+if __name__ == "__main__":
+    main()
