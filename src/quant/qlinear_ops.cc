@@ -4,9 +4,9 @@ namespace onnxprobe::quant {
 
 const QLinearOp* FindQLinearOp(const std::string& op_type) {
   static const QLinearOp kOps[] = {
-      {"QLinearConv", "Conv", {0, 3, 8}, true, 6, 7},
+      {"QLinearConv", "Conv", {0, 3, 8}, true, 6, 7, 8},
       {"QLinearMatMul", "MatMul", {0, 3}, true, 6, 7},
-      {"QGemm", "Gemm", {0, 3, 6}, true, 7, 8},
+      {"QGemm", "Gemm", {0, 3, 6}, true, 7, 8, 6},
       {"QLinearAdd", "Add", {0, 3}, true, 6, 7},
       {"QLinearMul", "Mul", {0, 3}, true, 6, 7},
       {"QLinearGlobalAveragePool", "GlobalAveragePool", {0}, true, 3, 4},

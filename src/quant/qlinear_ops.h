@@ -15,6 +15,7 @@ struct QLinearOp {
   std::vector<int> slots;
   bool triples = true;
   int out_scale = -1, out_zero_point = -1;  // -1: the output is not quantized
+  int bias_slot = -1;                       // an int32 bias (scale: input x weight scales)
 };
 
 // The QOperator entry for `op_type`, or null (Concat's variadic inputs: slot 2 + 3i).

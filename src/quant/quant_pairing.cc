@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -32,23 +33,25 @@ const char* QuantFormatName(QuantFormat f) {
 }
 
 QuantFormat DetectQuantFormat(const Model& b) {
-  bool qlinear = false, qdq = false;
+  // QOperator models dequantize activations around float islands too; QDQ is recognized by
+  // a DequantizeLinear of a constant (a weight) feeding a float op, or by DequantizeLinear
+  // alone when there is no QLinear op at all.
+  bool qlinear = false, dq = false, dq_weight = false;
   const GraphIndex& g = b.index();
   for (const auto& n : g.nodes()) {
     if (quant::FindQLinearOp(n.op_type) != nullptr) qlinear = true;
-    if (!quant::IsDQ(n.op_type)) continue;
-    for (const auto& out : n.outputs) {  // a DequantizeLinear feeding a float op: QDQ
-      const TensorEntry* e = g.Find(out);
-      if (e == nullptr) continue;
-      for (int c : e->consumers) {
-        const std::string& op = g.nodes()[c].op_type;
-        if (!quant::IsQ(op) && quant::FindQLinearOp(op) == nullptr) qdq = true;
-      }
+    if (!quant::IsDQ(n.op_type) || n.inputs.empty() || n.outputs.empty()) continue;
+    dq = true;
+    if (!quant::IsConstant(b, n.inputs[0])) continue;
+    const TensorEntry* e = g.Find(n.outputs[0]);
+    for (int c : e == nullptr ? std::vector<int>() : e->consumers) {
+      const std::string& op = g.nodes()[c].op_type;
+      if (!quant::IsQ(op) && quant::FindQLinearOp(op) == nullptr) dq_weight = true;
     }
   }
-  if (qlinear && qdq) return QuantFormat::kMixed;
+  if (qlinear && dq_weight) return QuantFormat::kMixed;
   if (qlinear) return QuantFormat::kQOperator;
-  return qdq ? QuantFormat::kQdq : QuantFormat::kNone;
+  return dq ? QuantFormat::kQdq : QuantFormat::kNone;
 }
 
 namespace {
@@ -102,12 +105,30 @@ bool OpCompatible(const NodeInfo& na, const NodeInfo& nb) {
   return q != nullptr && na.op_type == q->float_op;
 }
 
+// Ops that move quantized values without changing them (QOperator models run them on int8).
+bool Transparent(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "Transpose", "Reshape", "Flatten", "Squeeze",      "Unsqueeze",    "MaxPool", "Slice",
+      "Gather",    "Split",   "Resize",  "DepthToSpace", "SpaceToDepth", "Identity"};
+  return kOps.count(op) > 0;
+}
+
+// Through ops that only move values, the node that quantized `t` (null when none did).
+const NodeInfo* QuantizingNode(const GraphIndex& g, std::string t) {
+  for (int guard = 0; guard < 64; ++guard) {
+    const NodeInfo* p = Producer(g, t);
+    if (p == nullptr) return nullptr;
+    if (IsQ(p->op_type) || p->op_type == "DynamicQuantizeLinear") return p;
+    const quant::QLinearOp* q = quant::FindQLinearOp(p->op_type);
+    if (q != nullptr) return q->out_scale >= 0 ? p : nullptr;
+    if (!Transparent(p->op_type) || p->inputs.empty()) return nullptr;
+    t = p->inputs[0];
+  }
+  return nullptr;
+}
+
 bool IsQuantizedValue(const GraphIndex& g, const std::string& t) {
-  const NodeInfo* p = Producer(g, t);
-  if (p == nullptr) return false;
-  if (IsQ(p->op_type) || p->op_type == "DynamicQuantizeLinear") return true;
-  const quant::QLinearOp* q = quant::FindQLinearOp(p->op_type);
-  return q != nullptr && q->out_scale >= 0;
+  return QuantizingNode(g, t) != nullptr;
 }
 
 // The quantization of a B tensor, when it has one: a QuantizeLinear's or DequantizeLinear's
@@ -117,6 +138,7 @@ Expected<QuantParams> ParamsOf(const Model& b, const std::string& t, bool* has) 
   const GraphIndex& g = b.index();
   const TensorEntry* e = g.Find(t);
   if (e == nullptr || e->producer < 0) return QuantParams();
+  if (const NodeInfo* qn = QuantizingNode(g, t); qn != nullptr) e = g.Find(qn->outputs[0]);
   const NodeInfo& p = g.nodes()[e->producer];
   auto read = [&](const std::string& s, const std::string& z, int axis) -> Expected<QuantParams> {
     *has = true;
@@ -173,7 +195,7 @@ Expected<WeightPair> WeightOfB(const Ctx& cx, const NodeInfo& nb, int slot) {
     return NotFound("no input");
   const std::string& x = nb.inputs[slot];
   const quant::QLinearOp* q = quant::FindQLinearOp(nb.op_type);
-  if (q != nullptr && q->triples && slot != q->slots.back()) {  // weight with scale, zp beside it
+  if (q != nullptr && q->triples && slot != q->bias_slot) {  // weight with scale, zp beside it
     w.name_b = x;
     int axis = nb.op_type == "QLinearConv" ? 0 : -1;
     OP_ASSIGN_OR_RETURN(

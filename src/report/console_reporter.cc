@@ -6,6 +6,7 @@
 
 #include "onnxprobe/format.h"
 #include "onnxprobe/report.h"
+#include "report/quant_report.h"
 
 namespace onnxprobe {
 namespace {
@@ -102,6 +103,12 @@ class ConsoleReporter : public Reporter {
                   r.only_b.size(), r.policy.global.atol,
                   r.policy.global.scale_atol ? " x scale" : "", r.policy.global.rtol,
                   JudgeByName(r.policy.judge));
+    if (report.quant.active()) {  // the tolerance does not judge these rows: say what does
+      std::string l = line;
+      l = l.substr(0, l.find("; atol")) +
+          "; judged by SQNR >= " + FormatNumber(report.quant.min_sqnr_db) + " dB\n";
+      std::snprintf(line, sizeof(line), "%s", l.c_str());
+    }
     out += line;
     if (r.bisected) {
       out += "bisection: " + std::to_string(r.bisect_rounds) + " rounds (" +
@@ -115,6 +122,7 @@ class ConsoleReporter : public Reporter {
     }
     for (const auto& note : report.notes) out += "note: " + note + "\n";
     if (!report.model_diff.empty()) out += "model diff: " + report.model_diff + "\n";
+    out += QuantConsoleSection(report.quant, 10);
     if (report.parity.ran) {
       out += "parameter parity: " + std::to_string(report.parity.by_name) + " of " +
              std::to_string(report.parity.parameters) + " PyTorch parameters checked by name, " +
@@ -122,7 +130,7 @@ class ConsoleReporter : public Reporter {
              std::to_string(report.parity.findings.size()) + " differ\n";
       for (const auto& f : report.parity.findings) out += "  " + f.message + "\n";
     }
-    out += Leading(r) + DriftLine(report) + Optimizations(report);
+    out += Leading(r, report.quant.active()) + DriftLine(report) + Optimizations(report);
     if (!report.alignment.empty()) {
       std::map<std::string, int> by;
       for (const auto& a : report.alignment) ++by[AlignMethodName(a.method)];
@@ -178,7 +186,7 @@ class ConsoleReporter : public Reporter {
 
   // What a reader needs first, PASS or FAIL: where the sides stop being bit-exact, the tensors
   // nearest their tolerance, and what a high-risk grade on a passing row means.
-  std::string Leading(const ComparisonResult& r) const {
+  std::string Leading(const ComparisonResult& r, bool quantized) const {
     std::string out;
     if (r.first_difference < 0) {
       if (!r.rows.empty()) out += "bit-exact: every compared tensor is identical on both sides\n";
@@ -202,7 +210,7 @@ class ConsoleReporter : public Reporter {
     size_t risky = 0;
     for (const auto& t : r.rows)
       risky += t.pass && t.state == RowState::kCompared && t.grade == Grade::kHighRisk;
-    if (risky > 0) {
+    if (risky > 0 && !quantized) {  // quantized rows are judged by SQNR, not atol/rtol
       out += std::to_string(risky) +
              (risky == 1 ? " passing tensor grades" : " passing tensors grade") +
              " high-risk: a grade rates the largest relative error alone "

@@ -5,6 +5,7 @@
 #include "common/file_util.h"
 #include "onnxprobe/report.h"
 #include "onnxprobe/version.h"
+#include "report/quant_report.h"
 
 namespace onnxprobe {
 namespace {
@@ -261,6 +262,10 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   }
   j.EndArray();
   j.Key("drift_unexamined").UInt(l.drift_unexamined);
+  if (report.quant.active()) {
+    j.Key("quantization");
+    QuantJson(j, report.quant);
+  }
   j.Key("only_in_a").BeginArray();
   for (const auto& n : r.only_a) j.String(n);
   j.EndArray().Key("only_in_b").BeginArray();
