@@ -37,10 +37,11 @@ void MarkRoles(const Model& model, ComparisonResult* r) {
   const GraphIndex& g = model.index();
   // the graph may be either side's: know rows by both names
   std::unordered_map<std::string, int> row_of;
-  for (size_t i = 0; i < r->rows.size(); ++i) {
-    row_of.emplace(r->rows[i].name, static_cast<int>(i));
+  // A's names first: a B name equal to another A tensor's (a quantized model's pre-Relu
+  // tensor keeps the Relu output's name) must not take that tensor's row
+  for (size_t i = 0; i < r->rows.size(); ++i) row_of.emplace(r->rows[i].name, static_cast<int>(i));
+  for (size_t i = 0; i < r->rows.size(); ++i)
     row_of.emplace(r->rows[i].name_b, static_cast<int>(i));
-  }
   std::unordered_set<std::string> tainted;
   for (const auto& node : g.nodes()) {
     bool input_tainted = false;

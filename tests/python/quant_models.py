@@ -2,7 +2,12 @@
 
 Runs in the test environment that has PyPI onnxruntime (ONNXPROBE_PYENV):
   python quant_models.py OUT_DIR KIND FORMAT PER_CHANNEL [--exclude a,b] [--outlier]
-writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx and OUT_DIR/input.npy.
+      [--reduce-range] [--scale-fault NAME=FACTOR] [--name quant.onnx]
+writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx (or --name) and OUT_DIR/input.npy;
+--scale-fault multiplies the scale initializer NAME of the quantized model by FACTOR.
+  python quant_models.py --sqnr FLOAT.onnx QUANT.onnx INPUT.npy [TENSOR_A TENSOR_B [SCALE ZP]]
+prints the SQNR (dB) of QUANT's tensor against FLOAT's (graph outputs by default), computed with
+onnxruntime's Python API and numpy (optimizations off), dequantized with SCALE/ZP when given.
 KIND: cnn (Conv/Relu/Conv/Relu/Conv/GlobalAveragePool/Gemm), mobilenet (pointwise/depthwise
 Conv + Clip + residual Add), transformer (MatMul/Add/Softmax/LayerNorm-style block).
 FORMAT: qdq or qop.
@@ -28,8 +33,12 @@ def cnn(rng, outlier):
         w = rng.standard_normal((chans[i + 1], chans[i], 3, 3)) * (1.0 / np.sqrt(9 * chans[i]))
         b = rng.standard_normal(chans[i + 1]) * 0.1
         if outlier and i == 1:
-            # one output channel 300x larger: per-tensor int8 crushes the others
-            w[0] *= 300.0
+            # an activation outlier: channel 0 of conv2's output sits near 300 while the others
+            # stay near 1, so r2's one (per-tensor) activation scale crushes them; conv3 ignores
+            # channel 0, so the float model's output does not depend on it
+            b[0] = 300.0
+        if outlier and i == 2:
+            w[:, 0] = 0.0
         inits += [_init(f"w{i + 1}", w), _init(f"b{i + 1}", b)]
         nodes.append(helper.make_node("Conv", [x, f"w{i + 1}", f"b{i + 1}"], [f"c{i + 1}"],
                                       name=f"conv{i + 1}", pads=[1, 1, 1, 1]))
@@ -119,7 +128,39 @@ class Reader:
         return next(self.it, None)
 
 
+def _run(path, names, x):
+    import onnxruntime as ort
+    m = onnx.load(path)
+    have = {o.name for o in m.graph.output}
+    for n in names:
+        if n not in have:
+            m.graph.output.append(onnx.ValueInfoProto(name=n))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in s.get_outputs()], s.run(None, {"input": x}))), m
+
+
+def sqnr(argv):
+    fpath, qpath, xpath = argv[:3]
+    x = np.load(xpath)
+    if len(argv) >= 5:
+        ta, tb = argv[3], argv[4]
+    else:
+        ta = tb = onnx.load(fpath).graph.output[0].name
+    a = _run(fpath, [ta], x)[0][ta].astype(np.float64)
+    outs, m = _run(qpath, [tb], x)
+    b = outs[tb].astype(np.float64)
+    if len(argv) >= 7:
+        inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+        b = (b - inits[argv[6]].astype(np.float64)) * inits[argv[5]].astype(np.float64)
+    print(10 * np.log10(np.sum(a * a) / np.sum((b - a) ** 2)))
+
+
 def main():
+    import sys
+    if len(sys.argv) > 1 and sys.argv[1] == "--sqnr":
+        return sqnr(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("kind", choices=sorted(KINDS))
@@ -128,6 +169,8 @@ def main():
     ap.add_argument("--exclude", default="")
     ap.add_argument("--outlier", action="store_true")
     ap.add_argument("--name", default="quant.onnx")
+    ap.add_argument("--reduce-range", action="store_true")
+    ap.add_argument("--scale-fault", default="")
     args = ap.parse_args()
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
@@ -142,11 +185,23 @@ def main():
     data_rng = np.random.default_rng(11)
     calib = [data_rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
     np.save(os.path.join(args.out, "input.npy"), data_rng.standard_normal(shape).astype(np.float32))
-    quantize_static(fpath, os.path.join(args.out, args.name), Reader(calib),
+    qpath = os.path.join(args.out, args.name)
+    quantize_static(fpath, qpath, Reader(calib), reduce_range=args.reduce_range,
                     quant_format=QuantFormat.QDQ if args.format == "qdq" else QuantFormat.QOperator,
                     per_channel=args.per_channel == "per-channel", activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax,
                     nodes_to_exclude=[n for n in args.exclude.split(",") if n])
+    if args.scale_fault:
+        name, factor = args.scale_fault.split("=")
+        q = onnx.load(qpath)
+        for i, init in enumerate(q.graph.initializer):
+            if init.name == name:
+                arr = numpy_helper.to_array(init) * np.float32(factor)
+                q.graph.initializer[i].CopyFrom(numpy_helper.from_array(arr.astype(np.float32), name))
+                break
+        else:
+            raise SystemExit(f"no initializer {name}")
+        onnx.save(q, qpath)
 
 
 if __name__ == "__main__":
