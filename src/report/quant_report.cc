@@ -63,9 +63,15 @@ std::string QuantConsoleSection(const QuantReport& q, size_t max_layers) {
       if (l.max_steps > 0) out += ", max " + FormatNumber(l.max_steps) + " steps";
       if (l.saturated > 0) out += ", " + FormatNumber(100 * l.saturated) + "% saturated";
       if (l.below_limit) {
-        out += l.input_caused ? "; BELOW LIMIT, from its input's quantization (" + l.input_tensor +
-                                    " at " + Db(l.input_sqnr_db) + ")"
-                              : "; BELOW LIMIT";
+        if (!l.input_caused) {
+          out += "; BELOW LIMIT";
+        } else if (!std::isnan(l.float_input_sqnr_db)) {
+          out += "; BELOW LIMIT from its inputs' quantization (" + Db(l.float_input_sqnr_db) +
+                 " with float inputs)";
+        } else {
+          out += "; BELOW LIMIT from its input's quantization (" + l.input_tensor + " at " +
+                 Db(l.input_sqnr_db) + ")";
+        }
       }
       out += "\n";
     }
