@@ -137,6 +137,10 @@ struct Outcome {
   Tensor out;  // B's output, real values
   double input_sqnr_db = std::numeric_limits<double>::infinity();
   std::string input_tensor;
+  // the worst input channel (axis 1) as B quantizes it: an outlier channel that sets the
+  // scale hides the channels it crushes from the whole-tensor figure
+  double input_worst_db = std::numeric_limits<double>::infinity();
+  std::string input_worst;
 };
 
 Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPairing::Layer& l,
@@ -169,6 +173,9 @@ Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPair
       if (back.ok()) {
         QuantRowMetrics m = MeasureRow(a, *back, &bd.params);
         if (m.sqnr_db < o.input_sqnr_db) o.input_sqnr_db = m.sqnr_db, o.input_tensor = bd.name_a;
+        double worst = m.sqnr_db;
+        for (double c : m.channel_sqnr_db) worst = std::min(worst, c);
+        if (worst < o.input_worst_db) o.input_worst_db = worst, o.input_worst = bd.name_a;
       }
       fed.push_back(std::move(*q));
       feed.emplace_back(bd.name_b, &fed.back());
@@ -297,8 +304,7 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
     q.saturated = m.saturated;
     q.input_sqnr_db = o.input_sqnr_db;
     q.input_tensor = o.input_tensor;
-    q.input_owner = Lookup(std::map<std::string, std::string>(layer_of.begin(), layer_of.end()),
-                           o.input_tensor);
+    q.input_owner = layer_of.count(o.input_tensor) ? layer_of[o.input_tensor] : "";
     q.below_limit = q.sqnr_db < lim;
     if (q.below_limit) {
       // with B's optimizations on, float inputs would also change the kernel that runs (no
@@ -311,8 +317,13 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
         q.float_input_sqnr_db = MeasureRow(*ea->second, f.out, nullptr).sqnr_db;
         q.input_caused = q.float_input_sqnr_db >= lim;
       } else {
-        // QLinear ops read quantized inputs only: judge by the input's own quantization error
-        q.input_caused = q.input_sqnr_db < lim;
+        // QLinear ops read quantized inputs only (and an optimized B fuses what it can): judge
+        // by the input's own quantization error, channel by channel
+        q.input_caused = o.input_worst_db < lim;
+        if (q.input_caused) {
+          q.input_tensor = o.input_worst;
+          q.input_owner = layer_of.count(o.input_worst) ? layer_of[o.input_worst] : "";
+        }
       }
     }
     report->layers.push_back(std::move(q));

@@ -7,7 +7,8 @@ writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx (or --name) and OUT_DIR/input.npy;
 --scale-fault multiplies the scale initializer NAME of the quantized model by FACTOR.
   python quant_models.py --sqnr FLOAT.onnx QUANT.onnx INPUT.npy [TENSOR_A TENSOR_B [SCALE ZP]]
 prints the SQNR (dB) of QUANT's tensor against FLOAT's (graph outputs by default), computed with
-onnxruntime's Python API and numpy (optimizations off), dequantized with SCALE/ZP when given.
+onnxruntime's Python API and numpy (optimizations off; QUANT's on with QUANT_MODELS_OPT=all),
+dequantized with SCALE/ZP when given.
 KIND: cnn (Conv/Relu/Conv/Relu/Conv/GlobalAveragePool/Gemm), mobilenet (pointwise/depthwise
 Conv + Clip + residual Add), transformer (MatMul/Add/Softmax/LayerNorm-style block).
 FORMAT: qdq or qop.
@@ -128,7 +129,7 @@ class Reader:
         return next(self.it, None)
 
 
-def _run(path, names, x):
+def _run(path, names, x, opt="disabled"):
     import onnxruntime as ort
     m = onnx.load(path)
     have = {o.name for o in m.graph.output}
@@ -136,7 +137,8 @@ def _run(path, names, x):
         if n not in have:
             m.graph.output.append(onnx.ValueInfoProto(name=n))
     so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if opt == "all"
+                                   else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return dict(zip([o.name for o in s.get_outputs()], s.run(None, {"input": x}))), m
 
@@ -149,7 +151,8 @@ def sqnr(argv):
     else:
         ta = tb = onnx.load(fpath).graph.output[0].name
     a = _run(fpath, [ta], x)[0][ta].astype(np.float64)
-    outs, m = _run(qpath, [tb], x)
+    # QUANT_MODELS_OPT=all: the quantized model with onnxruntime's optimizations (fused kernels)
+    outs, m = _run(qpath, [tb], x, os.environ.get("QUANT_MODELS_OPT", "disabled"))
     b = outs[tb].astype(np.float64)
     if len(argv) >= 7:
         inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
