@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -46,6 +47,7 @@ struct CompareCli {
   bool explain = false;
   bool isolate_runtime = false;
   bool fixed_tolerance = false;
+  QuantOptions quant;
 };
 
 class CompareCommand : public Command {
@@ -133,6 +135,26 @@ class CompareCommand : public Command {
     sink.Add({"--max-memory", "SIZE", "both sides' tensors alive at once (e.g. 1G)"},
              [&o](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(o.job.max_memory, ParseBytes(v));
+               return Status::Ok();
+             });
+    sink.Section("float A vs quantized B (QDQ or QOperator; docs/quantization.md)");
+    sink.Add({"--quant", "MODE",
+              "auto (default): when A is float and B quantized, pair by structure, judge by "
+              "SQNR and isolate each quantized layer; off: compare as any two models"},
+             [&o](const std::string& v) -> Status {
+               if (v != "auto" && v != "off")
+                 return InvalidArgument("--quant takes auto or off, not '" + v + "'");
+               o.quant.mode = v == "off" ? QuantMode::kOff : QuantMode::kAuto;
+               return Status::Ok();
+             });
+    sink.Add({"--quant-min-sqnr", "DB",
+              "a quantized tensor passes at this SQNR or above (default 20 dB)"},
+             [&o](const std::string& v) -> Status {
+               char* end = nullptr;
+               double d = std::strtod(v.c_str(), &end);
+               if (end == v.c_str() || *end != '\0' || !std::isfinite(d))
+                 return InvalidArgument("--quant-min-sqnr takes a number of dB, not '" + v + "'");
+               o.quant.min_sqnr_db = d;
                return Status::Ok();
              });
     sink.Section("localization (side B live)");
@@ -361,6 +383,8 @@ class CompareCommand : public Command {
     req.bisect_per_run = o.bisect;
     req.localize = o.isolate;
     req.localize_options = o.localize;
+    req.quant = o.quant;
+    req.quant.isolate = o.isolate;
     ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
     auto started = std::chrono::steady_clock::now();
     const auto t0 = started;
