@@ -295,18 +295,20 @@ int MatchNode(Ctx& cx, int ia) {
 bool Foldable(const NodeInfo& n) { return n.op_type == "Relu" || n.op_type == "Clip"; }
 
 // B tensor that represents A's tensor `t` (value `v`), "" when none can be captured.
-std::string Representative(Ctx& cx, const std::string& t, const std::string& v) {
+// `hidden`: B tensors the comparison cannot capture (the isolation, which runs B's nodes in a
+// model of their own, can: it passes an empty set).
+std::string Representative(Ctx& cx, const std::string& t, const std::string& v,
+                           const std::set<std::string>& hidden) {
   std::vector<std::string> dq, q;
   Carriers(cx.gb, v, &dq, &q);
   auto pick = [&](const std::vector<std::string>& xs) -> std::string {
     for (const auto& x : xs) {
-      if (!cx.hidden_b.count(x)) return x;
+      if (!hidden.count(x)) return x;
     }
     return "";
   };
   bool v_quantized = IsQuantizedValue(cx.gb, v);
-  bool v_capturable =
-      cx.gb.Find(v) != nullptr && Producer(cx.gb, v) != nullptr && !cx.hidden_b.count(v);
+  bool v_capturable = cx.gb.Find(v) != nullptr && Producer(cx.gb, v) != nullptr && !hidden.count(v);
   if (cx.folded_into.count(t)) {  // its Relu/Clip was folded: only the unclipped value pairs
     return v_quantized || !v_capturable ? "" : v;
   }
@@ -371,6 +373,7 @@ Expected<QuantPairing> PairQuantized(const Model& a, const Model& b,
       }
     }
   }
+  std::map<std::string, std::string> full_rep;  // what the isolation reads (nothing hidden)
   // representatives, in A's topological order (a fold's output overrides its input's claim on
   // the quantized carriers: those hold clipped values)
   std::unordered_map<std::string, std::string> produced_by_layer;
@@ -389,19 +392,29 @@ Expected<QuantPairing> PairQuantized(const Model& a, const Model& b,
     }
     if (!IsQuantizedValue(cx.gb, v) && !out.a_of_float.count(v)) out.a_of_float[v] = t.name;
     if (t.kind == TensorKind::kGraphInput) continue;
-    std::string r = Representative(cx, t.name, v);
+    auto note_params = [&](const std::string& r) -> Status {
+      bool has = false;
+      OP_ASSIGN_OR_RETURN(QuantParams p, ParamsOf(b, r, &has));
+      if (has) {
+        if (IsQuantizedValue(cx.gb, r)) out.dequantize_b.insert(r);
+        out.params_b[r] = std::move(p);
+      }
+      return Status::Ok();
+    };
+    static const std::set<std::string> kNothingHidden;
+    std::string full = Representative(cx, t.name, v, kNothingHidden);
+    if (!full.empty()) {
+      full_rep[t.name] = full;
+      OP_RETURN_IF_ERROR(note_params(full));
+    }
+    std::string r = Representative(cx, t.name, v, cx.hidden_b);
     if (r.empty()) {
       if (pre_fold) out.folded.push_back(t.name);
       continue;
     }
     out.rename[t.name] = r;
     if (r == t.name || r.rfind(t.name + "_", 0) == 0) ++out.by_name_hint;
-    bool has = false;
-    OP_ASSIGN_OR_RETURN(QuantParams p, ParamsOf(b, r, &has));
-    if (has) {
-      if (IsQuantizedValue(cx.gb, r)) out.dequantize_b.insert(r);
-      out.params_b[r] = std::move(p);
-    }
+    OP_RETURN_IF_ERROR(note_params(r));
   }
   // layers: matched nodes that compute on quantized values
   std::unordered_map<std::string, std::string> fold_of;  // A pre-fold tensor -> fold output
@@ -417,8 +430,8 @@ Expected<QuantPairing> PairQuantized(const Model& a, const Model& b,
     if (!quantized || na.outputs.empty()) continue;
     std::string ta = na.outputs[0];
     while (fold_of.count(ta)) ta = fold_of[ta];  // Conv -> Relu folded: the layer ends there
-    auto r = out.rename.find(ta);
-    if (r == out.rename.end()) continue;
+    auto r = full_rep.find(ta);
+    if (r == full_rep.end()) continue;
     out.layers.push_back({ia, ib, ta, r->second});
     for (size_t i = 0; i < na.inputs.size(); ++i) {
       if (na.inputs[i].empty() || IsActivation(cx, na.inputs[i])) continue;
