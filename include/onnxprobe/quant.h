@@ -107,6 +107,9 @@ struct QuantOptions {
   double min_sqnr_db = kDefaultQuantMinSqnrDb;
   bool isolate = true;      // run each quantized layer alone (needs a live side B)
   size_t max_layers = 512;  // isolate at most this many layers
+  // Side A's tensors held at once while isolating (bytes; 0: no limit): layers are isolated in
+  // batches, one run of side A each. The engine sets it from the comparison's memory budget.
+  uint64_t max_memory = 0;
 };
 
 // The structural pairing of a float model A with its quantized version B, as the engine uses

@@ -20,6 +20,7 @@ Expected<std::shared_ptr<QuantSession>> Attach(Side& a, Side& b, const QuantOpti
   auto s = std::make_shared<QuantSession>();
   s->pairing = std::move(p);
   s->options = options;
+  if (s->options.max_memory == 0) s->options.max_memory = job->max_memory;
   for (const auto& [x, y] : s->pairing.rename) job->rename.emplace(x, y);  // explicit entries win
   job->rename_only = true;
   QuantSession* sp = s.get();

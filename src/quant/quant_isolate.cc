@@ -238,43 +238,81 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
                             std::to_string(p.layers.size()) + " quantized layers");
   }
   std::vector<Plan> plans, float_plans;
-  std::set<std::string> want;
+  std::vector<std::set<std::string>> needs(n);  // A tensors each layer reads
   for (size_t i = 0; i < n; ++i) {
     plans.push_back(MakePlan(mb, p, p.layers[i], false));
     float_plans.push_back(MakePlan(mb, p, p.layers[i], true));
-    want.insert(p.layers[i].tensor_a);
+    needs[i].insert(p.layers[i].tensor_a);
     for (const Plan* pl : {&plans.back(), &float_plans.back()}) {
-      for (const auto& bd : pl->bounds) want.insert(bd.name_a);
+      for (const auto& bd : pl->bounds) needs[i].insert(bd.name_a);
     }
   }
-  std::unordered_map<std::string, const Tensor*> from_a;
-  for (const auto& in : inputs) {
-    from_a[in.name] = &in.tensor;
-    want.erase(in.name);
+  std::unordered_map<std::string, const Tensor*> shared;
+  for (const auto& in : inputs) shared[in.name] = &in.tensor;
+  std::unordered_map<std::string, uint64_t> bytes;  // capturable A tensors and their size
+  uint64_t known_max = 0;
+  for (const auto& t : a.tensors()) {
+    bytes[t.name] = t.est_bytes;
+    known_max = std::max(known_max, t.est_bytes);
   }
-  std::set<std::string> capturable;
-  for (const auto& t : a.tensors()) capturable.insert(t.name);
-  std::vector<std::string> names;
-  for (const auto& x : want) {
-    if (capturable.count(x)) names.push_back(x);
-  }
-  std::vector<RunOutput> fetched;
-  if (!names.empty()) {
-    auto got = a.Fetch(names);
-    if (!got.ok()) {
-      report->notes.push_back("layers were not isolated: side A failed: " + got.status().message());
-      return Status::Ok();
+  // batches of consecutive layers whose A tensors fit the memory budget (one run of A each)
+  std::vector<std::pair<size_t, size_t>> batches;
+  {
+    std::set<std::string> in_batch;
+    uint64_t used = 0;
+    size_t begin = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t add = 0;
+      for (const auto& x : needs[i]) {
+        auto it = bytes.find(x);
+        if (it != bytes.end() && !in_batch.count(x)) add += it->second ? it->second : known_max;
+      }
+      if (s.options.max_memory > 0 && i > begin && used + add > s.options.max_memory) {
+        batches.emplace_back(begin, i);
+        begin = i, used = 0;
+        in_batch.clear();
+        add = 0;
+        for (const auto& x : needs[i])
+          add += bytes.count(x) ? (bytes[x] ? bytes[x] : known_max) : 0;
+      }
+      used += add;
+      in_batch.insert(needs[i].begin(), needs[i].end());
     }
-    fetched = std::move(*got);
+    if (begin < n) batches.emplace_back(begin, n);
   }
-  for (const auto& o : fetched) from_a[o.name] = &o.tensor;
   // the layer that produces each A tensor (for input-caused errors)
   std::unordered_map<std::string, std::string> layer_of;
   for (size_t i = 0; i < n; ++i)
     layer_of[p.layers[i].tensor_a] = NodeName(ma.index(), p.layers[i].node_a);
 
+  std::unordered_map<std::string, const Tensor*> from_a;
+  std::vector<RunOutput> fetched;
+  size_t batch = 0;
   const double lim = s.options.min_sqnr_db;
   for (size_t i = 0; i < n; ++i) {
+    if (batch < batches.size() && i == batches[batch].first) {  // fetch this batch's A tensors
+      from_a = shared;
+      fetched.clear();
+      std::set<std::string> want;
+      for (size_t k = batches[batch].first; k < batches[batch].second; ++k) {
+        for (const auto& x : needs[k]) {
+          if (bytes.count(x) && !shared.count(x)) want.insert(x);
+        }
+      }
+      ++batch;
+      if (!want.empty()) {
+        auto got = a.Fetch(std::vector<std::string>(want.begin(), want.end()));
+        if (!got.ok()) {
+          report->notes.push_back("layers were not isolated: side A failed: " +
+                                  got.status().message());
+          report->layers.clear();
+          report->exclude.clear();
+          return Status::Ok();
+        }
+        fetched = std::move(*got);
+      }
+      for (const auto& o : fetched) from_a[o.name] = &o.tensor;
+    }
     const QuantPairing::Layer& l = p.layers[i];
     QuantLayer q;
     q.node_a = NodeName(ma.index(), l.node_a);
