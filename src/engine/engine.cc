@@ -248,6 +248,7 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
                 (req.localize_options.drift && r.first_difference >= 0 && sb.model() != nullptr);
   if (quantized) {  // quantized layers are isolated their own way
     OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));
+    quant::SettleRoles(report.quant, &r);
   } else if (req.localize && !r.aborted && wanted) {
     OP_ASSIGN_OR_RETURN(report.localization,
                         Localize(sa, sb, inputs, job, req.localize_options, r));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "onnxprobe/localize.h"
 #include "quant/quant_metrics.h"
 
 namespace onnxprobe::quant {
@@ -78,6 +79,20 @@ Expected<QuantReport> Finish(QuantSession& s, Side& a, Side& b,
     l.accumulated_sqnr_db = it == s.by_a.end() ? NAN : it->second.sqnr_db;
   }
   return rep;
+}
+
+void SettleRoles(const QuantReport& q, ComparisonResult* r) {
+  LocalizeResult settled;
+  for (const QuantLayer& l : q.layers) {
+    if (!l.isolated) continue;
+    for (size_t i = 0; i < r->rows.size(); ++i) {
+      const TensorResult& row = r->rows[i];
+      if (row.pass || (row.name != l.tensor_a && row.node != l.node_a)) continue;
+      settled.settled.emplace_back(static_cast<int>(i),
+                                   l.below_limit ? Role::kIntroduced : Role::kInherited);
+    }
+  }
+  if (!settled.settled.empty()) ApplyRoles(settled, r);
 }
 
 }  // namespace onnxprobe::quant

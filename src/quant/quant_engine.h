@@ -30,6 +30,10 @@ Expected<std::shared_ptr<QuantSession>> Attach(Side& a, Side& b, const QuantOpti
 Expected<QuantReport> Finish(QuantSession& s, Side& a, Side& b,
                              const std::vector<NamedTensor>& inputs, const ComparisonResult& r);
 
+// Failing rows of isolated layers: introduced when the layer is below the limit alone,
+// inherited otherwise (the frontier is recomputed).
+void SettleRoles(const QuantReport& q, ComparisonResult* r);
+
 // Isolates the pairing's layers (quant_isolate.cc) into report->layers.
 Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedTensor>& inputs,
                      QuantReport* report);

@@ -2,9 +2,10 @@
 
 Runs in the test environment that has PyPI onnxruntime (ONNXPROBE_PYENV):
   python quant_models.py OUT_DIR KIND FORMAT PER_CHANNEL [--exclude a,b] [--outlier]
-      [--reduce-range] [--scale-fault NAME=FACTOR] [--name quant.onnx]
+      [--reduce-range] [--scale-fault NAME=FACTOR] [--zp-fault NAME=DELTA] [--name quant.onnx]
 writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx (or --name) and OUT_DIR/input.npy;
---scale-fault multiplies the scale initializer NAME of the quantized model by FACTOR.
+--scale-fault multiplies the scale initializer NAME of the quantized model by FACTOR;
+--zp-fault adds DELTA to every value of the zero point initializer NAME (saturated to its type).
   python quant_models.py --sqnr FLOAT.onnx QUANT.onnx INPUT.npy [TENSOR_A TENSOR_B [SCALE ZP]]
 prints the SQNR (dB) of QUANT's tensor against FLOAT's (graph outputs by default), computed with
 onnxruntime's Python API and numpy (optimizations off; QUANT's on with QUANT_MODELS_OPT=all),
@@ -174,6 +175,7 @@ def main():
     ap.add_argument("--name", default="quant.onnx")
     ap.add_argument("--reduce-range", action="store_true")
     ap.add_argument("--scale-fault", default="")
+    ap.add_argument("--zp-fault", default="")
     args = ap.parse_args()
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
@@ -194,13 +196,17 @@ def main():
                     per_channel=args.per_channel == "per-channel", activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax,
                     nodes_to_exclude=[n for n in args.exclude.split(",") if n])
-    if args.scale_fault:
-        name, factor = args.scale_fault.split("=")
+    for spec, edit in ((args.scale_fault, lambda a, v: (a * np.float32(v)).astype(a.dtype)),
+                       (args.zp_fault, lambda a, v: np.clip(a.astype(np.int64) + int(v), np.iinfo(a.dtype).min,
+                                                            np.iinfo(a.dtype).max).astype(a.dtype))):
+        if not spec:
+            continue
+        name, value = spec.split("=")
         q = onnx.load(qpath)
         for i, init in enumerate(q.graph.initializer):
             if init.name == name:
-                arr = numpy_helper.to_array(init) * np.float32(factor)
-                q.graph.initializer[i].CopyFrom(numpy_helper.from_array(arr.astype(np.float32), name))
+                arr = edit(numpy_helper.to_array(init), value)
+                q.graph.initializer[i].CopyFrom(numpy_helper.from_array(arr, name))
                 break
         else:
             raise SystemExit(f"no initializer {name}")

@@ -173,6 +173,26 @@ def test_a_layer_with_a_bad_scale_is_named_first(onnxprobe, tmp_path, fmt, scale
     assert ref_sqnr(d, quant="excl.onnx") >= LIMIT
 
 
+def test_a_weight_with_a_wrong_zero_point_is_named_first(onnxprobe, tmp_path):
+    # w2's zero points shifted by 40: conv2 computes with wrong weights
+    d = make(tmp_path, "cnn", "qdq", "per-channel", "--zp-fault", "w2_zero_point=40")
+    assert ref_sqnr(d) < LIMIT
+    r, rep = compare(onnxprobe, d)
+    assert r.returncode == 1
+    q = rep["quantization"]
+    assert q["layers"][0]["node"] == "conv2" and not q["layers"][0]["input_caused"]
+    assert q["exclude"][0] == "conv2"
+    w2 = next(w for w in q["weights"] if w["name"] == "w2")
+    total, per_channel = dequantized_weight_sqnr(d, "w2", 0)
+    assert total < LIMIT
+    assert w2["sqnr_db"] == pytest.approx(total, abs=0.01)
+    assert w2["channel_sqnr_db"] == pytest.approx(per_channel, abs=0.01)
+    # the rows of conv2's layer introduce the error; what follows inherits it
+    roles = {t["name"]: t["role"] for t in rep["tensors"]}
+    assert roles["r2"] == "introduced"
+    assert roles["r3"] == "inherited"
+
+
 @pytest.mark.parametrize("fmt", ["qdq", "qop"])
 def test_the_exclusion_list_restores_an_activation_outlier(onnxprobe, tmp_path, fmt):
     # r2's channel 0 sits near 300, the others near 1: r2's activation scale crushes them and
