@@ -85,11 +85,13 @@ void SettleRoles(const QuantReport& q, ComparisonResult* r) {
   LocalizeResult settled;
   for (const QuantLayer& l : q.layers) {
     if (!l.isolated) continue;
+    bool first = true;  // a layer's first failing row introduces (Conv, then its folded Relu)
     for (size_t i = 0; i < r->rows.size(); ++i) {
       const TensorResult& row = r->rows[i];
       if (row.pass || (row.name != l.tensor_a && row.node != l.node_a)) continue;
       settled.settled.emplace_back(static_cast<int>(i),
-                                   l.below_limit ? Role::kIntroduced : Role::kInherited);
+                                   l.below_limit && first ? Role::kIntroduced : Role::kInherited);
+      first = false;
     }
   }
   if (!settled.settled.empty()) ApplyRoles(settled, r);
