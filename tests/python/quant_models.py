@@ -5,7 +5,9 @@ Runs in the test environment that has PyPI onnxruntime (ONNXPROBE_PYENV):
       [--reduce-range] [--scale-fault NAME=FACTOR] [--zp-fault NAME=DELTA] [--name quant.onnx]
 writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx (or --name) and OUT_DIR/input.npy;
 --scale-fault multiplies the scale initializer NAME of the quantized model by FACTOR;
---zp-fault adds DELTA to every value of the zero point initializer NAME (saturated to its type).
+--zp-fault adds DELTA to every value of the zero point initializer NAME (saturated to its type);
+--anonymize renames every node and every tensor but the graph's inputs and outputs of the
+quantized model (t0, t1, ...; n0, n1, ...): no name left to pair by.
   python quant_models.py --sqnr FLOAT.onnx QUANT.onnx INPUT.npy [TENSOR_A TENSOR_B [SCALE ZP]]
 prints the SQNR (dB) of QUANT's tensor against FLOAT's (graph outputs by default), computed with
 onnxruntime's Python API and numpy (optimizations off; QUANT's on with QUANT_MODELS_OPT=all),
@@ -176,6 +178,7 @@ def main():
     ap.add_argument("--reduce-range", action="store_true")
     ap.add_argument("--scale-fault", default="")
     ap.add_argument("--zp-fault", default="")
+    ap.add_argument("--anonymize", action="store_true")
     args = ap.parse_args()
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
@@ -210,6 +213,26 @@ def main():
                 break
         else:
             raise SystemExit(f"no initializer {name}")
+        onnx.save(q, qpath)
+    if args.anonymize:
+        q = onnx.load(qpath)
+        keep = {i.name for i in q.graph.input} | {o.name for o in q.graph.output}
+        names = {}
+
+        def rename(n):
+            if not n or n in keep:
+                return n
+            return names.setdefault(n, f"t{len(names)}")
+
+        for init in q.graph.initializer:
+            init.name = rename(init.name)
+        for k, node in enumerate(q.graph.node):
+            node.name = f"n{k}"
+            for i, x in enumerate(node.input):
+                node.input[i] = rename(x)
+            for i, x in enumerate(node.output):
+                node.output[i] = rename(x)
+        del q.graph.value_info[:]
         onnx.save(q, qpath)
 
 

@@ -113,6 +113,23 @@ def test_qdq_relu_output_pairs_with_the_tensor_after_the_folded_quantization(onn
     assert ref_sqnr(d, ta="r1", tb="r1") < 5
 
 
+@pytest.mark.parametrize("fmt", ["qdq", "qop"])
+def test_pairing_needs_no_names(onnxprobe, tmp_path, fmt):
+    # the same quantized model with every node and tensor renamed t0, t1, ...: the pairing, the
+    # figures and the exclusion list do not change
+    d = make(tmp_path, "cnn", fmt, "per-channel", "--outlier")
+    make(d, "cnn", fmt, "per-channel", "--outlier", "--anonymize", "--name", "anon.onnx")
+    assert not {n.name for n in onnx.load(str(d / "anon.onnx")).graph.node} & {"conv1", "conv2", "conv3"}
+    _, named = compare(onnxprobe, d)
+    _, anon = compare(onnxprobe, d, quant="anon.onnx")
+    # only the graph output keeps its name
+    assert anon["quantization"]["paired_by_name_hint"] == 1
+    assert named["quantization"]["paired_by_name_hint"] > 1
+    sq = lambda rep: {rep["tensors"][t["index"]]["name"]: round(t["sqnr_db"], 6) for t in rep["quantization"]["tensors"]}
+    assert sq(anon) == sq(named)
+    assert anon["quantization"]["exclude"] == named["quantization"]["exclude"] == ["conv3", "conv2"]
+
+
 def test_qoperator_outputs_are_dequantized_with_their_node_scale(onnxprobe, tmp_path):
     d = make(tmp_path, "cnn", "qop", "per-channel")
     r, rep = compare(onnxprobe, d)
