@@ -236,7 +236,7 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     if (req.bisect_per_run == 0) job.noise_headroom = req.framework_noise_headroom;
   }
 
-  OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job));
+  OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job, &report.notes));
 
   auto compared = req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
                                          : RunComparison(sa, sb, job, req.on_row);

@@ -9,7 +9,7 @@
 namespace onnxprobe::quant {
 
 Expected<std::shared_ptr<QuantSession>> Attach(Side& a, Side& b, const QuantOptions& options,
-                                               CompareJob* job) {
+                                               CompareJob* job, std::vector<std::string>* notes) {
   if (options.mode == QuantMode::kOff || a.model() == nullptr || b.model() == nullptr)
     return std::shared_ptr<QuantSession>();
   if (a.info().kind == SideKind::kTorchCapture) return std::shared_ptr<QuantSession>();
@@ -17,7 +17,13 @@ Expected<std::shared_ptr<QuantSession>> Attach(Side& a, Side& b, const QuantOpti
       DetectQuantFormat(*b.model()) == QuantFormat::kNone)
     return std::shared_ptr<QuantSession>();
   std::set<std::string> hidden(b.hidden().begin(), b.hidden().end());
-  OP_ASSIGN_OR_RETURN(QuantPairing p, PairQuantized(*a.model(), *b.model(), hidden));
+  auto paired = PairQuantized(*a.model(), *b.model(), hidden);
+  if (!paired.ok() && paired.status().code() == ErrorCode::kInvalidArgument) {
+    notes->push_back("side B is quantized but does not pair with side A by structure (" +
+                     paired.status().message() + "): tensors are paired by name");
+    return std::shared_ptr<QuantSession>();
+  }
+  OP_ASSIGN_OR_RETURN(QuantPairing p, std::move(paired));
   auto s = std::make_shared<QuantSession>();
   s->pairing = std::move(p);
   s->options = options;

@@ -21,10 +21,12 @@ struct QuantSession {
   std::map<std::string, QuantRowMetrics> by_a;  // figures of each compared row, by A's name
 };
 
-// Null when the comparison is not float-vs-quantized (or options say off). Explicit entries of
-// job->rename win over the structural pairing.
+// Null when the comparison is not float-vs-quantized (or options say off), or when nothing of A
+// pairs with B through its quantization (then `notes` says so and the comparison goes on by
+// name). Explicit entries of job->rename win over the structural pairing. Fails when B's
+// quantization parameters cannot be read.
 Expected<std::shared_ptr<QuantSession>> Attach(Side& a, Side& b, const QuantOptions& options,
-                                               CompareJob* job);
+                                               CompareJob* job, std::vector<std::string>* notes);
 
 // The quantization report of a finished comparison. Isolation problems are recorded per layer.
 Expected<QuantReport> Finish(QuantSession& s, Side& a, Side& b,

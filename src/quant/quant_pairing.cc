@@ -274,20 +274,27 @@ int MatchNode(Ctx& cx, int ia) {
     }
     if (ok && std::find(cands.begin(), cands.end(), nb) == cands.end()) cands.push_back(nb);
   }
-  if (cands.size() <= 1) return cands.empty() ? -1 : cands[0];
-  // several B nodes read the same values: the one whose weights are closest to A's
+  // the weights decide: a B node whose weight has another shape is not this node; among the
+  // rest, the one whose weights are closest to A's (three MatMuls reading one input)
   int best = -1;
   double best_d = std::numeric_limits<double>::infinity();
   for (int nb : cands) {
+    const NodeInfo& n = cx.gb.nodes()[nb];
     double d = 0;
-    for (size_t i = 0; i < na.inputs.size(); ++i) {
+    bool fits = true;
+    for (size_t i = 0; i < na.inputs.size() && fits; ++i) {
       if (na.inputs[i].empty() || IsActivation(cx, na.inputs[i])) continue;
       auto wa = quant::ConstantTensor(cx.a, na.inputs[i]);
-      auto wb = WeightOfB(cx, cx.gb.nodes()[nb], SlotB(cx.gb.nodes()[nb], static_cast<int>(i)));
-      d += wa.ok() && wb.ok() ? WeightDistance(*wa, wb->value_b)
-                              : std::numeric_limits<double>::infinity();
+      auto wb = WeightOfB(cx, n, SlotB(n, static_cast<int>(i)));
+      if (!wa.ok() || !wb.ok()) continue;  // unreadable here: neither for nor against
+      if (wa->num_elements() != wb->value_b.num_elements()) {
+        fits = false;
+        continue;
+      }
+      // an int32 bias held raw (QLinearConv, QGemm) is not on A's scale: its shape only
+      if (wb->quantized || IsFloating(wb->value_b.dtype())) d += WeightDistance(*wa, wb->value_b);
     }
-    if (best < 0 || d < best_d) best = nb, best_d = d;
+    if (fits && (best < 0 || d < best_d)) best = nb, best_d = d;
   }
   return best;
 }
