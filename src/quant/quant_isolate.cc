@@ -95,6 +95,13 @@ Plan MakePlan(const Model& b, const QuantPairing& p, const QuantPairing::Layer& 
         nodes.insert(k);
         continue;
       }
+      int kq;
+      const NodeInfo* q = ProducerOf(g, y, &kq);
+      if (q != nullptr && IsQ(q->op_type) && IsConstant(b, q->inputs[0])) {
+        nodes.insert(k);  // a float weight quantized in the graph (fake-quantized exports)
+        nodes.insert(kq);
+        continue;
+      }
       if (float_inputs) {
         add_bound(x, false, QuantParams(), Lookup(p.a_of_float, x));
         continue;

@@ -206,6 +206,10 @@ Expected<WeightPair> WeightOfB(const Ctx& cx, const NodeInfo& nb, int slot) {
     w.quantized = true;
   } else if (const NodeInfo* p = Producer(cx.gb, x); p != nullptr && IsDQ(p->op_type)) {
     w.name_b = p->inputs[0];
+    // a float weight quantized in the graph (fake-quantized exports): the float initializer
+    if (const NodeInfo* q = Producer(cx.gb, w.name_b);
+        q != nullptr && IsQ(q->op_type) && quant::IsConstant(cx.b, q->inputs[0]))
+      w.name_b = q->inputs[0];
     const TensorEntry* e = cx.gb.Find(x);
     int axis = static_cast<int>(quant::IntAttr(cx.b, e->producer, "axis", 1));
     OP_ASSIGN_OR_RETURN(
@@ -226,7 +230,10 @@ Expected<WeightPair> WeightOfB(const Ctx& cx, const NodeInfo& nb, int slot) {
       }
     }
   }
-  if (w.quantized) {
+  if (w.quantized && IsFloating(raw.dtype())) {  // quantized in the graph: as B does
+    OP_ASSIGN_OR_RETURN(Tensor q, Quantize(raw, w.params));
+    OP_ASSIGN_OR_RETURN(w.value_b, Dequantize(q, w.params));
+  } else if (w.quantized) {
     OP_ASSIGN_OR_RETURN(w.value_b, Dequantize(raw, w.params));
   } else {
     w.value_b = std::move(raw);
@@ -477,6 +484,9 @@ Status MeasureWeights(const Model& a, const Model& b, std::vector<QuantWeight>* 
                           w.axis));
     p.axis = w.axis;
     OP_ASSIGN_OR_RETURN(Tensor q, quant::ConstantTensor(b, w.name_b));
+    if (IsFloating(q.dtype())) {  // a float weight B quantizes in the graph
+      OP_ASSIGN_OR_RETURN(q, Quantize(q, p));
+    }
     OP_ASSIGN_OR_RETURN(Tensor fb, Dequantize(q, p));
     if (fa.shape() != fb.shape()) continue;
     const Shape& s = fa.shape();

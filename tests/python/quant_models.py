@@ -7,7 +7,10 @@ writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx (or --name) and OUT_DIR/input.npy;
 --scale-fault multiplies the scale initializer NAME of the quantized model by FACTOR;
 --zp-fault adds DELTA to every value of the zero point initializer NAME (saturated to its type);
 --anonymize renames every node and every tensor but the graph's inputs and outputs of the
-quantized model (t0, t1, ...; n0, n1, ...): no name left to pair by.
+quantized model (t0, t1, ...; n0, n1, ...): no name left to pair by;
+--float-weights (QDQ) stores each quantized weight as its dequantized float values quantized in
+the graph (QuantizeLinear -> DequantizeLinear), as fake-quantized exports from other producers
+do; the model computes the same values.
   python quant_models.py --sqnr FLOAT.onnx QUANT.onnx INPUT.npy [TENSOR_A TENSOR_B [SCALE ZP]]
 prints the SQNR (dB) of QUANT's tensor against FLOAT's (graph outputs by default), computed with
 onnxruntime's Python API and numpy (optimizations off; QUANT's on with QUANT_MODELS_OPT=all),
@@ -179,6 +182,7 @@ def main():
     ap.add_argument("--scale-fault", default="")
     ap.add_argument("--zp-fault", default="")
     ap.add_argument("--anonymize", action="store_true")
+    ap.add_argument("--float-weights", action="store_true")
     args = ap.parse_args()
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
@@ -213,6 +217,33 @@ def main():
                 break
         else:
             raise SystemExit(f"no initializer {name}")
+        onnx.save(q, qpath)
+    if args.float_weights:
+        q = onnx.load(qpath)
+        inits = {i.name: i for i in q.graph.initializer}
+        nodes = []
+        for node in q.graph.node:
+            w = inits.get(node.input[0]) if node.op_type == "DequantizeLinear" else None
+            if w is None or numpy_helper.to_array(w).dtype != np.int8:
+                nodes.append(node)
+                continue
+            qv = numpy_helper.to_array(w).astype(np.float32)
+            sc = numpy_helper.to_array(inits[node.input[1]]).astype(np.float32)
+            zp = numpy_helper.to_array(inits[node.input[2]]).astype(np.float32)
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            shape = [1] * qv.ndim
+            if sc.size > 1:
+                shape[axis] = -1
+            fw = ((qv - zp.reshape(shape)) * sc.reshape(shape)).astype(np.float32)
+            q.graph.initializer.remove(w)
+            q.graph.initializer.append(numpy_helper.from_array(fw, w.name + "_float"))
+            attrs = [a for a in node.attribute if a.name == "axis"]
+            qn = helper.make_node("QuantizeLinear", [w.name + "_float", node.input[1], node.input[2]],
+                                  [w.name], name=node.name + "_fakequant")
+            qn.attribute.extend(attrs)
+            nodes += [qn, node]
+        del q.graph.node[:]
+        q.graph.node.extend(nodes)
         onnx.save(q, qpath)
     if args.anonymize:
         q = onnx.load(qpath)

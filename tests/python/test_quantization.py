@@ -130,6 +130,24 @@ def test_pairing_needs_no_names(onnxprobe, tmp_path, fmt):
     assert anon["quantization"]["exclude"] == named["quantization"]["exclude"] == ["conv3", "conv2"]
 
 
+def test_weights_quantized_in_the_graph_as_other_producers_export_them(onnxprobe, tmp_path):
+    # float weights followed by QuantizeLinear -> DequantizeLinear (fake-quantized exports):
+    # the same values as the quantizer's int8 initializers, so the same report
+    d = make(tmp_path, "cnn", "qdq", "per-channel", "--outlier")
+    make(d, "cnn", "qdq", "per-channel", "--outlier", "--float-weights", "--name", "fq.onnx")
+    fq_model = onnx.load(str(d / "fq.onnx"))
+    consts = {i.name for i in fq_model.graph.initializer}
+    assert sum(n.op_type == "QuantizeLinear" and n.input[0] in consts for n in fq_model.graph.node) == 4
+    assert ref_sqnr(d, quant="fq.onnx") == pytest.approx(ref_sqnr(d), abs=1e-6)
+    _, int8 = compare(onnxprobe, d)
+    _, fq = compare(onnxprobe, d, quant="fq.onnx")
+    w = lambda rep: sorted((x["name"], round(x["sqnr_db"], 6)) for x in rep["quantization"]["weights"])
+    assert w(fq) == w(int8)
+    assert [l["node"] for l in fq["quantization"]["layers"]] == [l["node"] for l in int8["quantization"]["layers"]]
+    assert all(l["isolated"] for l in fq["quantization"]["layers"])
+    assert fq["quantization"]["exclude"] == ["conv3", "conv2"]
+
+
 def test_qoperator_outputs_are_dequantized_with_their_node_scale(onnxprobe, tmp_path):
     d = make(tmp_path, "cnn", "qop", "per-channel")
     r, rep = compare(onnxprobe, d)
