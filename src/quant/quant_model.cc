@@ -19,7 +19,15 @@ const onnx::NodeProto* ConstantNode(const onnx::GraphProto& g, const std::string
 
 }  // namespace
 
-Expected<Tensor> ConstantTensor(const Model& m, const std::string& name) {
+Expected<Tensor> ConstantTensor(const Model& m, const std::string& name_in) {
+  std::string name = name_in;
+  for (int guard = 0; guard < 16; ++guard) {  // through Identity (exporters share weights so)
+    const TensorEntry* e = m.index().Find(name);
+    if (e == nullptr || e->producer < 0) break;
+    const NodeInfo& n = m.index().nodes()[e->producer];
+    if (n.op_type != "Identity" || n.inputs.empty()) break;
+    name = n.inputs[0];
+  }
   const onnx::ModelProto* full = Full(m);
   if (full == nullptr) return Corrupt(m.path() + ": cannot re-read the model");
   for (const auto& t : full->graph().initializer()) {
@@ -41,9 +49,15 @@ Expected<Tensor> ConstantTensor(const Model& m, const std::string& name) {
 
 bool IsConstant(const Model& m, const std::string& name) {
   const TensorEntry* e = m.index().Find(name);
-  if (e == nullptr) return false;
-  if (e->kind == TensorKind::kInitializer) return true;
-  return e->producer >= 0 && m.index().nodes()[e->producer].op_type == "Constant";
+  for (int guard = 0; guard < 16 && e != nullptr; ++guard) {
+    if (e->kind == TensorKind::kInitializer) return true;
+    if (e->producer < 0) return false;
+    const NodeInfo& n = m.index().nodes()[e->producer];
+    if (n.op_type == "Constant") return true;
+    if (n.op_type != "Identity" || n.inputs.empty()) return false;
+    e = m.index().Find(n.inputs[0]);  // an Identity of a constant is one
+  }
+  return false;
 }
 
 int64_t IntAttr(const Model& m, int n, const std::string& attr, int64_t def) {
