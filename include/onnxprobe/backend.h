@@ -37,6 +37,9 @@ struct SessionOptions {
   // Shared libraries of custom operators, registered with every session (their RegisterCustomOps
   // entry point is called). A library that cannot be loaded fails session creation.
   std::vector<std::string> custom_op_libraries;
+  // When set, the runtime's profiler records every run of the session; the trace (Chrome
+  // trace-event JSON) is written to "<profile_prefix>_<timestamp>.json" by EndProfiling().
+  std::string profile_prefix;
 };
 
 // "disabled", "basic", "extended", "all" (99), or the number when unknown.
@@ -65,6 +68,11 @@ class BackendSession {
   virtual Status RunInto(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
                          const std::vector<std::string>& outputs,
                          std::vector<RunOutput>* results) = 0;
+  // Sessions created with SessionOptions::profile_prefix: ends profiling and returns the path of
+  // the trace file the runtime wrote. kUnsupported elsewhere; kBackend when the runtime fails.
+  virtual Expected<std::string> EndProfiling() {
+    return Unsupported("this session was not created with profiling");
+  }
 };
 
 class Backend {

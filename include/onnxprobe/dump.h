@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +101,17 @@ struct DumpRequest {
   CaptureOptions capture;   // session options, memory budget, observer check
   std::string ort_library;  // "" = the default runtime
   ProgressFn on_progress;   // called as tensors are captured
+  // Look for NaN and Inf in the inputs and every captured tensor (one pass over each).
+  bool find_nonfinite = false;
+};
+
+// A tensor holding NaN or Inf values, as found by CaptureToDump.
+struct NonfiniteTensor {
+  std::string name;
+  bool is_input = false;      // a graph input (then no producing node)
+  std::string node, op_type;  // the producing node
+  int topo_index = -1;        // of the producing node
+  uint64_t elements = 0, nan_count = 0, inf_count = 0;
 };
 
 struct DumpReport {
@@ -108,6 +120,10 @@ struct DumpReport {
   uint64_t bytes_written = 0;
   double seconds = 0;              // capture and writing, model loading excluded
   std::vector<std::string> notes;  // how inputs were bound when the request did not spell it out
+  // With find_nonfinite: the first tensor holding NaN or Inf (inputs first, then the captured
+  // tensors in topological order), and how many hold any. Unset when every value is finite.
+  std::optional<NonfiniteTensor> first_nonfinite;
+  size_t nonfinite_tensors = 0;
 };
 
 // Fails like Model::Load, SelectTensors, PrepareInputs (then `inputs`, when given, names the

@@ -12,6 +12,7 @@
 #include "onnxprobe/comparison.h"
 #include "onnxprobe/determinism.h"
 #include "onnxprobe/explain.h"
+#include "onnxprobe/latency.h"
 #include "onnxprobe/localize.h"
 #include "onnxprobe/quant.h"
 
@@ -51,7 +52,18 @@ struct CompareRequest {
   // A float side A against its quantized version B: pairing by structure, the quantization-aware
   // rule, per-layer isolation (replaces the generic localization) and an exclusion list.
   QuantOptions quant;
+  // Each live side's latency (median of this many plain runs after one warm-up, in a session of
+  // its own after the comparison) and peak memory; 0 = not measured. Skipped with
+  // isolate_runtime (measuring would load the runtime into this process).
+  int latency_runs = 3;
   RowCallback on_row;  // progress, called once per compared row
+};
+
+// What a live side costs to run: plain inference, no tensors captured.
+struct SideResources {
+  bool measured = false;  // false for dumps, and when latency_runs is 0
+  LatencyStats latency;
+  PeakMemory memory;
 };
 
 struct InputInfo {
@@ -83,6 +95,9 @@ struct CompareReport {
   bool optimizations_explained = false;
   ExplainResult optimizations;
   QuantReport quant;  // active() when B was compared as a quantized version of A
+  // The graph's name (side A's model, else side B's, else the --model graph); "" for two dumps.
+  std::string graph_name;
+  SideResources resources_a, resources_b;
   bool passed() const { return !comparison.aborted && comparison.failures == 0; }
 };
 

@@ -22,6 +22,8 @@ class JsonWriter {
   JsonWriter& Bool(bool v);
   JsonWriter& Null();
   JsonWriter& IntArray(const std::vector<int64_t>& v);
+  // A complete JSON value from another writer, inserted as is (a trailing newline dropped).
+  JsonWriter& Raw(const std::string& json);
   const std::string& str() const { return out_; }
 
  private:

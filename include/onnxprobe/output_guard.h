@@ -22,6 +22,8 @@ enum class OutputKind {
   kBaselineCheckJson,  // baseline check report: "schema": "onnxprobe-baseline-check"
   kDumpSet,            // folder of dumps, one per input sample (samples.json: onnxprobe-dump-set)
   kJUnit,              // JUnit XML written by onnxprobe (<testsuites name="onnxprobe ...)
+  kSweepJson,          // sweep report: "schema": "onnxprobe-sweep"
+  kModelExplorer,      // Model Explorer node data: {"<graph id>": {"results": ...}}
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 

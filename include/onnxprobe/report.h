@@ -28,6 +28,9 @@ std::unique_ptr<Reporter> MakeConsoleReporter(const ConsoleOptions& options);
 std::unique_ptr<Reporter> MakeJsonReporter();
 // One self-contained page: inline CSS, JS and SVG, no network access.
 std::unique_ptr<Reporter> MakeHtmlReporter();
+// Google Model Explorer node data (docs/report-json.md): per node, the largest error / allowed
+// error of its outputs, keyed by graph name and node name, with color thresholds.
+std::unique_ptr<Reporter> MakeModelExplorerReporter();
 
 // Renders and writes atomically (temporary name, then rename).
 Status WriteReport(const Reporter& reporter, const CompareReport& r, const std::string& path);

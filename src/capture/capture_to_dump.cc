@@ -7,6 +7,43 @@
 #include "onnxprobe/model.h"
 
 namespace onnxprobe {
+namespace {
+
+// Passes tensors on to the dump writer, noting those that hold NaN or Inf on the way (they
+// arrive in topological order, so the first noted is the first in the graph).
+class NonfiniteScan : public CaptureSink {
+ public:
+  NonfiniteScan(CaptureSink& next, DumpReport& report) : next_(next), report_(report) {}
+  void Check(const std::string& name, const Tensor& t, const CapturedTensor* c) {
+    if (t.empty() || !IsFloating(t.dtype())) return;
+    TensorStats s = ComputeStats(t);
+    if (s.nan_count + s.inf_count == 0) return;
+    ++report_.nonfinite_tensors;
+    if (report_.first_nonfinite) return;
+    NonfiniteTensor n;
+    n.name = name;
+    n.is_input = c == nullptr;
+    if (c != nullptr) {
+      n.node = c->node_name;
+      n.op_type = c->op_type;
+      n.topo_index = c->topo_index;
+    }
+    n.elements = t.num_elements();
+    n.nan_count = s.nan_count;
+    n.inf_count = s.inf_count;
+    report_.first_nonfinite = std::move(n);
+  }
+  Status Consume(CapturedTensor&& t) override {
+    Check(t.name, t.tensor, &t);
+    return next_.Consume(std::move(t));
+  }
+
+ private:
+  CaptureSink& next_;
+  DumpReport& report_;
+};
+
+}  // namespace
 
 Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* prep) {
   InputPreparation ignored;
@@ -34,7 +71,12 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   for (size_t i = 0; st.ok() && i < inputs.size(); ++i) st = (*writer)->AddInput(inputs[i]);
   Expected<CaptureReport> captured = st;
   if (st.ok()) {
-    captured = Capture(model, *backend, inputs, tensors, req.capture, **writer, req.on_progress);
+    NonfiniteScan scan(**writer, report);
+    if (req.find_nonfinite) {
+      for (const auto& in : inputs) scan.Check(in.name, in.tensor, nullptr);
+    }
+    CaptureSink& sink = req.find_nonfinite ? static_cast<CaptureSink&>(scan) : **writer;
+    captured = Capture(model, *backend, inputs, tensors, req.capture, sink, req.on_progress);
   }
   std::string sha256 = hashes.get().sha256;  // joined before any return: it reads `model`
   if (!captured.ok()) return captured.status();

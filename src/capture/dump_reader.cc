@@ -124,6 +124,14 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
       ReadString(m, "runtime_version", &r->meta_.runtime_version, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "provider", &r->meta_.provider, manifest_name, false));
   OP_RETURN_IF_ERROR(ReadString(m, "source", &r->meta_.source, manifest_name, false));
+  const JsonValue* level = m.Find("optimization_level");
+  if (level != nullptr && level->is_number()) {
+    r->meta_.optimization_level = static_cast<int>(level->as_number());
+  }
+  const JsonValue* seed = m.Find("seed");
+  if (seed != nullptr && seed->is_number() && seed->as_number() >= 0 && seed->as_number() < 2e19) {
+    r->meta_.seed = static_cast<uint64_t>(seed->as_number());
+  }
   const JsonValue* tensors = m.Find("tensors");
   if (tensors == nullptr || !tensors->is_array())
     return Corrupt(manifest_name + ": \"tensors\" is not an array");

@@ -40,6 +40,25 @@ bool OpensWith(const std::string& text, size_t pos, const std::string& key,
   return take("{") && take("\"" + key + "\"") && take(":") && take("\"" + value_prefix);
 }
 
+// {"<graph id>": {"results": ...: the shape of a Model Explorer node data file.
+bool IsModelExplorerNodeData(const std::string& text) {
+  size_t pos = 0;
+  auto skip = [&] {
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  };
+  auto take = [&](char c) {
+    skip();
+    if (pos >= text.size() || text[pos] != c) return false;
+    ++pos;
+    return true;
+  };
+  if (!take('{') || !take('"')) return false;
+  while (pos < text.size() && text[pos] != '"') pos += text[pos] == '\\' ? 2 : 1;
+  ++pos;
+  skip();
+  return take(':') && take('{') && (skip(), text.compare(pos, 9, "\"results\"") == 0);
+}
+
 constexpr const char* kReportSchema = "onnxprobe-compare\"";
 // The HTML reporter embeds the report JSON in this element (src/report/html_page.inc).
 constexpr const char* kHtmlDataTag = "<script id=\"data\" type=\"application/json\">";
@@ -100,6 +119,10 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
       return !is_dir && head.rfind("<?xml", 0) == 0 &&
              head.find("<testsuites name=\"onnxprobe") != std::string::npos;
     }
+    case OutputKind::kSweepJson:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-sweep\"");
+    case OutputKind::kModelExplorer:
+      return !is_dir && IsModelExplorerNodeData(Head(p, 4096));
   }
   return false;
 }
@@ -148,6 +171,10 @@ const char* OutputKindName(OutputKind kind) {
       return "dump set";
     case OutputKind::kJUnit:
       return "JUnit report";
+    case OutputKind::kSweepJson:
+      return "sweep report";
+    case OutputKind::kModelExplorer:
+      return "Model Explorer node data file";
   }
   return "output";
 }

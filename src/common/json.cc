@@ -55,6 +55,14 @@ void JsonWriter::Separate() {
   Newline();
 }
 
+JsonWriter& JsonWriter::Raw(const std::string& json) {
+  Separate();
+  size_t n = json.size();
+  while (n > 0 && (json[n - 1] == '\n' || json[n - 1] == ' ')) --n;
+  out_.append(json, 0, n);
+  return *this;
+}
+
 JsonWriter& JsonWriter::BeginObject() {
   Separate();
   out_ += '{';

@@ -10,6 +10,7 @@
 #include "onnxprobe/dump.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/isolated_side.h"
+#include "engine/side_resources.h"
 #include "onnxprobe/model_diff.h"
 #include "quant/quant_engine.h"
 
@@ -189,6 +190,9 @@ const char* InputOriginName(InputOrigin o) {
 }
 
 Expected<CompareReport> Compare(const CompareRequest& req) {
+  if (req.latency_runs < 0)
+    return InvalidArgument("latency runs must be 0 (off) or more, not " +
+                           std::to_string(req.latency_runs));
   CompareJob job = req.job;
   if (job.max_memory > 0) SetAllocationLimit(job.max_memory);
   if (!req.mapping_file.empty()) {
@@ -214,6 +218,9 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   }
 
   CompareReport report;
+  const Model* named = sa.model() != nullptr ? sa.model() : sb.model();
+  if (named == nullptr && graph) named = &*graph;
+  if (named != nullptr) report.graph_name = named->summary().graph_name;
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, req, &report));
   OP_RETURN_IF_ERROR(sa.SetInputs(inputs));
   OP_RETURN_IF_ERROR(sb.SetInputs(inputs));
@@ -261,6 +268,12 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     auto diff = DiffModels(*sa.model(), *sb.model());
     report.model_diff = diff.ok() ? SummarizeModelDiff(*diff)
                                   : "model diff not available: " + diff.status().message();
+  }
+  if (!r.aborted) {
+    // the numbers are the result; a side that cannot be timed loses only its timing
+    Status measured = MeasureSideResources(req, sa, sb, inputs, &report);
+    if (!measured.ok())
+      report.notes.push_back("latency and peak memory not measured: " + measured.message());
   }
   if (req.explain_optimizations) {
     const SideRequest& x = req.a;

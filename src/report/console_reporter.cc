@@ -90,6 +90,28 @@ class ConsoleReporter : public Reporter {
     return out + "\n";
   }
 
+  // "latency: A 1.2 ms, B 0.8 ms (median of 3 runs); peak memory: A +12.5 MiB, B +9 MiB"
+  static std::string Resources(const CompareReport& report) {
+    const SideResources* sides[] = {&report.resources_a, &report.resources_b};
+    std::string lat, mem;
+    int runs = 0;
+    for (int i = 0; i < 2; ++i) {
+      if (!sides[i]->measured) continue;
+      const char* name = i == 0 ? "A " : "B ";
+      lat += std::string(lat.empty() ? "" : ", ") + name +
+             FormatNumber(sides[i]->latency.median_ms) + " ms";
+      runs = sides[i]->latency.runs;
+      if (sides[i]->memory.measured) {
+        mem += std::string(mem.empty() ? "" : ", ") + name + "+" +
+               Fmt("%.1f", static_cast<double>(sides[i]->memory.delta()) / (1 << 20)) + " MiB";
+      }
+    }
+    if (lat.empty()) return "";
+    std::string out = "latency: " + lat + " (median of " + std::to_string(runs) + " runs)";
+    if (!mem.empty()) out += "; peak memory over the process before: " + mem;
+    return out + "\n";
+  }
+
   std::string Summary(const CompareReport& report) const {
     const ComparisonResult& r = report.comparison;
     std::string out;
@@ -121,6 +143,7 @@ class ConsoleReporter : public Reporter {
              "them would block the fusions B runs)\n";
     }
     for (const auto& note : report.notes) out += "note: " + note + "\n";
+    out += Resources(report);
     if (!report.model_diff.empty()) out += "model diff: " + report.model_diff + "\n";
     out += QuantConsoleSection(report.quant, 10);
     if (report.parity.ran) {

@@ -132,6 +132,24 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.EndArray();
   j.Key("input_origin").String(InputOriginName(report.input_origin));
   j.Key("input_seed").UInt(report.input_seed);
+  j.Key("resources").BeginObject();
+  for (auto [key, res] : {std::pair<const char*, const SideResources*>{"a", &report.resources_a},
+                          {"b", &report.resources_b}}) {
+    j.Key(key);
+    if (!res->measured) {
+      j.Null();
+      continue;
+    }
+    const LatencyStats& l = res->latency;
+    j.BeginObject().Key("latency_ms").BeginObject().Key("runs").Int(l.runs);
+    j.Key("median").Number(l.median_ms).Key("min").Number(l.min_ms).Key("max").Number(l.max_ms);
+    j.Key("session_creation").Number(l.session_ms).EndObject();
+    j.Key("memory").BeginObject().Key("measured").Bool(res->memory.measured);
+    j.Key("peak_reset").Bool(res->memory.reset).Key("rss_before").UInt(res->memory.rss_before);
+    j.Key("rss_peak").UInt(res->memory.rss_peak).Key("peak_delta").UInt(res->memory.delta());
+    j.EndObject().EndObject();
+  }
+  j.EndObject();
   j.Key("model_diff").String(report.model_diff);
   j.Key("parity").BeginObject().Key("ran").Bool(report.parity.ran);
   j.Key("parameters").UInt(report.parity.parameters).Key("by_name").UInt(report.parity.by_name);

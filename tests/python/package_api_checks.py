@@ -71,7 +71,7 @@ def bitwise_equal(x, y):
 
 def without_timing(d):
     if isinstance(d, dict):
-        return {k: without_timing(v) for k, v in d.items() if k != "seconds"}
+        return {k: without_timing(v) for k, v in d.items() if k not in ("seconds", "resources")}
     if isinstance(d, list):
         return [without_timing(v) for v in d]
     return d

@@ -75,6 +75,7 @@ std::unique_ptr<Command> MakeDiffCommand();
 std::unique_ptr<Command> MakeFp16Command();
 std::unique_ptr<Command> MakeBaselineSaveCommand();   // "baseline save"
 std::unique_ptr<Command> MakeBaselineCheckCommand();  // "baseline check"
+std::unique_ptr<Command> MakeProfileCommand();
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);

@@ -172,6 +172,7 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeFp16Command());
   commands.push_back(MakeBaselineSaveCommand());
   commands.push_back(MakeBaselineCheckCommand());
+  commands.push_back(MakeProfileCommand());
   std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
   std::map<std::string, CLI::App*> groups;
   for (auto& c : commands) {

@@ -16,6 +16,7 @@
 #include "onnxprobe/report.h"
 #include "onnxprobe/sample_compare.h"
 #include "onnxprobe/sample_report.h"
+#include "onnxprobe/sweep.h"
 
 namespace onnxprobe::cli {
 namespace {
@@ -32,8 +33,9 @@ constexpr const char* kFooter =
     "  onnxprobe compare model.onnx saved.dump               a live run vs a saved dump";
 
 struct CompareCli {
-  std::string a, b, json, html, junit, mapping, graph, noise_floor;
+  std::string a, b, json, html, junit, mapping, graph, noise_floor, model_explorer;
   SampleOptions samples;
+  std::vector<SweepAxis> sweep;
   LocalizeOptions localize;
   bool isolate = true;
   bool force = false;
@@ -48,6 +50,8 @@ struct CompareCli {
   bool isolate_runtime = false;
   bool fixed_tolerance = false;
   QuantOptions quant;
+  int latency_runs = 3;
+  bool latency_given = false;
 };
 
 class CompareCommand : public Command {
@@ -118,6 +122,17 @@ class CompareCommand : public Command {
                o.explain = true;
                return Status::Ok();
              });
+    sink.Add({"--latency-runs", "N",
+              "plain runs of each live side after the comparison: median latency and peak memory "
+              "(default 3; 0: off)"},
+             [&o](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--latency-runs"));
+               if (n < 0 || n > 10000)
+                 return InvalidArgument("--latency-runs must be between 0 and 10000");
+               o.latency_runs = static_cast<int>(n);
+               o.latency_given = true;
+               return Status::Ok();
+             });
     sink.Add({"--noise-floor", "FILE",
               "per-tensor run-to-run noise from determinism --save-noise-floor: differences "
               "up to it are never failures"},
@@ -155,6 +170,22 @@ class CompareCommand : public Command {
                if (end == v.c_str() || *end != '\0' || !std::isfinite(d))
                  return InvalidArgument("--quant-min-sqnr takes a number of dB, not '" + v + "'");
                o.quant.min_sqnr_db = d;
+               return Status::Ok();
+             });
+    sink.Add({"--sweep", "NAME=V1,V2,...",
+              "compare at each of these values of a symbolic input dimension (repeatable: every "
+              "combination); a summary per shape",
+              true},
+             [&o](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, "--sweep"));
+               SweepAxis axis{kv.first, {}};
+               for (const auto& x : SplitList(kv.second)) {
+                 OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(x, "--sweep " + kv.first));
+                 axis.values.push_back(n);
+               }
+               if (axis.values.empty())
+                 return InvalidArgument("--sweep " + kv.first + ": no values");
+               o.sweep.push_back(std::move(axis));
                return Status::Ok();
              });
     sink.Section("localization (side B live)");
@@ -212,6 +243,12 @@ class CompareCommand : public Command {
                o.junit = v;
                return Status::Ok();
              });
+    sink.Add({"--model-explorer", "FILE",
+              "per-node error / allowed error as Google Model Explorer node data (JSON)"},
+             [&o](const std::string& v) {
+               o.model_explorer = v;
+               return Status::Ok();
+             });
     sink.Add(
         {"--force", "", "replace existing files that are not onnxprobe reports of the same kind"},
         [&o](const std::string&) {
@@ -259,16 +296,58 @@ class CompareCommand : public Command {
     OP_RETURN_IF_ERROR(CheckDistinctOutputs({{"--json", o.json},
                                              {"--html", o.html},
                                              {"--junit", o.junit},
-                                             {"--repro", o.localize.repro_dir}}));
+                                             {"--repro", o.localize.repro_dir},
+                                             {"--model-explorer", o.model_explorer}}));
+    OP_RETURN_IF_ERROR(CheckSweep());
     if (!o.junit.empty())
       OP_RETURN_IF_ERROR(CheckOutput("--junit", o.junit, OutputKind::kJUnit, inputs, o.force));
-    if (!o.json.empty())
-      OP_RETURN_IF_ERROR(CheckOutput("--json", o.json, OutputKind::kCompareJson, inputs, o.force));
+    if (!o.json.empty()) {
+      OP_RETURN_IF_ERROR(CheckOutput(
+          "--json", o.json, o.sweep.empty() ? OutputKind::kCompareJson : OutputKind::kSweepJson,
+          inputs, o.force));
+    }
+    if (!o.model_explorer.empty()) {
+      OP_RETURN_IF_ERROR(CheckOutput("--model-explorer", o.model_explorer,
+                                     OutputKind::kModelExplorer, inputs, o.force));
+    }
     if (!o.html.empty())
       OP_RETURN_IF_ERROR(CheckOutput("--html", o.html, OutputKind::kCompareHtml, inputs, o.force));
     if (!o.localize.repro_dir.empty()) {
       OP_RETURN_IF_ERROR(
           CheckOutput("--repro", o.localize.repro_dir, OutputKind::kReproBundle, inputs, o.force));
+    }
+    return Status::Ok();
+  }
+
+  // A sweep writes a summary and one JSON document; per-comparison files have no single target.
+  Status CheckSweep() const {
+    const CompareCli& o = o_;
+    if (o.sweep.empty()) return Status::Ok();
+    for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--html", &o.html},
+                                     {"--junit", &o.junit},
+                                     {"--repro", &o.localize.repro_dir},
+                                     {"--model-explorer", &o.model_explorer}}) {
+      if (!path->empty()) {
+        return InvalidArgument(std::string(flag) +
+                               " is written for one comparison; --sweep runs one per shape "
+                               "(--json holds them all)");
+      }
+    }
+    for (const auto& a : o.sweep) {
+      if (o.inputs.options.dim_params.count(a.dim))
+        return InvalidArgument("--sweep " + a.dim + " and --dim " + a.dim + " both set it");
+      for (int64_t v : a.values) {
+        if (v < 1) {
+          return InvalidArgument("--sweep " + a.dim + ": " + std::to_string(v) +
+                                 " is not a dimension (must be at least 1)");
+        }
+      }
+    }
+    if (IsDumpPath(o.a) || IsDumpPath(o.b))
+      return InvalidArgument("--sweep needs both sides run live (a dump holds one shape)");
+    if (SamplesGiven()) {
+      return InvalidArgument(std::string(o.samples.inputs_dir.empty() ? "--samples" : "--inputs") +
+                             " and --sweep: give one (each point of a sweep runs one input)");
     }
     return Status::Ok();
   }
@@ -290,6 +369,14 @@ class CompareCommand : public Command {
     }
     if (dump_a && dump_b && !o.shared.given.empty()) {
       return InvalidArgument(o.shared.given.front() + " does nothing: both sides are dumps");
+    }
+    if (o.latency_given && o.latency_runs > 0 && o.isolate_runtime) {
+      return InvalidArgument(
+          "--latency-runs does nothing with --isolate-runtime (latency is measured in this "
+          "process, which an isolated comparison keeps free of the runtime)");
+    }
+    if (o.latency_given && o.latency_runs > 0 && IsDumpPath(o.a) && IsDumpPath(o.b)) {
+      return InvalidArgument("--latency-runs does nothing: both sides are dumps");
     }
     if (!o.localize.repro_dir.empty()) {
       if (!o.isolate) {
@@ -332,6 +419,10 @@ class CompareCommand : public Command {
       st = WriteReport(*MakeHtmlReporter(), focus->report, o.html);
       if (!st.ok()) return Fail(st);
     }
+    if (!o.model_explorer.empty() && focus != nullptr) {
+      st = WriteReport(*MakeModelExplorerReporter(), focus->report, o.model_explorer);
+      if (!st.ok()) return Fail(st);
+    }
     if (!o.junit.empty()) {
       st = WriteJUnit(o.junit, "onnxprobe compare", SamplesJUnit(r, o.b));
       if (!st.ok()) return Fail(st);
@@ -346,6 +437,10 @@ class CompareCommand : public Command {
     if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
     if (!o.html.empty() && focus != nullptr)
       std::printf("HTML report: %s (sample %s)\n", o.html.c_str(), focus->name.c_str());
+    if (!o.model_explorer.empty() && focus != nullptr) {
+      std::printf("Model Explorer node data: %s (sample %s)\n", o.model_explorer.c_str(),
+                  focus->name.c_str());
+    }
     if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
     if (r.aborted) {
       std::fflush(stdout);
@@ -380,11 +475,13 @@ class CompareCommand : public Command {
     req.explain_optimizations = o.explain;
     req.isolate_runtime = o.isolate_runtime;
     if (o.fixed_tolerance) req.framework_noise_headroom = 0;
+    req.latency_runs = o.isolate_runtime ? 0 : o.latency_runs;
     req.bisect_per_run = o.bisect;
     req.localize = o.isolate;
     req.localize_options = o.localize;
     req.quant = o.quant;
     req.quant.isolate = o.isolate;
+    if (!o.sweep.empty()) return RunSweep(req);
     ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
     auto started = std::chrono::steady_clock::now();
     const auto t0 = started;
@@ -419,15 +516,52 @@ class CompareCommand : public Command {
       st = WriteJUnit(o.junit, "onnxprobe compare", {suite});
       if (!st.ok()) return Fail(st);
     }
+    if (!o.model_explorer.empty()) {
+      st = WriteReport(*MakeModelExplorerReporter(), *result, o.model_explorer);
+      if (!st.ok()) return Fail(st);
+    }
     std::fputs(MakeConsoleReporter(o.console)->Render(*result).c_str(), stdout);
     if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
     if (!o.html.empty()) std::printf("HTML report: %s\n", o.html.c_str());
     if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
+    if (!o.model_explorer.empty())
+      std::printf("Model Explorer node data: %s\n", o.model_explorer.c_str());
     if (r.aborted) {
       std::fflush(stdout);
       return Fail(r.abort_status);
     }
     return r.failures > 0 ? kExitMismatch : kExitOk;
+  }
+
+  // The comparison at each shape: each shape's console report, then one line per shape.
+  int RunSweep(CompareRequest req) {
+    CompareCli& o = o_;
+    SweepRequest sweep{std::move(req), o.sweep};
+    auto result = CompareSweep(sweep);
+    if (!result.ok()) return Fail(result.status());
+    bool backend_failed = false;
+    for (const SweepPoint& p : result->points) {
+      std::printf("== %s ==\n", SweepPointLabel(p).c_str());
+      const ComparisonResult& r = p.report.comparison;
+      if (!p.error.ok() || (r.aborted && r.rows.empty())) {
+        backend_failed = true;
+        std::printf("runtime failed: %s\n\n",
+                    (p.error.ok() ? r.abort_status : p.error).message().c_str());
+        continue;
+      }
+      for (const auto& n : p.report.notes) Note(n);
+      std::fputs(MakeConsoleReporter(o.console)->Render(p.report).c_str(), stdout);
+      backend_failed |= r.aborted;
+      std::printf("\n");
+    }
+    std::fputs(RenderSweepText(*result).c_str(), stdout);
+    if (!o.json.empty()) {
+      Status st = WriteSweepJson(*result, o.json);
+      if (!st.ok()) return Fail(st);
+      std::printf("JSON report: %s\n", o.json.c_str());
+    }
+    if (backend_failed) return kExitBackend;
+    return result->passed() ? kExitOk : kExitMismatch;
   }
 
  private:

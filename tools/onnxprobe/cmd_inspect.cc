@@ -1,9 +1,12 @@
-// onnxprobe inspect MODEL [--tensors] [--json]
+// onnxprobe inspect MODEL|DUMP [--tensors] [--json]
 #include <cstdio>
+#include <filesystem>
 
 #include "cli.h"
-#include "onnxprobe/json.h"
+#include "onnxprobe/dump.h"
+#include "onnxprobe/dump_summary.h"
 #include "onnxprobe/model.h"
+#include "onnxprobe/model_json.h"
 
 namespace onnxprobe::cli {
 namespace {
@@ -20,95 +23,6 @@ std::string OpsetString(const ModelSummary& s) {
            " " + std::to_string(o.version);
   }
   return out;
-}
-
-void ValueInfoJson(JsonWriter& j, const ValueInfo& v) {
-  j.BeginObject().Key("name").String(v.name);
-  auto dt = DTypeFromOnnx(v.elem_type);
-  j.Key("dtype").String(dt.ok() ? DTypeName(*dt) : OnnxTypeName(v.elem_type));
-  j.Key("shape");
-  if (!v.has_shape) {
-    j.Null();
-  } else {
-    j.BeginArray();
-    for (const Dim& d : v.dims) {
-      if (d.value >= 0)
-        j.Int(d.value);
-      else if (!d.param.empty())
-        j.String(d.param);
-      else
-        j.Null();
-    }
-    j.EndArray();
-  }
-  j.EndObject();
-}
-
-int PrintJson(const Model& m, const FileHashes& h, const InspectOptions& o) {
-  const ModelSummary& s = m.summary();
-  auto init_hashes = m.InitializerHashes();
-  if (!init_hashes.ok()) return Fail(init_hashes.status());
-  JsonWriter j;
-  j.BeginObject();
-  j.Key("model").String(m.path()).Key("ir_version").Int(s.ir_version);
-  j.Key("opsets").BeginArray();
-  for (const auto& op : s.opsets) {
-    j.BeginObject().Key("domain").String(op.domain).Key("version").Int(op.version).EndObject();
-  }
-  j.EndArray();
-  j.Key("producer_name").String(s.producer_name).Key("producer_version").String(s.producer_version);
-  j.Key("file_size").UInt(h.size).Key("md5").String(h.md5).Key("sha256").String(h.sha256);
-  j.Key("inputs").BeginArray();
-  for (const auto& v : s.inputs) ValueInfoJson(j, v);
-  j.EndArray().Key("outputs").BeginArray();
-  for (const auto& v : s.outputs) ValueInfoJson(j, v);
-  j.EndArray();
-  j.Key("node_count").UInt(m.index().nodes().size());
-  j.Key("op_counts").BeginObject();
-  for (const auto& [op, n] : s.op_counts) j.Key(op).Int(n);
-  j.EndObject();
-  j.Key("param_count").UInt(s.param_count).Key("param_bytes").UInt(s.param_bytes);
-  j.Key("initializers").BeginArray();
-  for (size_t i = 0; i < s.initializers.size(); ++i) {
-    const auto& ii = s.initializers[i];
-    j.BeginObject().Key("name").String(ii.name);
-    auto dt = DTypeFromOnnx(ii.elem_type);
-    j.Key("dtype").String(dt.ok() ? DTypeName(*dt) : OnnxTypeName(ii.elem_type));
-    j.Key("shape")
-        .IntArray(ii.dims)
-        .Key("bytes")
-        .UInt(ii.num_bytes)
-        .Key("external")
-        .Bool(ii.external);
-    j.Key("sha256").String((*init_hashes)[i].second);
-    j.EndObject();
-  }
-  j.EndArray();
-  j.Key("checker_warnings").BeginArray();
-  for (const auto& w : m.checker_warnings()) j.String(w);
-  j.EndArray();
-  if (o.tensors) {
-    j.Key("tensors").BeginArray();
-    for (const auto& t : m.index().tensors()) {
-      j.BeginObject().Key("name").String(t.name).Key("kind").String(TensorKindName(t.kind));
-      if (t.producer >= 0) {
-        const NodeInfo& n = m.index().nodes()[t.producer];
-        j.Key("node")
-            .String(n.name)
-            .Key("op_type")
-            .String(n.op_type)
-            .Key("topo_index")
-            .Int(n.topo_index);
-      }
-      if (t.subgraph_owner >= 0)
-        j.Key("inside_node").String(m.index().nodes()[t.subgraph_owner].name);
-      j.EndObject();
-    }
-    j.EndArray();
-  }
-  j.EndObject();
-  std::printf("%s\n", j.str().c_str());
-  return kExitOk;
 }
 
 void PrintText(const Model& m, const FileHashes& h, const InspectOptions& o) {
@@ -152,10 +66,11 @@ class InspectCommand : public Command {
  public:
   const char* name() const override { return "inspect"; }
   const char* summary() const override {
-    return "model summary: inputs, outputs, opsets, ops, parameters, hashes";
+    return "model summary (inputs, outputs, opsets, ops, parameters, hashes), or a dump's tensors "
+           "with statistics";
   }
   void Declare(OptionSink& sink) override {
-    sink.Positional("MODEL", ".onnx model", &model_, true);
+    sink.Positional("MODEL", ".onnx model, or a dump (folder or .npz) from run", &model_, true);
     sink.Add({"--tensors", "", "list every tensor in topological order with its producing node"},
              [this](const std::string&) {
                o_.tensors = true;
@@ -166,16 +81,39 @@ class InspectCommand : public Command {
       return Status::Ok();
     });
   }
+  Status Validate() override {
+    if (IsDump() && o_.tensors) {
+      return InvalidArgument("--tensors does nothing: " + model_ +
+                             " is a dump, and its tensors are always listed");
+    }
+    return Status::Ok();
+  }
   int Run() override {
+    if (IsDump()) {
+      auto summary = SummarizeDump(model_);
+      if (!summary.ok()) return Fail(summary.status());
+      std::fputs(
+          (o_.json ? RenderDumpSummaryJson(*summary) : RenderDumpSummaryText(*summary)).c_str(),
+          stdout);
+      return kExitOk;
+    }
     auto model = Model::Load(model_, LoadMode::kGraphOnly);  // streams: never holds the weights
     if (!model.ok()) return Fail(model.status());
-    FileHashes hashes = model->Hashes();
-    if (o_.json) return PrintJson(*model, hashes, o_);
-    PrintText(*model, hashes, o_);
+    if (o_.json) {
+      auto json = InspectJson(*model, o_.tensors);
+      if (!json.ok()) return Fail(json.status());
+      std::printf("%s\n", json->c_str());
+      return kExitOk;
+    }
+    PrintText(*model, model->Hashes(), o_);
     return kExitOk;
   }
 
  private:
+  // A dump folder, an onnxprobe .npz, or any .npz (a plain archive of arrays).
+  bool IsDump() const {
+    return IsDumpPath(model_) || std::filesystem::path(model_).extension() == ".npz";
+  }
   std::string model_;
   InspectOptions o_;
 };

@@ -16,12 +16,24 @@ namespace {
 struct RunOptions {
   std::string model, output;
   SessionFlags session;
-  bool json = false, quiet = false, force = false;
+  bool json = false, quiet = false, force = false, fail_on_nonfinite = false;
   TensorSelection selection;
   InputFlags inputs;
   SampleOptions samples;
   CaptureOptions capture;
 };
+
+// One line on stderr: where NaN/Inf first appear. A first tensor whose producing node has only
+// finite inputs is where they are born.
+void PrintNonfinite(const NonfiniteTensor& f, size_t tensors) {
+  std::string where = f.is_input ? "graph input" : f.op_type + " node '" + f.node + "'";
+  std::fprintf(stderr,
+               "onnxprobe: nonfinite: '%s' (%s) holds %llu NaN and %llu Inf of %llu values; "
+               "the first of %zu tensor%s with NaN/Inf in topological order\n",
+               f.name.c_str(), where.c_str(), (unsigned long long)f.nan_count,
+               (unsigned long long)f.inf_count, (unsigned long long)f.elements, tensors,
+               tensors == 1 ? "" : "s");
+}
 
 class RunCommand : public Command {
  public:
@@ -52,6 +64,12 @@ class RunCommand : public Command {
       o_.quiet = true;
       return Status::Ok();
     });
+    sink.Add({"--fail-on-nonfinite", "",
+              "name the first tensor (topological order) holding NaN or Inf and its node; exit 1"},
+             [this](const std::string&) {
+               o_.fail_on_nonfinite = true;
+               return Status::Ok();
+             });
     sink.Section("what to capture (default: every intermediate tensor)");
     sink.Add({"--tensors", "A,B", "by exact tensor name", true}, [this](const std::string& v) {
       for (auto& n : SplitList(v)) o_.selection.names.push_back(n);
@@ -153,6 +171,7 @@ class RunCommand : public Command {
     if (SamplesGiven()) return RunSamples(req);
     ProgressLine progress(!o_.quiet && isatty(STDERR_FILENO), "capturing");
     req.on_progress = [&](size_t d, size_t t) { progress.Update(d, t); };
+    req.find_nonfinite = o_.fail_on_nonfinite;
     InputPreparation prep;
     auto dump = CaptureToDump(req, &prep);
     if (!dump.ok()) return Fail(NameInputFlag(dump.status(), prep.failed));
@@ -178,6 +197,21 @@ class RunCommand : public Command {
           j.Key("max_abs").Number(d.max_abs).Key("max_rel").Number(d.max_rel).EndObject();
         }
         j.EndArray();
+      }
+      if (o_.fail_on_nonfinite) {
+        j.Key("nonfinite_tensors").UInt(dump->nonfinite_tensors).Key("first_nonfinite");
+        if (const auto& f = dump->first_nonfinite) {
+          j.BeginObject().Key("name").String(f->name).Key("kind");
+          j.String(f->is_input ? "input" : "tensor");
+          if (!f->is_input) {
+            j.Key("node").String(f->node).Key("op_type").String(f->op_type);
+            j.Key("topo_index").Int(f->topo_index);
+          }
+          j.Key("elements").UInt(f->elements).Key("nan").UInt(f->nan_count);
+          j.Key("inf").UInt(f->inf_count).EndObject();
+        } else {
+          j.Null();
+        }
       }
       j.EndObject();
       std::printf("%s\n", j.str().c_str());
@@ -205,6 +239,10 @@ class RunCommand : public Command {
         }
       }
       std::printf("dump: %s\n", o_.output.c_str());
+    }
+    if (o_.fail_on_nonfinite && dump->first_nonfinite) {
+      PrintNonfinite(*dump->first_nonfinite, dump->nonfinite_tensors);
+      return kExitMismatch;
     }
     if (report->observer_checked && !report->observer_identical) return kExitMismatch;
     return kExitOk;

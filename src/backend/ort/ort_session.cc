@@ -44,6 +44,7 @@ class OrtSession : public BackendSession {
       const std::vector<std::string>& outputs) override;
   Status RunInto(const std::vector<std::pair<std::string, const Tensor*>>& inputs,
                  const std::vector<std::string>& outputs, std::vector<RunOutput>* results) override;
+  Expected<std::string> EndProfiling() override;
 
  private:
   Status AppendProvider(OrtSessionOptions* so, const SessionOptions& o);
@@ -58,6 +59,7 @@ class OrtSession : public BackendSession {
   OrtIoBinding* binding_ = nullptr;
   OrtMemoryInfo* mem_ = nullptr;
   std::vector<std::string> inputs_, outputs_;
+  bool profiling_ = false;
 };
 
 Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o) {
@@ -167,6 +169,10 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
            api->AddSessionConfigEntry(so, "session.optimized_model_external_initializers_file_name",
                                       "weights.bin"),
            "session options");
+  }
+  if (!o.profile_prefix.empty()) {
+    OP_ORT(lib_, api->EnableProfiling(so, o.profile_prefix.c_str()), "session options");
+    profiling_ = true;
   }
   for (const auto& [k, v] : o.config_entries) {
     OP_ORT(lib_, api->AddSessionConfigEntry(so, k.c_str(), v.c_str()),
@@ -382,6 +388,19 @@ Status OrtSession::RunInto(const std::vector<std::pair<std::string, const Tensor
     st = RunBound(inputs, outputs, results, false);
   }
   return st;
+}
+
+Expected<std::string> OrtSession::EndProfiling() {
+  if (!profiling_) return Unsupported("this session was not created with profiling");
+  const OrtApi* api = lib_->api;
+  OrtAllocator* alloc = nullptr;
+  OP_ORT(lib_, api->GetAllocatorWithDefaultOptions(&alloc), "allocator");
+  char* path = nullptr;
+  OP_ORT(lib_, api->SessionEndProfiling(session_, alloc, &path), "ending the profiler");
+  profiling_ = false;
+  std::string out = path != nullptr ? path : "";
+  if (path != nullptr) IgnoreOrt(api, api->AllocatorFree(alloc, path));
+  return out;
 }
 
 }  // namespace

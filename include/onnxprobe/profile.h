@@ -1,0 +1,62 @@
+// `onnxprobe profile MODEL` as one call: ONNX Runtime's profiler on N runs, its trace parsed
+// and aggregated per node (median over runs), by op type and by provider, with node placement
+// and peak memory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnxprobe/capture.h"
+#include "onnxprobe/latency.h"
+
+namespace onnxprobe {
+
+struct ProfileRequest {
+  std::string model_path;
+  InputOptions inputs;
+  SessionOptions session;
+  std::string ort_library;  // "" = the default runtime
+  LatencyOptions runs;      // warm-up runs are profiled but left out of the figures
+};
+
+struct NodeProfile {
+  std::string node;  // the node name the runtime reports (a fused node has a name of its own)
+  std::string op_type, provider;
+  int topo_index = -1;  // in the model; -1 for a node the runtime made (fusion, layout change)
+  int calls = 0;        // kernel calls in one run (more than one inside loops)
+  double median_us = 0, min_us = 0, max_us = 0;  // the node's time in one run, over the runs
+  double share = 0;                              // of the sum of every node's median
+};
+
+struct TimeGroup {
+  std::string name;  // op type or provider
+  size_t nodes = 0;
+  double total_us = 0;  // sum of its nodes' medians
+  double share = 0;     // of the sum of every node's median
+};
+
+struct ProfileReport {
+  std::string model_path, runtime, runtime_version;
+  SessionOptions session;
+  std::vector<NodeProfile> nodes;  // in the order the runtime ran them
+  std::vector<TimeGroup> by_op_type, by_provider;  // slowest first
+  double nodes_total_us = 0;  // sum of node medians (= sum of either grouping)
+  double run_median_us = 0;   // the runtime's own time for a whole run (its model_run), median
+  LatencyStats latency;       // wall clock around each run, as a caller sees it
+  PeakMemory memory;
+  // Model nodes that do not appear in the trace: fused into others or folded away by the
+  // runtime's optimizations.
+  std::vector<std::string> not_run;
+  std::vector<std::string> notes;  // how inputs were bound when the request did not spell it out
+};
+
+// Fails like Model::Load, PrepareInputs, LoadOrtBackend and MeasureLatency; kCorrupt when the
+// runtime's trace cannot be read (naming the trace). The trace file is removed in every case.
+Expected<ProfileReport> Profile(const ProfileRequest& request);
+
+// Renderings (report/profile_report.cc): the JSON has "schema": "onnxprobe-profile"; the text
+// lists the `top` slowest nodes.
+std::string RenderProfileText(const ProfileReport& r, size_t top);
+std::string RenderProfileJson(const ProfileReport& r);
+
+}  // namespace onnxprobe

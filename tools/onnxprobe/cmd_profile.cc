@@ -1,0 +1,90 @@
+// onnxprobe profile MODEL: per-node time from ONNX Runtime's profiler, grouped by op type and
+// provider, with latency and peak memory.
+#include <cstdio>
+
+#include "cli.h"
+#include "onnxprobe/profile.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+class ProfileCommand : public Command {
+ public:
+  const char* name() const override { return "profile"; }
+  const char* summary() const override {
+    return "per-node time from ONNX Runtime's profiler: by op type, by provider, top nodes, "
+           "placement, latency, peak memory";
+  }
+  std::string footer() const override {
+    return "Runs MODEL (1 warm-up run, then --runs measured runs) with ONNX Runtime's profiler on "
+           "and\nreports each node's median time over the measured runs. The runtime options are "
+           "those of\n`run` (optimizations off by default: --opt-level all profiles the graph a "
+           "deployment runs).";
+  }
+  void Declare(OptionSink& sink) override {
+    sink.Positional("MODEL", ".onnx model", &req_.model_path, true);
+    sink.Section("runs");
+    sink.Add({"--runs", "N", "measured runs (default 5)"}, [this](const std::string& v) -> Status {
+      OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--runs"));
+      if (n < 1 || n > 10000) return InvalidArgument("--runs must be between 1 and 10000");
+      req_.runs.runs = static_cast<int>(n);
+      return Status::Ok();
+    });
+    sink.Add({"--warmup", "N", "runs before the measured ones (default 1)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--warmup"));
+               if (n < 0 || n > 1000) return InvalidArgument("--warmup must be between 0 and 1000");
+               req_.runs.warmup = static_cast<int>(n);
+               return Status::Ok();
+             });
+    sink.Section("output");
+    sink.Add({"--json", "", "print the profile as JSON (docs/profile.md)"},
+             [this](const std::string&) {
+               json_ = true;
+               return Status::Ok();
+             });
+    sink.Add({"--top", "N", "slowest nodes listed (default 10)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--top"));
+               if (n < 1) return InvalidArgument("--top must be at least 1");
+               top_ = static_cast<size_t>(n);
+               top_given_ = true;
+               return Status::Ok();
+             });
+    DeclareInputOptions(sink, &inputs_);
+    sink.Section("runtime");
+    DeclareSessionOptions(sink, "", &session_);
+  }
+  Status Validate() override {
+    if (json_ && top_given_) {
+      return InvalidArgument("--top does nothing with --json (the JSON lists every node)");
+    }
+    return Status::Ok();
+  }
+  int Run() override {
+    req_.inputs = inputs_.options;
+    req_.session = session_.session;
+    auto lib = ResolveOrtLibrary(session_);
+    if (!lib.ok()) return Fail(lib.status());
+    req_.ort_library = *lib;
+    auto report = Profile(req_);
+    if (!report.ok()) return Fail(report.status());
+    for (const auto& n : report->notes) Note(n);
+    std::fputs((json_ ? RenderProfileJson(*report) : RenderProfileText(*report, top_)).c_str(),
+               stdout);
+    return kExitOk;
+  }
+
+ private:
+  ProfileRequest req_;
+  InputFlags inputs_;
+  SessionFlags session_;
+  bool json_ = false, top_given_ = false;
+  size_t top_ = 10;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeProfileCommand() { return std::make_unique<ProfileCommand>(); }
+
+}  // namespace onnxprobe::cli
