@@ -38,11 +38,11 @@ struct TimeGroup {
 struct ProfileReport {
   std::string model_path, runtime, runtime_version;
   SessionOptions session;
-  std::vector<NodeProfile> nodes;  // in the order the runtime ran them
+  std::vector<NodeProfile> nodes;                  // in the order the runtime ran them
   std::vector<TimeGroup> by_op_type, by_provider;  // slowest first
-  double nodes_total_us = 0;  // sum of node medians (= sum of either grouping)
-  double run_median_us = 0;   // the runtime's own time for a whole run (its model_run), median
-  LatencyStats latency;       // wall clock around each run, as a caller sees it
+  double nodes_total_us = 0;                       // sum of node medians (= sum of either grouping)
+  double run_median_us = 0;  // the runtime's own time for a whole run (its model_run), median
+  LatencyStats latency;      // wall clock around each run, as a caller sees it
   PeakMemory memory;
   // Model nodes that do not appear in the trace: fused into others or folded away by the
   // runtime's optimizations.

@@ -17,7 +17,7 @@ struct SweepAxis {
 };
 
 struct SweepRequest {
-  CompareRequest compare;  // the comparison run at each point (its fixed dims stay as given)
+  CompareRequest compare;       // the comparison run at each point (its fixed dims stay as given)
   std::vector<SweepAxis> axes;  // every combination of values; the first axis varies slowest
 };
 

@@ -7,10 +7,10 @@
 #include <optional>
 #include <set>
 
+#include "engine/side_resources.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/isolated_side.h"
-#include "engine/side_resources.h"
 #include "onnxprobe/model_diff.h"
 #include "quant/quant_engine.h"
 

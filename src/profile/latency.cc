@@ -9,6 +9,10 @@
 #include <fstream>
 #include <string>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "onnxprobe/graph.h"
 
 namespace onnxprobe {
@@ -68,6 +72,11 @@ Expected<LatencyMeasurement> MeasureLatency(const Model& model, Backend& backend
   }
   OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, {}));
   LatencyMeasurement m;
+#if defined(__GLIBC__)
+  // memory freed earlier in this process (e.g. a comparison's sessions) would otherwise be
+  // reused without growing the resident set, hiding what this session needs
+  malloc_trim(0);
+#endif
   uint64_t unused = 0;
   m.memory.measured = ReadRss(&m.memory.rss_before, &unused);
   m.memory.reset = m.memory.measured && ResetPeakRss();

@@ -36,9 +36,8 @@ std::vector<TimeGroup> Group(const std::vector<NodeProfile>& nodes, double total
     g.share = total > 0 ? g.total_us / total : 0;
     out.push_back(g);
   }
-  std::stable_sort(out.begin(), out.end(), [](const TimeGroup& a, const TimeGroup& b) {
-    return a.total_us > b.total_us;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const TimeGroup& a, const TimeGroup& b) { return a.total_us > b.total_us; });
   return out;
 }
 

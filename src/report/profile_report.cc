@@ -34,9 +34,8 @@ std::string Pad(const std::string& s, size_t w) {
 std::vector<size_t> Slowest(const ProfileReport& r) {
   std::vector<size_t> order(r.nodes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return r.nodes[a].median_us > r.nodes[b].median_us;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return r.nodes[a].median_us > r.nodes[b].median_us; });
   return order;
 }
 
@@ -65,9 +64,9 @@ std::string RenderProfileText(const ProfileReport& r, size_t top) {
   std::string s = "profile     " + r.model_path + " on " + r.runtime + ", " + r.session.provider +
                   ", optimizations " + OptLevelName(r.session.optimization_level) + "\n";
   s += "runs        " + std::to_string(l.runs) + " measured after " + std::to_string(l.warmup) +
-       " warm-up: median " + FormatNumber(l.median_ms) + " ms wall (min " +
-       FormatNumber(l.min_ms) + ", max " + FormatNumber(l.max_ms) + "); runtime's own run " +
-       Ms(r.run_median_us) + "; session creation " + FormatNumber(l.session_ms) + " ms\n";
+       " warm-up: median " + FormatNumber(l.median_ms) + " ms wall (min " + FormatNumber(l.min_ms) +
+       ", max " + FormatNumber(l.max_ms) + "); runtime's own run " + Ms(r.run_median_us) +
+       "; session creation " + FormatNumber(l.session_ms) + " ms\n";
   s += "nodes       " + std::to_string(r.nodes.size()) + " ran, their medians sum to " +
        Ms(r.nodes_total_us) + "\n";
   if (r.memory.measured) {
@@ -100,8 +99,9 @@ std::string RenderProfileText(const ProfileReport& r, size_t top) {
          (nodes.size() == 1 ? "" : "s") + "\n";
   }
   if (!r.not_run.empty()) {
-    s += "\nnot in the trace (fused or folded by the runtime): " +
-         std::to_string(r.not_run.size()) + " node" + (r.not_run.size() == 1 ? "" : "s") + "\n";
+    s +=
+        "\nnot in the trace (fused or folded by the runtime): " + std::to_string(r.not_run.size()) +
+        " node" + (r.not_run.size() == 1 ? "" : "s") + "\n";
     for (const auto& name : r.not_run) s += "  " + name + "\n";
   }
   return s;

@@ -24,8 +24,8 @@ TEST(OrtTrace, KernelsBelongToTheRunThatStartedLastBeforeThem) {
   std::string text = "[" + Event("Session", "model_loading_array", 0, 50) + "," +
                      Event("Session", "model_run", 100, 40) + "," +
                      Event("Node", "mm_fence_before", 101, 0, "{\"op_name\":\"MatMul\"}") + "," +
-                     Kernel("mm", "MatMul", 102, 20) + "," + Kernel("relu", "Relu", 125, 5) +
-                     "," + Event("Session", "model_run", 200, 30) + "," +
+                     Kernel("mm", "MatMul", 102, 20) + "," + Kernel("relu", "Relu", 125, 5) + "," +
+                     Event("Session", "model_run", 200, 30) + "," +
                      Kernel("mm", "MatMul", 201, 18) + "," + Kernel("relu", "Relu", 221, 4) + "]";
   auto runs = ParseOrtTrace(text, "trace");
   ASSERT_TRUE(runs.ok()) << runs.status().message();
