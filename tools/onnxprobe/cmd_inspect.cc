@@ -110,9 +110,13 @@ class InspectCommand : public Command {
   }
 
  private:
-  // A dump folder, an onnxprobe .npz, or any .npz (a plain archive of arrays).
+  // A dump folder (with its manifest), or any .npz (an onnxprobe dump or a plain archive of
+  // arrays). Another folder is left to the model loader, which says what it is.
   bool IsDump() const {
-    return IsDumpPath(model_) || std::filesystem::path(model_).extension() == ".npz";
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(model_, ec)) return fs::exists(fs::path(model_) / "manifest.json", ec);
+    return fs::path(model_).extension() == ".npz";
   }
   std::string model_;
   InspectOptions o_;
