@@ -48,7 +48,9 @@ std::map<std::string, std::vector<const NodeProfile*>> Placement(const ProfileRe
 void GroupsText(std::string* s, const char* title, const std::vector<TimeGroup>& groups) {
   size_t w = 12;
   for (const auto& g : groups) w = std::max(w, g.name.size());
-  *s += std::string("\n") + title + "\n  " + Pad("", w) + "  nodes  total        share\n";
+  char head[64];
+  std::snprintf(head, sizeof head, "  %5s  %-11s  %6s\n", "nodes", "total", "share");
+  *s += std::string("\n") + title + "\n  " + Pad("", w) + head;
   for (const auto& g : groups) {
     char line[64];
     std::snprintf(line, sizeof line, "  %5zu  %-11s  %6s\n", g.nodes, Ms(g.total_us).c_str(),
@@ -83,8 +85,9 @@ std::string RenderProfileText(const ProfileReport& r, size_t top) {
   std::vector<size_t> order = Slowest(r);
   for (size_t i = 0; i < n; ++i) w = std::max(w, r.nodes[order[i]].node.size());
   w = std::min<size_t>(w, 60);
-  s += "\ntop " + std::to_string(n) + " nodes\n  " + Pad("node", w) + "  " + Pad("op", 16) +
-       "  median       share   calls  topo\n";
+  char head[96];
+  std::snprintf(head, sizeof head, "  %-11s  %6s  %5s  %s\n", "median", "share", "calls", "topo");
+  s += "\ntop " + std::to_string(n) + " nodes\n  " + Pad("node", w) + "  " + Pad("op", 16) + head;
   for (size_t i = 0; i < n; ++i) {
     const NodeProfile& p = r.nodes[order[i]];
     char line[96];
