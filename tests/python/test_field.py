@@ -437,3 +437,21 @@ def test_compare_reports_latency_and_peak_memory_per_side(onnxprobe, tmp_path):
     r = run([onnxprobe, "compare", model, "--b-opt-level", "all", "--latency-runs", "2",
              "--isolate-runtime"])
     assert r.returncode == 2 and "--latency-runs does nothing" in r.stderr
+
+
+def test_interrupted_profile_leaves_no_trace_folder(onnxprobe, tmp_path):
+    import signal
+    import time
+    model, _ = profile_model(tmp_path / "p.onnx")
+    before = profile_dirs()
+    proc = subprocess.Popen([onnxprobe, "profile", str(model), "--runs", "10000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (profile_dirs() - before):  # wait until its trace folder exists
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.005)
+    time.sleep(0.3)  # the profiler is recording runs now
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGINT
+    assert profile_dirs() - before == set()
