@@ -20,8 +20,9 @@ ok = 0
 print(f"localization, {len(cases)} fault-injected cases:")
 for c in cases:
     a, b = os.path.join(out, c["base"]), os.path.join(out, c["faulty"])
-    t_cmp, _, _ = timed(["compare", a, b, "-q", "--isolate", "none"])
-    t_loc, _, rc = timed(["compare", a, b, "-q", "--json", f"{tmp}/r.json", "--repro", f"{tmp}/repro"])
+    t_cmp, _, _ = timed(["compare", a, b, "-q", "--isolate", "none", "--latency-runs", "0"])
+    t_loc, _, rc = timed(["compare", a, b, "-q", "--latency-runs", "0", "--json", f"{tmp}/r.json",
+                            "--repro", f"{tmp}/repro"])
     rep = json.load(open(f"{tmp}/r.json"))
     cul = rep["localization"]["culprits"]
     top = cul[0]["node"] if cul else None

@@ -22,9 +22,9 @@ read -r pa_s pa_m _ < <($M "$PG" run "$MODEL" --onnxrt --onnx-outputs mark all \
 read -r pb_s pb_m _ < <($M "$PG" run "$MODEL" --onnxrt --onnx-outputs mark all \
   --graph-optimization-level ORT_ENABLE_ALL --save-outputs "$TMP/b.json")
 read -r pc_s pc_m _ < <($M "$PG" run --load-outputs "$TMP/a.json" "$TMP/b.json")
-read -r op_s op_m op_rc < <($M "$BUILD/onnxprobe" compare "$MODEL" --b-opt-level all -q \
+read -r op_s op_m op_rc < <($M "$BUILD/onnxprobe" compare "$MODEL" --b-opt-level all -q --latency-runs 0 \
   --json "$TMP/r.json")
-read -r ob_s ob_m _ < <($M "$BUILD/onnxprobe" compare "$MODEL" --b-opt-level all -q \
+read -r ob_s ob_m _ < <($M "$BUILD/onnxprobe" compare "$MODEL" --b-opt-level all -q --latency-runs 0 \
   --max-memory 256M)
 
 python3 - "$MODEL" "$pa_s" "$pa_m" "$pb_s" "$pb_m" "$pc_s" "$pc_m" "$op_s" "$op_m" "$ob_s" "$ob_m" <<'PY'
