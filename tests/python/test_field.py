@@ -455,3 +455,25 @@ def test_interrupted_profile_leaves_no_trace_folder(onnxprobe, tmp_path):
     proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGINT
     assert profile_dirs() - before == set()
+
+
+def test_sweep_over_two_dimensions_runs_every_combination(onnxprobe, tmp_path):
+    g = helper.make_graph([helper.make_node("Mul", ["X", "k"], ["Y"], name="scale")], "two_dims",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", "M"])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", "M"])],
+                          [numpy_helper.from_array(np.array(2.0, np.float32), "k")])
+    a = save(g, tmp_path / "a.onnx")
+    out = tmp_path / "s.json"
+    cmd = [onnxprobe, "compare", a, "--b-opt-level", "all", "--sweep", "N=1,2",
+           "--sweep", "M=3,5", "--json", out, "-q"]
+    r = run(cmd)
+    assert r.returncode == 0, r.stderr
+    s = json.loads(out.read_text())
+    assert [(p["dims"]["N"], p["dims"]["M"]) for p in s["points"]] == [(1, 3), (1, 5), (2, 3), (2, 5)]
+    for p in s["points"]:
+        assert p["report"]["inputs"][0]["shape"] == [p["dims"]["N"], p["dims"]["M"]]
+        assert p["label"] == f"N={p['dims']['N']}, M={p['dims']['M']}"
+    assert run(cmd).returncode == 0  # its own sweep report may be replaced
+    r = run([onnxprobe, "compare", a, "--b-opt-level", "all", "--sweep", "N=1",
+             "--sweep", "N=2"])
+    assert r.returncode == 2 and "swept twice" in r.stderr, r.stderr
