@@ -477,3 +477,17 @@ def test_sweep_over_two_dimensions_runs_every_combination(onnxprobe, tmp_path):
     r = run([onnxprobe, "compare", a, "--b-opt-level", "all", "--sweep", "N=1",
              "--sweep", "N=2"])
     assert r.returncode == 2 and "swept twice" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("chromium") is None, reason="needs Debian's chromium")
+def test_html_report_shows_each_sides_latency(onnxprobe, tmp_path):
+    from test_compare_cli import render_in_chromium
+    a = sweep_model(tmp_path / "a.onnx")
+    r = run([onnxprobe, "compare", a, "--b-opt-level", "all", "--dim", "N=2", "--latency-runs", "2",
+             "--html", tmp_path / "r.html", "--json", tmp_path / "r.json", "-q"])
+    assert r.returncode == 0, r.stderr
+    _, text = render_in_chromium(tmp_path / "r.html")
+    res = json.loads((tmp_path / "r.json").read_text())["resources"]
+    assert res["a"]["latency_ms"]["runs"] == res["b"]["latency_ms"]["runs"] == 2
+    meta = text["meta"]  # the run metadata card
+    assert "latency, peak memory" in meta and meta.count("ms (median of 2)") == 2
