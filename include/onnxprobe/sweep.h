@@ -40,7 +40,8 @@ struct SweepReport {
 
 // Runs Compare() at every combination of the axes' values (at most 256). Fails with
 // kInvalidArgument on an empty axis, a value below 1, a dimension swept twice or also fixed in
-// compare.inputs.dim_params, a repro bundle (each point would replace it), and like Compare() on
+// compare.inputs.dim_params, inputs given as files or tensors (their shapes are fixed), a repro
+// bundle (each point would replace it), and like Compare() on
 // bad input at the first point (e.g. a dimension no input has). Runtime failures at a point are
 // recorded in that point.
 Expected<SweepReport> CompareSweep(const SweepRequest& request);

@@ -32,6 +32,12 @@ Status CheckAxes(const SweepRequest& req) {
                              " shapes (one comparison each)");
     }
   }
+  const InputOptions& in = req.compare.inputs;
+  if (!in.files.empty() || !in.tensors.empty()) {
+    return InvalidArgument(
+        "inputs given as files or arrays have fixed shapes: a sweep over dimensions would "
+        "compare the same shape each time");
+  }
   if (!req.compare.localize_options.repro_dir.empty() && points > 1) {
     return InvalidArgument("a repro bundle (" + req.compare.localize_options.repro_dir +
                            ") is written for one comparison; a sweep runs " +

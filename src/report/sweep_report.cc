@@ -68,8 +68,8 @@ std::string RenderSweepText(const SweepReport& r) {
                   " shapes, " + std::to_string(r.failed_points) + " not passing\n";
   size_t w = 5;
   for (const auto& p : r.points) w = std::max(w, SweepPointLabel(p).size());
-  s += "  " + Pad("shape", w) + "  verdict  failing    worst tensor (error / allowed error)" +
-       "            first failure\n";
+  s += "  " + Pad("shape", w) + "  " + Pad("verdict", 7) + "  " + Pad("failing", 9) + "  " +
+       Pad("worst tensor (error / allowed)", 38) + "  first failure\n";
   for (const auto& p : r.points) {
     PointVerdict v = VerdictOf(p);
     s += "  " + Pad(SweepPointLabel(p), w) + "  " + Pad(VerdictName(v), 7) + "  ";

@@ -365,9 +365,11 @@ def test_sweep_passes_and_names_a_shape_the_runtime_rejects(onnxprobe, tmp_path)
 
 def test_sweep_usage_errors(onnxprobe, tmp_path):
     a = sweep_model(tmp_path / "a.onnx")
+    np.save(tmp_path / "X.npy", np.ones((2, 4), np.float32))
     for extra, msg in ((["--html", tmp_path / "r.html"], "--html is written for one comparison"),
                        (["--dim", "N=2"], "--sweep N and --dim N"),
-                       (["--sweep", "N=0"], "not a dimension")):
+                       (["--sweep", "N=0"], "not a dimension"),
+                       (["--input", tmp_path / "X.npy"], "--sweep does nothing with --input")):
         r = run([onnxprobe, "compare", a, "--b-opt-level", "all", "--sweep", "N=1,2"] + extra)
         assert r.returncode == 2 and msg in r.stderr, r.stderr
     r = run([onnxprobe, "compare", a, "--b-opt-level", "all", "--sweep", "batch=1,2"])

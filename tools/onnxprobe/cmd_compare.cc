@@ -349,6 +349,11 @@ class CompareCommand : public Command {
       return InvalidArgument(std::string(o.samples.inputs_dir.empty() ? "--samples" : "--inputs") +
                              " and --sweep: give one (each point of a sweep runs one input)");
     }
+    if (!o.inputs.options.files.empty()) {
+      return InvalidArgument(
+          "--sweep does nothing with --input: the files fix the shapes (use --range or --seed "
+          "for the values)");
+    }
     return Status::Ok();
   }
 
