@@ -493,3 +493,31 @@ def test_html_report_shows_each_sides_latency(onnxprobe, tmp_path):
     assert res["a"]["latency_ms"]["runs"] == res["b"]["latency_ms"]["runs"] == 2
     meta = text["meta"]  # the run metadata card
     assert "latency, peak memory" in meta and meta.count("ms (median of 2)") == 2
+
+
+def test_nonfinite_born_in_an_fp16_cast(onnxprobe, tmp_path):
+    """X * 1e5 cast to float16 overflows where |X * 1e5| > 65504: the Cast is named."""
+    g = helper.make_graph(
+        [helper.make_node("Mul", ["X", "big"], ["scaled"], name="scale"),
+         helper.make_node("Cast", ["scaled"], ["half"], name="to_half", to=TensorProto.FLOAT16),
+         helper.make_node("Cast", ["half"], ["Y"], name="to_float", to=TensorProto.FLOAT)],
+        "fp16", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.array(1e5, np.float32), "big")])
+    model = save(g, tmp_path / "fp16.onnx")
+    x = np.array([[0.1, 0.9, -0.8], [0.5, 0.7, -0.2]], np.float32)
+    np.save(tmp_path / "X.npy", x)
+    r = run([onnxprobe, "run", model, "--input", tmp_path / "X.npy", "-o", tmp_path / "d.npz",
+             "--fail-on-nonfinite", "--json"])
+    assert r.returncode == 1, r.stderr
+    with np.errstate(over="ignore"):
+        half = (x * np.float32(1e5)).astype(np.float16)
+    f = json.loads(r.stdout)["first_nonfinite"]
+    assert (f["name"], f["node"], f["op_type"]) == ("half", "to_half", "Cast")
+    assert f["inf"] == int(np.isinf(half).sum()) == 3 and f["nan"] == 0
+    # the dump holds the same: inspect agrees with numpy on the stored float16 tensor
+    d = json.loads(run([onnxprobe, "inspect", tmp_path / "d.npz", "--json"]).stdout)
+    entry = next(t for t in d["tensors"] if t["name"] == "half")
+    assert entry["dtype"] == "float16"
+    check_stats(entry, np.load(tmp_path / "d.npz")["half"])
+    np.testing.assert_array_equal(np.load(tmp_path / "d.npz")["half"], half)
