@@ -46,6 +46,20 @@ TEST(OrtTrace, ATraceWithoutRunsOrNotAnArrayIsCorrupt) {
   EXPECT_NE(none.status().message().find("t.json"), std::string::npos);
   EXPECT_FALSE(ParseOrtTrace("{}", "t.json").ok());
   EXPECT_FALSE(ParseOrtTrace("[", "t.json").ok());
+  // truncated mid-event, and an event that is not JSON
+  std::string run = Event("Session", "model_run", 1, 2);
+  EXPECT_FALSE(ParseOrtTrace("[" + run + "," + run.substr(0, 20), "t.json").ok());
+  EXPECT_FALSE(ParseOrtTrace("[" + run + ",{\"cat\": nope}]", "t.json").ok());
+  EXPECT_FALSE(ParseOrtTrace("[" + run + "}]", "t.json").ok());
+}
+
+TEST(OrtTrace, BracketsInsideStringsAreText) {
+  std::string text =
+      "[" + Event("Session", "model_run", 1, 9) + "," + Kernel("odd]{name\\\"", "Add", 2, 3) + "]";
+  auto runs = ParseOrtTrace(text, "trace");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ((*runs)[0].kernels.size(), 1u);
+  EXPECT_EQ((*runs)[0].kernels[0].node, "odd]{name\"");  // the JSON escape decoded
 }
 
 TEST(Latency, MedianOfOddAndEvenCounts) {
