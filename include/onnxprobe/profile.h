@@ -40,7 +40,10 @@ struct ProfileReport {
   SessionOptions session;
   std::vector<NodeProfile> nodes;                  // in the order the runtime ran them
   std::vector<TimeGroup> by_op_type, by_provider;  // slowest first
-  double nodes_total_us = 0;                       // sum of node medians (= sum of either grouping)
+  // Sum of node medians (= sum of either grouping): a run without the slow outliers each run
+  // has somewhere, so below kernels_run_median_us on a busy machine.
+  double nodes_total_us = 0;
+  double kernels_run_median_us = 0;  // all kernels' time in one run, median over the runs
   double run_median_us = 0;  // the runtime's own time for a whole run (its model_run), median
   LatencyStats latency;      // wall clock around each run, as a caller sees it
   PeakMemory memory;

@@ -69,8 +69,9 @@ std::string RenderProfileText(const ProfileReport& r, size_t top) {
        " warm-up: median " + FormatNumber(l.median_ms) + " ms wall (min " + FormatNumber(l.min_ms) +
        ", max " + FormatNumber(l.max_ms) + "); runtime's own run " + Ms(r.run_median_us) +
        "; session creation " + FormatNumber(l.session_ms) + " ms\n";
-  s += "nodes       " + std::to_string(r.nodes.size()) + " ran, their medians sum to " +
-       Ms(r.nodes_total_us) + "\n";
+  s += "nodes       " + std::to_string(r.nodes.size()) + " ran: their medians sum to " +
+       Ms(r.nodes_total_us) + "; all kernels of a run take " + Ms(r.kernels_run_median_us) +
+       " (median)\n";
   if (r.memory.measured) {
     s += "memory      peak resident +" + MiB(r.memory.delta()) + " over " +
          MiB(r.memory.rss_before) + " before the session (" +
@@ -127,6 +128,7 @@ std::string RenderProfileJson(const ProfileReport& r) {
   for (double v : l.run_ms) j.Number(v);
   j.EndArray().EndObject();
   j.Key("run_median_us").Number(r.run_median_us);
+  j.Key("kernels_run_median_us").Number(r.kernels_run_median_us);
   j.Key("nodes_total_us").Number(r.nodes_total_us);
   j.Key("memory").BeginObject().Key("measured").Bool(r.memory.measured);
   j.Key("source").String(kMemorySource).Key("peak_reset").Bool(r.memory.reset);

@@ -70,3 +70,61 @@ TEST(Latency, MedianOfOddAndEvenCounts) {
 
 }  // namespace
 }  // namespace onnxprobe
+
+namespace onnxprobe {
+namespace {
+
+TraceRun MakeRun(double ts, double dur, std::vector<KernelEvent> kernels) {
+  return TraceRun{ts, dur, std::move(kernels)};
+}
+KernelEvent K(const std::string& node, const std::string& op, double dur,
+              const std::string& provider = "CPUExecutionProvider") {
+  return KernelEvent{node, op, provider, 0, dur};
+}
+
+TEST(AggregateTrace, MediansOverMeasuredRunsGroupsAndTotals) {
+  std::vector<TraceRun> runs = {
+      MakeRun(0, 1000, {K("conv", "Conv", 900), K("add", "Add", 90)}),  // warm-up: left out
+      MakeRun(10, 50,
+              {K("conv", "Conv", 10), K("add", "Add", 5), K("loop_body", "Add", 1),
+               K("loop_body", "Add", 2)}),
+      MakeRun(20, 60,
+              {K("conv", "Conv", 30), K("add", "Add", 7), K("gpu_mm", "MatMul", 8, "CUDA")}),
+      MakeRun(30, 70, {K("conv", "Conv", 20), K("add", "Add", 6), K("loop_body", "Add", 4)}),
+  };
+  ProfileReport r;
+  ASSERT_TRUE(AggregateTrace(runs, 1, {"conv", "add", "folded"}, &r).ok());
+  ASSERT_EQ(r.nodes.size(), 4u);  // first-seen order
+  EXPECT_EQ(r.nodes[0].node, "conv");
+  EXPECT_DOUBLE_EQ(r.nodes[0].median_us, 20);  // of 10, 30, 20
+  EXPECT_DOUBLE_EQ(r.nodes[0].min_us, 10);
+  EXPECT_DOUBLE_EQ(r.nodes[0].max_us, 30);
+  EXPECT_EQ(r.nodes[0].topo_index, 0);
+  EXPECT_DOUBLE_EQ(r.nodes[1].median_us, 6);
+  EXPECT_EQ(r.nodes[2].node, "loop_body");  // 3 (two calls), 0, 4 -> 3
+  EXPECT_DOUBLE_EQ(r.nodes[2].median_us, 3);
+  EXPECT_EQ(r.nodes[2].calls, 2);
+  EXPECT_EQ(r.nodes[2].topo_index, -1);       // not a model node
+  EXPECT_DOUBLE_EQ(r.nodes[3].median_us, 0);  // ran once in three runs: 0, 8, 0
+  EXPECT_DOUBLE_EQ(r.nodes_total_us, 20 + 6 + 3 + 0);
+  EXPECT_DOUBLE_EQ(r.run_median_us, 60);
+  EXPECT_DOUBLE_EQ(r.kernels_run_median_us, 30);  // per run: 18, 45, 30
+  ASSERT_EQ(r.by_op_type.size(), 3u);
+  EXPECT_EQ(r.by_op_type[0].name, "Conv");
+  EXPECT_EQ(r.by_op_type[1].name, "Add");
+  EXPECT_EQ(r.by_op_type[1].nodes, 2u);
+  EXPECT_DOUBLE_EQ(r.by_op_type[1].total_us, 9);
+  EXPECT_DOUBLE_EQ(r.by_op_type[1].share, 9.0 / 29);
+  ASSERT_EQ(r.by_provider.size(), 2u);
+  EXPECT_EQ(r.by_provider[0].name, "CPUExecutionProvider");
+  EXPECT_EQ(r.by_provider[1].nodes, 1u);
+  EXPECT_EQ(r.not_run, (std::vector<std::string>{"folded"}));
+}
+
+TEST(AggregateTrace, NoMoreRunsThanWarmupIsCorrupt) {
+  ProfileReport r;
+  EXPECT_EQ(AggregateTrace({MakeRun(0, 1, {})}, 1, {}, &r).code(), ErrorCode::kCorrupt);
+}
+
+}  // namespace
+}  // namespace onnxprobe
