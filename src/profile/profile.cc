@@ -4,15 +4,12 @@
 
 #include <stdlib.h>
 
-#include <algorithm>
-#include <map>
-#include <set>
-
 #include "common/file_util.h"
 #include "common/temp_registry.h"
 #include "profile/ort_trace.h"
 
 namespace onnxprobe {
+
 Expected<ProfileReport> Profile(const ProfileRequest& req) {
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model_path));
   InputPreparation prep;
