@@ -24,6 +24,7 @@ enum class OutputKind {
   kJUnit,              // JUnit XML written by onnxprobe (<testsuites name="onnxprobe ...)
   kSweepJson,          // sweep report: "schema": "onnxprobe-sweep"
   kModelExplorer,      // Model Explorer node data: {"<graph id>": {"results": ...}}
+  kProfileTrace,       // ONNX Runtime profiler trace: [{"cat": ...
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 

@@ -17,6 +17,9 @@ struct ProfileRequest {
   SessionOptions session;
   std::string ort_library;  // "" = the default runtime
   LatencyOptions runs;      // warm-up runs are profiled but left out of the figures
+  // Also keep the runtime's trace (Chrome trace-event JSON, for chrome://tracing or Perfetto)
+  // at this path, written atomically; "" = the trace is only read, then removed.
+  std::string trace_output;
 };
 
 struct NodeProfile {
@@ -54,7 +57,8 @@ struct ProfileReport {
 };
 
 // Fails like Model::Load, PrepareInputs, LoadOrtBackend and MeasureLatency; kCorrupt when the
-// runtime's trace cannot be read (naming the trace). The trace file is removed in every case.
+// runtime's trace cannot be read (naming the trace), kIoError when trace_output cannot be
+// written. The runtime's own trace file is removed in every case.
 Expected<ProfileReport> Profile(const ProfileRequest& request);
 
 // Renderings (report/profile_report.cc): the JSON has "schema": "onnxprobe-profile"; the text

@@ -123,6 +123,12 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
       return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-sweep\"");
     case OutputKind::kModelExplorer:
       return !is_dir && IsModelExplorerNodeData(Head(p, 4096));
+    case OutputKind::kProfileTrace: {
+      if (is_dir) return false;
+      std::string head = Head(p, 4096);
+      size_t at = head.find_first_not_of(" \t\r\n");
+      return at != std::string::npos && head[at] == '[' && OpensWith(head, at + 1, "cat", "");
+    }
   }
   return false;
 }
@@ -175,6 +181,8 @@ const char* OutputKindName(OutputKind kind) {
       return "sweep report";
     case OutputKind::kModelExplorer:
       return "Model Explorer node data file";
+    case OutputKind::kProfileTrace:
+      return "profiler trace";
   }
   return "output";
 }

@@ -37,6 +37,7 @@ Expected<ProfileReport> Profile(const ProfileRequest& req) {
   RemoveAll(dir);
   UnregisterTemporary(dir);
   OP_RETURN_IF_ERROR(text.status());
+  if (!req.trace_output.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(req.trace_output, *text));
   report.latency = measured->latency;
   report.memory = measured->memory;
   OP_ASSIGN_OR_RETURN(auto runs, ParseOrtTrace(*text, "the runtime's profiler trace"));

@@ -301,6 +301,36 @@ def test_profile_text_and_optimized_graph(onnxprobe, tmp_path):
     assert r.returncode == 2 and "--top does nothing" in r.stderr
 
 
+def test_profile_keeps_the_trace_when_asked(onnxprobe, tmp_path):
+    model, _ = profile_model(tmp_path / "p.onnx")
+    trace = tmp_path / "trace.json"
+    cmd = [onnxprobe, "profile", model, "--json", "--runs", "3", "--warmup", "2", "--trace", trace]
+    r = run(cmd)
+    assert r.returncode == 0, r.stderr
+    events = json.loads(trace.read_text())  # an independent read of the runtime's own trace
+    runs = sorted((e for e in events if e.get("name") == "model_run"), key=lambda e: e["ts"])
+    assert len(runs) == 2 + 3
+    kernels = [e for e in events if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    measured = runs[2:]
+    per_node = {}
+    for e in kernels:
+        for i, run_event in enumerate(measured):
+            if run_event["ts"] <= e["ts"] <= run_event["ts"] + run_event["dur"]:
+                per_node.setdefault(e["name"][:-len("_kernel_time")], [0, 0, 0])[i] += e["dur"]
+    p = json.loads(r.stdout)
+    for n in p["nodes"]:
+        assert n["median_us"] == pytest.approx(float(np.median(per_node[n["name"]])))
+        assert n["min_us"] == min(per_node[n["name"]]) and n["max_us"] == max(per_node[n["name"]])
+    assert p["run_median_us"] == pytest.approx(float(np.median([e["dur"] for e in measured])))
+    assert run(cmd).returncode == 0  # its own trace may be replaced
+    foreign = tmp_path / "notes.json"
+    foreign.write_text("[1, 2]")
+    r = run([onnxprobe, "profile", model, "--trace", foreign])
+    assert r.returncode == 2 and "refusing" in r.stderr
+    r = run([onnxprobe, "profile", model, "--trace", model])
+    assert r.returncode == 2 and "input of this run" in r.stderr
+
+
 # --- compare --sweep ---------------------------------------------------------------------------
 
 C = np.array([0.25, -0.5, 0.125, 1.0], np.float32)

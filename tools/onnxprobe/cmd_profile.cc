@@ -43,6 +43,17 @@ class ProfileCommand : public Command {
                json_ = true;
                return Status::Ok();
              });
+    sink.Add({"--trace", "FILE",
+              "keep ONNX Runtime's trace (Chrome trace-event JSON: chrome://tracing, Perfetto)"},
+             [this](const std::string& v) {
+               req_.trace_output = v;
+               return Status::Ok();
+             });
+    sink.Add({"--force", "", "replace an existing file that is not a profiler trace"},
+             [this](const std::string&) {
+               force_ = true;
+               return Status::Ok();
+             });
     sink.Add({"--top", "N", "slowest nodes listed (default 10)"},
              [this](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--top"));
@@ -59,7 +70,10 @@ class ProfileCommand : public Command {
     if (json_ && top_given_) {
       return InvalidArgument("--top does nothing with --json (the JSON lists every node)");
     }
-    return Status::Ok();
+    if (req_.trace_output.empty()) return Status::Ok();
+    std::vector<std::string> inputs = InputFilePaths(inputs_);
+    inputs.push_back(req_.model_path);
+    return CheckOutput("--trace", req_.trace_output, OutputKind::kProfileTrace, inputs, force_);
   }
   int Run() override {
     req_.inputs = inputs_.options;
@@ -79,7 +93,7 @@ class ProfileCommand : public Command {
   ProfileRequest req_;
   InputFlags inputs_;
   SessionFlags session_;
-  bool json_ = false, top_given_ = false;
+  bool json_ = false, top_given_ = false, force_ = false;
   size_t top_ = 10;
 };
 
