@@ -140,6 +140,7 @@ SampleLocalization LocalizeSample(const BaselineCheckRequest& req, const Baselin
   c.inputs_given = true;
   c.a = SideRequest{ref.model, b.environment.session, true, ref.library};
   c.b = SideRequest{req.model_path, session, true, req.ort_library};
+  c.latency_runs = 0;  // a localization run: its timing is not reported
   auto rerun = Compare(c);
   if (!rerun.ok()) {
     l.note = "re-running the baseline's model and runtime failed: " + rerun.status().message();
@@ -205,6 +206,7 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     c.localize = req.localize && rep.failed_samples < req.max_localized_samples;
     c.a = SideRequest{DumpPath(b, entry), SessionOptions(), false, ""};
     c.b = SideRequest{req.model_path, session, true, req.ort_library};
+    c.latency_runs = 0;  // a baseline check reports numerics; timing each sample would cost runs
     auto ts = Clock::now();
     auto last = ts;
     c.on_row = [&](const TensorResult& row, size_t, size_t) {
