@@ -21,6 +21,10 @@ echo
 echo "== comparison"
 "$BUILD/bench/compare_bench" "$MODELS/resnet50.onnx" --runs 5
 echo
+echo "== scale: GPT-2-medium-shaped"
+/usr/bin/python3 bench/make_gpt2_model.py "$MODELS/gpt2_medium.onnx" >/dev/null
+/usr/bin/python3 bench/scale_bench.py "$BUILD/onnxprobe" "$MODELS/gpt2_medium.onnx" 2G
+echo
 echo "== peers"
 bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx"
 echo
