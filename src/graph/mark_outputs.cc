@@ -31,9 +31,12 @@ Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::str
       o->mutable_type()->mutable_tensor_type()->set_elem_type(vi->elem_type);
     }
   }
-  const auto& impl = model.impl();
-  std::string bytes = impl.SerializedProto();
-  bytes += tail.SerializeAsString();
+  // one copy of the weights: sized for the tail up front, so appending never reallocates
+  const std::string& serialized = model.impl().SerializedProto();
+  std::string tail_bytes = tail.SerializeAsString();
+  std::string bytes;
+  bytes.reserve(serialized.size() + tail_bytes.size());
+  bytes.append(serialized).append(tail_bytes);
   return bytes;
 }
 
