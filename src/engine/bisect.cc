@@ -117,11 +117,14 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
     }
   }
   size_t sweeps = 0, at = 0;
-  for (const auto& batch :
-       r.aborted ? std::vector<std::vector<Pair>>() : PlanBatches(rest, job.max_memory)) {
+  BatchPlanner planner(rest, job.max_memory);
+  while (!r.aborted && !planner.Done()) {
+    std::vector<Pair> batch = planner.Next();
     std::vector<RunOutput> fa, fb;
     ++sweeps;
     if (!FetchBoth(a, b, batch, &fa, &fb, &r)) break;
+    planner.Learn(fa);
+    planner.Learn(fb);
     for (size_t j = 0; j < batch.size(); ++j, ++at) {
       probed.emplace(rest_index[at], ComparePair(batch[j], fa[j], fb[j], job));
       fa[j] = RunOutput();

@@ -62,15 +62,17 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
   OP_ASSIGN_OR_RETURN(std::vector<Pair> pairs,
                       PairTensors(a, b, job, &r.only_a, &r.only_b, &r.hidden_b));
 
-  std::vector<std::vector<Pair>> batches = PlanBatches(pairs, job.max_memory);
-  r.batches = batches.size();
-
+  BatchPlanner planner(pairs, job.max_memory);
   std::optional<NoiseFloor> noise;
   if (job.noise_headroom > 0) noise.emplace(job.policy.global, job.noise_headroom);
   size_t done = 0;
-  for (const auto& batch : batches) {
+  while (!planner.Done()) {
+    std::vector<Pair> batch = planner.Next();
+    ++r.batches;
     std::vector<RunOutput> va, vb;
     if (!FetchBoth(a, b, batch, &va, &vb, &r)) break;
+    planner.Learn(va);
+    planner.Learn(vb);
     for (size_t i = 0; i < batch.size(); ++i) {
       RunOutput& oa = va[i];
       RunOutput& ob = vb[i];

@@ -167,23 +167,30 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   return row;
 }
 
-std::vector<std::vector<Pair>> PlanBatches(const std::vector<Pair>& pairs, uint64_t max_memory) {
-  uint64_t known_max = 0;
-  for (const auto& p : pairs) known_max = std::max({known_max, p.a->est_bytes, p.b->est_bytes});
-  std::vector<std::vector<Pair>> batches(1);
+BatchPlanner::BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory)
+    : pairs_(pairs), max_memory_(max_memory) {
+  for (const auto& p : pairs) largest_ = std::max({largest_, p.a->est_bytes, p.b->est_bytes});
+}
+
+std::vector<Pair> BatchPlanner::Next() {
+  std::vector<Pair> batch;
   uint64_t in_batch = 0;
-  for (const auto& p : pairs) {
-    uint64_t bytes = (p.a->est_bytes ? p.a->est_bytes : known_max) +
-                     (p.b->est_bytes ? p.b->est_bytes : known_max);
-    if (max_memory > 0 && !batches.back().empty() && in_batch + bytes > max_memory) {
-      batches.emplace_back();
-      in_batch = 0;
-    }
-    batches.back().push_back(p);
+  for (; next_ < pairs_.size(); ++next_) {
+    const Pair& p = pairs_[next_];
+    bool unknown = p.a->est_bytes == 0 || p.b->est_bytes == 0;
+    uint64_t bytes =
+        (p.a->est_bytes ? p.a->est_bytes : largest_) + (p.b->est_bytes ? p.b->est_bytes : largest_);
+    if (max_memory_ > 0 && !batch.empty() &&
+        (in_batch + bytes > max_memory_ || (unknown && largest_ == 0)))
+      break;
+    batch.push_back(p);
     in_batch += bytes;
   }
-  if (batches.back().empty()) batches.pop_back();
-  return batches;
+  return batch;
+}
+
+void BatchPlanner::Learn(const std::vector<RunOutput>& fetched) {
+  for (const auto& o : fetched) largest_ = std::max(largest_, o.tensor.byte_size());
 }
 
 bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<RunOutput>* fa,

@@ -33,8 +33,22 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
                          const CompareJob& job, NoiseFloor* noise = nullptr);
 
 // Splits pairs, in order, into batches whose tensors on both sides fit `max_memory` (0: one
-// batch); a tensor of unknown size counts as the largest known one.
-std::vector<std::vector<Pair>> PlanBatches(const std::vector<Pair>& pairs, uint64_t max_memory);
+// batch), one batch at a time, so real sizes of what was fetched plan the next batch: a tensor
+// whose size shape inference could not give counts as the largest inferred or fetched one, and
+// while no size is known at all a batch is one pair, fetched to learn one.
+class BatchPlanner {
+ public:
+  BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory);
+  bool Done() const { return next_ == pairs_.size(); }
+  std::vector<Pair> Next();
+  void Learn(const std::vector<RunOutput>& fetched);
+
+ private:
+  const std::vector<Pair>& pairs_;
+  uint64_t max_memory_;
+  uint64_t largest_ = 0;  // largest inferred or fetched tensor
+  size_t next_ = 0;
+};
 
 // Fetches one batch from both sides. On failure marks `r` aborted (naming the side) and returns
 // false; the rows compared so far stay.

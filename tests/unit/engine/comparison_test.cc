@@ -263,6 +263,26 @@ TEST(RunComparison, MemoryBudgetSplitsTheRunsIntoBatches) {
   EXPECT_EQ(b2.fetched_tensors(), 5u);
 }
 
+// Shape inference sized nothing (dynamic axes): the first run fetches one pair, and its real
+// size (2 x 16 bytes) plans the rest: two pairs per run under 64 bytes.
+TEST(RunComparison, UnknownSizesArePlannedFromTheFirstFetch) {
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
+  FakeSide a("A"), b("B");
+  Fill(&a, &b, names, {});
+  for (const auto& n : names) {
+    a.SetEstBytes(n, 0);
+    b.SetEstBytes(n, 0);
+  }
+  CompareJob job = PlainJob();
+  job.max_memory = 64;
+  auto r = RunComparison(a, b, job);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rows.size(), 5u);
+  EXPECT_EQ(r->batches, 3u);
+  EXPECT_EQ(a.fetch_log(), (std::vector<std::vector<std::string>>{{"a"}, {"b", "c"}, {"d", "e"}}));
+  EXPECT_EQ(b.fetch_log(), a.fetch_log());
+}
+
 TEST(RunComparison, PairsByExactNameOrTheMapping) {
   FakeSide a("A"), b("B");
   a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
