@@ -184,7 +184,8 @@ Status IndexModel(Model::Impl* impl, const std::vector<bool>& set_aside) {
   for (int i = 0; i < inits->size(); ++i) {
     auto& t = (*inits)[i];
     bool aside = size_t(i) < set_aside.size() && set_aside[size_t(i)];
-    if (aside || t.raw_data().size() > kKeptRawDataBytes) t.clear_raw_data();
+    // clear_raw_data() would keep the string's capacity: the weights' memory is released here
+    if (aside || t.raw_data().size() > kKeptRawDataBytes) std::string().swap(*t.mutable_raw_data());
   }
   return Status::Ok();
 }
