@@ -12,6 +12,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/fetch_groups.h"
 #include "localize/growth.h"
 #include "localize/repro.h"
 #include "onnxprobe/format.h"
@@ -112,48 +113,15 @@ Status FetchFor(Ctx& cx, const std::vector<Plan>& plans) {
   return Status::Ok();
 }
 
-// Splits plans, in order, into ranges [begin, end) whose side A tensors fit the memory budget
-// (0: one range), so each range costs one run of side A; a tensor of unknown size counts as the
-// largest known one, and a plan larger than the budget gets a range of its own.
-std::vector<std::pair<size_t, size_t>> GroupByBudget(const Ctx& cx,
-                                                     const std::vector<Plan>& plans) {
-  std::unordered_map<std::string, uint64_t> bytes;
-  uint64_t known_max = 0;
-  for (const auto& t : cx.a.tensors()) {
-    bytes.emplace(t.name, t.est_bytes);
-    known_max = std::max(known_max, t.est_bytes);
-  }
-  const uint64_t budget = cx.job.max_memory;
-  std::vector<std::pair<size_t, size_t>> ranges;
-  std::set<std::string> in_range;
-  uint64_t held = 0;
-  size_t begin = 0;
+// The side-A tensors each plan reads, for GroupByBudget (fetch_groups.h).
+std::vector<std::set<std::string>> NeedsOf(const Ctx& cx, const std::vector<Plan>& plans) {
+  std::vector<std::set<std::string>> needs(plans.size());
   for (size_t k = 0; k < plans.size(); ++k) {
-    std::set<std::string> want;
-    if (plans[k].error.empty()) {
-      want.insert(cx.AName(plans[k].name_b));
-      for (const auto& x : plans[k].boundary) want.insert(cx.AName(x));
-    }
-    auto added = [&] {
-      uint64_t add = 0;
-      for (const auto& n : want) {
-        auto it = bytes.find(n);
-        if (!in_range.count(n))
-          add += it == bytes.end() || it->second == 0 ? known_max : it->second;
-      }
-      return add;
-    };
-    if (budget > 0 && k > begin && held + added() > budget) {
-      ranges.emplace_back(begin, k);
-      begin = k;
-      held = 0;
-      in_range.clear();
-    }
-    held += added();
-    in_range.insert(want.begin(), want.end());
+    if (!plans[k].error.empty()) continue;
+    needs[k].insert(cx.AName(plans[k].name_b));
+    for (const auto& x : plans[k].boundary) needs[k].insert(cx.AName(x));
   }
-  if (begin < plans.size()) ranges.emplace_back(begin, plans.size());
-  return ranges;
+  return needs;
 }
 
 struct Run {
@@ -461,7 +429,8 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
   }
   std::vector<Plan> all;
   for (int i : others) all.push_back(MakePlan(cx, cx.r.rows[i].name_b, o.max_subgraph_nodes));
-  for (const auto& [begin, end] : GroupByBudget(cx, all)) {
+  for (const auto& [begin, end] :
+       GroupByBudget(NeedsOf(cx, all), cx.a.tensors(), cx.job.max_memory)) {
     std::vector<Plan> plans(all.begin() + begin, all.begin() + end);
     std::vector<int> rows(others.begin() + begin, others.begin() + end);
     cx.from_a.clear();

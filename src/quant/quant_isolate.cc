@@ -10,6 +10,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "engine/fetch_groups.h"
 #include "onnxprobe/graph.h"
 #include "quant/qlinear_ops.h"
 #include "quant/quant_engine.h"
@@ -256,37 +257,11 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
   }
   std::unordered_map<std::string, const Tensor*> shared;
   for (const auto& in : inputs) shared[in.name] = &in.tensor;
-  std::unordered_map<std::string, uint64_t> bytes;  // capturable A tensors and their size
-  uint64_t known_max = 0;
-  for (const auto& t : a.tensors()) {
-    bytes[t.name] = t.est_bytes;
-    known_max = std::max(known_max, t.est_bytes);
-  }
+  std::set<std::string> captured;  // what side A can hand out
+  for (const auto& t : a.tensors()) captured.insert(t.name);
   // batches of consecutive layers whose A tensors fit the memory budget (one run of A each)
-  std::vector<std::pair<size_t, size_t>> batches;
-  {
-    std::set<std::string> in_batch;
-    uint64_t used = 0;
-    size_t begin = 0;
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t add = 0;
-      for (const auto& x : needs[i]) {
-        auto it = bytes.find(x);
-        if (it != bytes.end() && !in_batch.count(x)) add += it->second ? it->second : known_max;
-      }
-      if (s.options.max_memory > 0 && i > begin && used + add > s.options.max_memory) {
-        batches.emplace_back(begin, i);
-        begin = i, used = 0;
-        in_batch.clear();
-        add = 0;
-        for (const auto& x : needs[i])
-          add += bytes.count(x) ? (bytes[x] ? bytes[x] : known_max) : 0;
-      }
-      used += add;
-      in_batch.insert(needs[i].begin(), needs[i].end());
-    }
-    if (begin < n) batches.emplace_back(begin, n);
-  }
+  const std::vector<std::pair<size_t, size_t>> batches =
+      GroupByBudget(needs, a.tensors(), s.options.max_memory);
   // the layer that produces each A tensor (for input-caused errors)
   std::unordered_map<std::string, std::string> layer_of;
   for (size_t i = 0; i < n; ++i)
@@ -303,7 +278,7 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
       std::set<std::string> want;
       for (size_t k = batches[batch].first; k < batches[batch].second; ++k) {
         for (const auto& x : needs[k]) {
-          if (bytes.count(x) && !shared.count(x)) want.insert(x);
+          if (captured.count(x) && !shared.count(x)) want.insert(x);
         }
       }
       ++batch;
