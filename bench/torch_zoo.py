@@ -5,15 +5,15 @@ at a small input, the segmentation models, and the hand-written nets of tests/py
   /usr/bin/python3 bench/torch_zoo.py ONNXPROBE_BIN [--work DIR] [--size 64] [--only a,b] [--quick]
 
 Per model: export + capture (random seeded weights, BatchNorm statistics warmed in train mode),
-`onnxprobe compare` of the unfaulted export (must PASS), then of a copy with one weight element of
-a mid-depth Conv/Gemm/MatMul changed (must FAIL, the top culprit naming that node). Prints one
-line per model (alignment coverage = share of PyTorch activations paired structurally; noise =
-the largest tolerance_ratio (error / allowed error) of the unfaulted comparison, i.e. how much of
-the default tolerance framework rounding used; verdicts, culprit, times) and the
-totals: unfaulted pass rate, fault top-1 rate, mean coverage. "top-1" counts the faulted node as
-found when it is the top culprit or among the nodes that culprit was isolated with; "parity"
-says whether a parameter-parity finding names the faulted node (weights the exporter kept under
-their parameter's name; a convolution with a BatchNorm folded in is renamed, so never).
+`onnxprobe compare` of the unfaulted export (must PASS), then of three faulted copies, each at mid
+depth: one weight element of a Conv/Gemm/MatMul changed, one attribute changed (pads shifted, or
+alpha/epsilon doubled), a float16 round trip inserted after a node. A weight or attribute fault
+must FAIL with the faulted node as the top culprit; a float16 round trip may stay within
+tolerance, so it counts as named when the top culprit or (on a PASS) the first drift origin is the
+inserted Cast. Prints one line per model (alignment coverage = share of PyTorch activations
+paired structurally; noise = the largest tolerance_ratio (error / allowed error) of the unfaulted
+comparison; per fault kind the verdict and whether the node was named; "parity" says whether a
+parameter-parity finding names the weight fault's node) and the totals.
 """
 import argparse
 import os
@@ -61,9 +61,8 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="onnxprobe_zoo_")
     only = {n for n in a.only.split(",") if n}
     rows = []
-    print(f"{'model':28} {'cover':>6} {'noise':>6} {'unfaulted':>9} {'faulted':>8} {'top-1':>5} {'parity':>6}"
-          f"  {'time':>6}"
-          "  culprit (faulted node)")
+    print(f"{'model':28} {'cover':>6} {'noise':>6} {'unfaulted':>9} {'weight':>11} {'attribute':>11}"
+          f" {'fp16':>11} {'parity':>6}  {'time':>7}  misses: named (faulted)")
     for name, entry in entries(a.size, a.quick):
         if only and name not in only:
             continue
@@ -94,38 +93,51 @@ def main():
         rc, rep, secs, out = Z.compare(a.onnxprobe, cap, onnx_path, os.path.join(folder, "unfaulted.json"))
         if rep is None:
             print(f"{name:28} compare failed (exit {rc}): {out.strip().splitlines()[-1][:100]}", flush=True)
-            rows.append((name, None, False, None, False, 0.0, None))
+            rows.append((name, None, False, {}, 0.0, None))
             continue
-        bad = os.path.join(folder, "faulted.onnx")
-        target = Z.inject_weight_fault(onnx_path, bad, onnxprobe=a.onnxprobe, capture=cap)
-        verdict_f, top1, cul_name, parity = "-", None, "-", None
+        kinds = {}
+        parity = None
         secs_f = 0.0
-        if target:
-            rc_f, rep_f, secs_f, _ = Z.compare(a.onnxprobe, cap, bad, os.path.join(folder, "faulted.json"))
-            verdict_f = rep_f["verdict"] if rep_f else f"exit {rc_f}"
-            cul = Z.top_culprit(rep_f) if rep_f else None
-            top1 = target in Z.culprit_names(cul)
-            parity = Z.parity_names(rep_f, target) if rep_f else False
-            cul_name = f"{cul.get('node') if cul else None} ({target})"
+        for kind, inject in (("weight", Z.inject_weight_fault), ("attr", Z.inject_attribute_fault),
+                             ("fp16", Z.inject_fp16_roundtrip)):
+            bad = os.path.join(folder, f"faulted_{kind}.onnx")
+            target = inject(onnx_path, bad, onnxprobe=a.onnxprobe, capture=cap)
+            if not target:
+                kinds[kind] = ("-", None, "-")
+                continue
+            rc_f, rep_f, s_f, _ = Z.compare(a.onnxprobe, cap, bad, os.path.join(folder, f"faulted_{kind}.json"))
+            secs_f += s_f
+            if rep_f is None:
+                kinds[kind] = (f"exit {rc_f}", False, f"- ({target})")
+                continue
+            got = Z.named(rep_f)
+            ok = got == target and (kind == "fp16" or rep_f["verdict"] == "FAIL")
+            kinds[kind] = (rep_f["verdict"], ok, f"{got} ({target})")
+            if kind == "weight":
+                parity = Z.parity_names(rep_f, target)
         cov = Z.coverage(rep)
         noise = Z.noise_ratio(rep)
-        rows.append((name, cov, rep["verdict"] == "PASS", verdict_f, top1, noise, parity))
-        print(f"{name:28} {cov:6.2f} {noise:6.3f} {rep['verdict']:>9} {verdict_f:>8}"
-              f" {str(top1 if top1 is not None else '-'):>5} {str(parity if parity is not None else '-'):>6}"
-              f"  {prep + secs + secs_f:5.1f}s  {cul_name}", flush=True)
+        rows.append((name, cov, rep["verdict"] == "PASS", kinds, noise, parity))
+        cols = "".join(f" {kinds[k][0]:>5} {str(kinds[k][1] if kinds[k][1] is not None else '-'):>5}"
+                       for k in ("weight", "attr", "fp16"))
+        wrong = "; ".join(f"{k}: {kinds[k][2]}" for k in kinds if kinds[k][1] is False)
+        print(f"{name:28} {cov:6.2f} {noise:6.3f} {rep['verdict']:>9}{cols}"
+              f" {str(parity if parity is not None else '-'):>6}  {prep + secs + secs_f:6.1f}s  {wrong}", flush=True)
         if not a.work:
             shutil.rmtree(folder, ignore_errors=True)
     done = [r for r in rows if r[1] is not None]
-    faulted = [r for r in done if r[4] is not None]
     if done:
+        parts = []
+        for k, label in (("weight", "weight top-1"), ("attr", "attribute top-1"), ("fp16", "fp16 round trip named")):
+            tried = [r for r in done if r[3].get(k, ("-", None))[1] is not None]
+            hit = sum(1 for r in tried if r[3][k][1])
+            parts.append(f"{label} {hit}/{len(tried)} ({100.0 * hit / max(1, len(tried)):.0f}%)")
+        weights = [r for r in done if r[3].get("weight", ("-", None))[1] is not None]
         print(f"\n{len(done)} models: unfaulted PASS {sum(r[2] for r in done)}/{len(done)}"
-              f" ({100.0 * sum(r[2] for r in done) / len(done):.0f}%), fault top-1"
-              f" {sum(1 for r in faulted if r[4])}/{len(faulted)}"
-              f" ({100.0 * sum(1 for r in faulted if r[4]) / max(1, len(faulted)):.0f}%), named by parity"
-              f" {sum(1 for r in faulted if r[6])}/{len(faulted)}, faulted FAIL"
-              f" {sum(1 for r in faulted if r[3] == 'FAIL')}/{len(faulted)}, mean coverage"
+              f" ({100.0 * sum(r[2] for r in done) / len(done):.0f}%), " + ", ".join(parts) +
+              f", weight fault named by parity {sum(1 for r in weights if r[5])}/{len(weights)}, mean coverage"
               f" {sum(r[1] for r in done) / len(done):.2f}, largest noise / tolerance"
-              f" {max(r[5] for r in done):.3f}")
+              f" {max(r[4] for r in done):.3f}")
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if done and all(r[2] for r in done) else 1

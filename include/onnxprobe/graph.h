@@ -19,6 +19,9 @@ struct SubgraphSpec {
   std::vector<std::pair<DType, Shape>> input_types;  // one per input
   std::vector<std::string> outputs;
   std::vector<std::pair<DType, Shape>> output_types;  // one per output; empty: untyped
+  // (from, to): an Identity node making tensor `to` from `from`, for a tensor whose producer is
+  // left out (e.g. a Cast round trip bypassed)
+  std::vector<std::pair<std::string, std::string>> aliases;
 };
 
 // A standalone model running `nodes` with `inputs` as graph inputs and `outputs` as graph

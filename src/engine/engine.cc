@@ -17,6 +17,9 @@
 namespace onnxprobe {
 namespace {
 
+// Nodes a localization plan may span on a PyTorch side (a transformer layer is a few hundred).
+constexpr size_t kModuleSpanNodes = 4096;
+
 const char* SideName(bool is_a) { return is_a ? "side A" : "side B"; }
 
 // `cache` holds a model loaded for side A, reused when side B names the same file.
@@ -257,8 +260,11 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));
     quant::SettleRoles(report.quant, &r);
   } else if (req.localize && !r.aborted && wanted) {
-    OP_ASSIGN_OR_RETURN(report.localization,
-                        Localize(sa, sb, inputs, job, req.localize_options, r));
+    LocalizeOptions lo = req.localize_options;
+    // PyTorch values exist at module boundaries only: a plan spans a whole module call
+    if (sa.info().kind == SideKind::kTorchCapture)
+      lo.max_subgraph_nodes = std::max<size_t>(lo.max_subgraph_nodes, kModuleSpanNodes);
+    OP_ASSIGN_OR_RETURN(report.localization, Localize(sa, sb, inputs, job, lo, r));
     ApplyRoles(report.localization, &r);
     if (sb.model() != nullptr)
       AddParityCulprits(report.parity, *sb.model(), r, &report.localization);

@@ -38,6 +38,19 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     SetType(g->add_input(), spec.inputs[i], spec.input_types[i].first, spec.input_types[i].second);
   }
+  // each alias right after its source exists (topological order in the file)
+  auto emit_aliases = [&]() {
+    for (const auto& [from, to] : spec.aliases) {
+      if (!available.count(from) || available.count(to)) continue;
+      onnx::NodeProto* id = g->add_node();
+      id->set_op_type("Identity");
+      id->set_name("onnxprobe_alias_" + to);
+      id->add_input(from);
+      id->add_output(to);
+      available.insert(to);
+    }
+  };
+  emit_aliases();
   std::vector<int> order = spec.nodes;
   std::sort(order.begin(), order.end());
   std::set<std::string> embedded;
@@ -69,6 +82,7 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
     for (const auto& o : info.outputs) {
       if (!o.empty()) available.insert(o);
     }
+    emit_aliases();
   }
   for (size_t i = 0; i < spec.outputs.size(); ++i) {
     if (!available.count(spec.outputs[i])) {

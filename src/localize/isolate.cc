@@ -8,6 +8,7 @@
 // round trip before a convolution).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <set>
 #include <unordered_map>
@@ -41,6 +42,9 @@ struct Ctx {
   std::set<std::string> a_names;
   std::unordered_map<std::string, const Tensor*> shared;
   std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
+  // side A is a PyTorch capture: every isolated node differs by framework rounding, so a
+  // sub-tolerance source must stand out from its neighbours' noise (StandsOut)
+  bool framework_noise = false;
 
   std::string AName(const std::string& b_name) const {
     auto m = b_to_a.find(b_name);
@@ -133,10 +137,14 @@ struct Run {
 };
 
 // Builds the plan's model and runs it on side B's runtime with side A's tensors.
-Run Execute(Ctx& cx, const Plan& p) {
+Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop = {},
+            const std::vector<std::pair<std::string, std::string>>& aliases = {}) {
   Run run;
   SubgraphSpec spec;
-  spec.nodes = p.nodes;
+  for (int k : p.nodes) {
+    if (!drop.count(k)) spec.nodes.push_back(k);
+  }
+  spec.aliases = aliases;
   auto feed = [&](const std::string& x, const Tensor* t) {
     spec.inputs.push_back(x);
     spec.input_types.emplace_back(t->dtype(), t->shape());
@@ -180,6 +188,28 @@ Run Execute(Ctx& cx, const Plan& p) {
   }
   run.observed = std::move((*got)[0].tensor);
   return run;
+}
+
+// Largest error over the reference's magnitude: rounding noise is near float32's epsilon times
+// the depth of the computation, a float16 round trip near 2^-12.
+double ScaleNormalized(const TensorMetrics& m) {
+  double scale = std::max(std::fabs(m.stats_a.min), std::fabs(m.stats_a.max));
+  return m.max_abs / std::max(scale, 1e-30);
+}
+
+constexpr double kStandOut = 8;         // times the median isolated error of the nodes examined
+constexpr double kNoiseCeiling = 1e-5;  // normalized float32 rounding of one module stays below
+
+// For a PyTorch side: whether `x` stands out from framework rounding: above kNoiseCeiling and,
+// when three or more nodes were examined, kStandOut times their median; true on other sides.
+bool StandsOut(const Ctx& cx, const TensorMetrics& x, const std::vector<TensorMetrics>& all) {
+  if (!cx.framework_noise) return true;
+  if (ScaleNormalized(x) < kNoiseCeiling) return false;
+  if (all.size() < 3) return true;
+  std::vector<double> e;
+  for (const auto& m : all) e.push_back(ScaleNormalized(m));
+  std::nth_element(e.begin(), e.begin() + e.size() / 2, e.end());
+  return ScaleNormalized(x) >= kStandOut * e[e.size() / 2];
 }
 
 std::string NodeName(const NodeInfo& n, int k) {
@@ -289,6 +319,58 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   }
 }
 
+// A pair of Cast nodes in a plan, the first read only by the second (float32 -> float16 ->
+// float32 and the like): `from` is what the first reads, `to` what the second makes.
+struct RoundTrip {
+  int first = -1, second = -1;
+  std::string from, to;
+};
+
+std::vector<RoundTrip> RoundTrips(const Ctx& cx, const Plan& p) {
+  const GraphIndex& idx = cx.g.index();
+  std::set<int> in_plan(p.nodes.begin(), p.nodes.end());
+  std::vector<RoundTrip> out;
+  for (int k : p.nodes) {
+    const NodeInfo& n = idx.nodes()[k];
+    if (n.op_type != "Cast" || n.inputs.empty() || n.outputs.empty()) continue;
+    const TensorEntry* e = idx.Find(n.outputs[0]);
+    if (e == nullptr || e->consumers.size() != 1 || !in_plan.count(e->consumers[0])) continue;
+    const NodeInfo& m = idx.nodes()[e->consumers[0]];
+    if (m.op_type != "Cast" || m.outputs.empty() || n.outputs[0] == p.name_b) continue;
+    out.push_back({k, e->consumers[0], n.inputs[0], m.outputs[0]});
+  }
+  return out;
+}
+
+// When a plan holds a Cast round trip, runs it again without each one (the second Cast's output
+// made from the first one's input): if that removes the error (within tolerance where the plan
+// failed it (`failed`), or at most a tenth of it), the round trip's first Cast is the culprit. The
+// runtime rejects a bypass whose types do not line up (a round trip through another type is no
+// round trip), and nothing is concluded then. Returns whether a round trip was named.
+bool BypassRoundTrips(Ctx& cx, const Plan& p, const Tolerance& tol, bool failed, Culprit* c) {
+  const GraphIndex& idx = cx.g.index();
+  for (const RoundTrip& rt : RoundTrips(cx, p)) {
+    Run run = Execute(cx, p, {rt.first, rt.second}, {{rt.from, rt.to}});
+    if (!run.error.empty()) continue;
+    TensorResult row;
+    row.tolerance = tol;
+    JudgeRow(*run.expected, run.observed, cx.job.policy, cx.job.kernel, &row);
+    bool cleared =
+        (failed && row.within_tolerance) || row.metrics.max_abs <= 0.1 * c->metrics.max_abs;
+    if (!cleared) continue;
+    const NodeInfo& first = idx.nodes()[rt.first];
+    c->reason = "the Cast round trip " + NodeName(first, rt.first) + " -> " +
+                NodeName(idx.nodes()[rt.second], rt.second) +
+                " makes the difference: without it the output's max abs error is " +
+                FormatNumber(row.metrics.max_abs) + " instead of " +
+                FormatNumber(c->metrics.max_abs) + (c->reason.empty() ? "" : "; " + c->reason);
+    c->node = NodeName(first, rt.first);
+    c->op_type = first.op_type;
+    return true;
+  }
+  return false;
+}
+
 void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run,
                      const Culprit& c) {
   if (o.repro_dir.empty() || !cx.out->repro_dir.empty()) return;
@@ -349,6 +431,9 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   }
   // float32 rounding differences stay near 1e-7; below 1e-5 nothing stands out as a source
   if (best_i < 0 || best < 1e-5) return;
+  std::vector<TensorMetrics> examined;
+  for (const auto& f : found) examined.push_back(f.metrics);
+  if (!StandsOut(cx, found[best_i].metrics, examined)) return;
   Culprit c = found[best_i];
   const Plan* plan = nullptr;
   for (const auto& p : plans) {
@@ -359,7 +444,7 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   c.reason = "largest error any ancestor of " + fail.name + " makes on its own (max rel " +
              FormatNumber(c.metrics.max_rel) + "), below tolerance here and amplified downstream";
   Tolerance tol = cx.job.policy.For(c.tensor, c.op_type);
-  Bypass(cx, *plan, tol, &c);
+  if (!BypassRoundTrips(cx, *plan, tol, false, &c)) Bypass(cx, *plan, tol, &c);
   if (!o.repro_dir.empty()) {
     // the repro must fail on its own: run from the culprit's inputs down to the failure
     std::set<int> from(plan->nodes.begin(), plan->nodes.end()), path;
@@ -418,6 +503,7 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
   }
   others = ByGrowth(others, growth, o.max_drift_candidates, &cx.out->drift_unexamined);
   std::vector<Culprit>& found = cx.out->drift_origins;
+  std::set<std::string> confirmed;
   for (int i : direct) {
     const TensorResult& row = cx.r.rows[i];
     Culprit c = Describe(cx, MakePlan(cx, row.name_b, o.max_subgraph_nodes), i);
@@ -447,15 +533,33 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
       c.metrics = iso.metrics;
       c.isolated = true;
       c.accumulated_max_rel = row.metrics.max_rel;
-      Bypass(cx, plans[k], row.tolerance, &c);
+      if (BypassRoundTrips(cx, plans[k], row.tolerance, false, &c))
+        confirmed.insert(c.node);  // removing it removes the difference: an origin at any size
+      else
+        Bypass(cx, plans[k], row.tolerance, &c);
       c.introduced = true;
       c.reason = "differs when run alone with A's exact inputs";
       found.push_back(std::move(c));
     }
   }
   cx.from_a.clear();
+  if (cx.framework_noise) {  // every node differs a little: only those standing out are origins
+    std::vector<TensorMetrics> examined;
+    for (const auto& f : found) examined.push_back(f.metrics);
+    found.erase(std::remove_if(found.begin(), found.end(),
+                               [&](const Culprit& f) {
+                                 return !confirmed.count(f.node) &&
+                                        !StandsOut(cx, f.metrics, examined);
+                               }),
+                found.end());
+  }
   std::stable_sort(found.begin(), found.end(),
                    [](const Culprit& x, const Culprit& y) { return x.row < y.row; });
+  // several rows can pair with one tensor (a module and its container): one origin per node
+  std::set<std::string> named;
+  found.erase(std::remove_if(found.begin(), found.end(),
+                             [&](const Culprit& f) { return !named.insert(f.node).second; }),
+              found.end());
 }
 
 }  // namespace
@@ -476,6 +580,7 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     return finish();
   }
   Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}};
+  cx.framework_noise = a.info().kind == SideKind::kTorchCapture;
   for (const auto& [x, y] : job.rename) cx.b_to_a[y] = x;
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
@@ -536,7 +641,8 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
         c.isolated = true;
         c.introduced = !iso.within_tolerance;
         if (c.introduced) {
-          Bypass(cx, plans[i], row.tolerance, &c);
+          if (!BypassRoundTrips(cx, plans[i], row.tolerance, true, &c))
+            Bypass(cx, plans[i], row.tolerance, &c);
           MaybeWriteRepro(cx, options, plans[i], run, c);
         }
       }

@@ -68,3 +68,45 @@ def test_one_weight_element_is_found(onnxprobe, prepared, name, entry):
     # the weight differs from PyTorch's parameter (kept by name, or recomputed with a BatchNorm
     # folded in): certain, and the only evidence inside attention, where isolation cannot start
     assert culprit["evidence"] == "parity" and "differs from module" in culprit["reason"], culprit
+
+
+# attribute faults that fail at the default tolerance there (tested in test_attribute_...); the
+# float16 round trip is named as the top culprit when it fails, as the first drift origin when it
+# stays within tolerance
+ATTRIBUTE_CASES = [c for c in CASES if c[0] in ("recurrent", "attention_pool", "two_inputs", "shared_stem",
+                                                "resnet18", "squeezenet1_1")]
+FP16_CASES = [c for c in CASES if c[0] in ("recurrent", "token_transformer", "attention_pool", "two_inputs",
+                                           "shared_stem", "resnet18", "mobilenet_v3_small")]
+
+
+@pytest.mark.parametrize("name,entry", ATTRIBUTE_CASES, ids=[c[0] for c in ATTRIBUTE_CASES])
+def test_a_changed_attribute_is_found(onnxprobe, prepared, name, entry):
+    get, folder = prepared
+    onnx_path, cap = get(name, entry)
+    bad = str(folder / f"{name}_attr.onnx")
+    target = Z.inject_attribute_fault(onnx_path, bad, onnxprobe=onnxprobe, capture=cap)
+    assert target is not None
+    rc, rep, _, out = Z.compare(onnxprobe, cap, bad, str(folder / f"{name}_attr.json"))
+    assert rc == 1, out[-3000:]
+    culprit = Z.top_culprit(rep)
+    assert culprit["node"] == target and culprit["introduced"], (target, culprit)
+    # no parameter differs: the evidence is the node run alone on PyTorch's values
+    assert culprit["evidence"] == "isolation" and not rep["parity"]["findings"]
+
+
+@pytest.mark.parametrize("name,entry", FP16_CASES, ids=[c[0] for c in FP16_CASES])
+def test_an_inserted_float16_round_trip_is_named(onnxprobe, prepared, name, entry):
+    get, folder = prepared
+    onnx_path, cap = get(name, entry)
+    bad = str(folder / f"{name}_fp16.onnx")
+    target = Z.inject_fp16_roundtrip(onnx_path, bad, onnxprobe=onnxprobe, capture=cap)
+    assert target == "injected_cast_to_fp16"
+    rc, rep, _, out = Z.compare(onnxprobe, cap, bad, str(folder / f"{name}_fp16.json"))
+    assert rc in (0, 1), out[-3000:]
+    if rep["verdict"] == "FAIL":
+        culprit = Z.top_culprit(rep)
+        assert culprit["node"] == target and culprit["introduced"], culprit
+    else:
+        assert not rep["localization"].get("culprits"), rep["localization"]
+    # framework rounding differs everywhere; only the round trip stands out as a drift origin
+    assert [d["node"] for d in rep["drift_origins"]] == [target], rep["drift_origins"]

@@ -3,7 +3,8 @@ must handle (recurrent layers, attention, int64 token inputs, several and keywor
 outputs, functional code, a module called twice, shared modules, a BatchNorm subclass with a
 built-in activation) and torchvision models at small inputs. Weights are random and seeded;
 BatchNorm statistics are warmed by a few forward passes in train mode, then the model is put in
-eval mode. Also: a one-element weight fault in a mid-depth Conv/Gemm/MatMul of an ONNX file.
+eval mode. Also faults injected into an ONNX file at mid depth: one weight element of a
+Conv/Gemm/MatMul, a changed attribute, an inserted float16 round trip.
 
 Used by tests/python/test_torch_zoo.py (a representative subset) and bench/torch_zoo.py (all).
 """
@@ -308,6 +309,109 @@ def inject_weight_fault(onnx_path, out_path, position=0.5, scale=1.0, onnxprobe=
     return None
 
 
+def _has_effect(onnxprobe, capture, onnx_path, out_path, tensor, any_difference=False):
+    """Whether the faulted model's `tensor` fails against the original's at the default tolerance
+    (with `any_difference`: differs at all), ONNX vs ONNX on the inputs of `capture`."""
+    cmd = [onnxprobe, "compare", onnx_path, out_path, "--tensors", tensor, "--isolate", "none", "-q"]
+    if any_difference:
+        cmd += ["--atol", "0", "--rtol", "0", "--absolute-atol"]
+    for i in _capture_inputs(capture):
+        cmd += ["--input", i]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600).returncode == 1
+
+
+def _shift_pads(node):
+    """Conv/pooling pads (p, p, ..., p, p) -> (2p, ..., 0, ...): same output size, content shifted."""
+    for a in node.attribute:
+        if a.name == "pads" and len(a.ints) >= 2 and len(set(a.ints)) == 1 and a.ints[0] > 0:
+            half = len(a.ints) // 2
+            p = a.ints[0]
+            del a.ints[:]
+            a.ints.extend([2 * p] * half + [0] * half)
+            return True
+    return False
+
+
+def _scale_float_attribute(node):
+    """alpha / beta / epsilon of an activation, Gemm or normalization: doubled (0 -> 0.1)."""
+    import onnx
+
+    for a in node.attribute:
+        if a.name in ("alpha", "beta", "epsilon", "gamma", "lambd") and a.type == onnx.AttributeProto.FLOAT:
+            a.f = a.f * 2 if a.f != 0 else 0.1
+            return True
+    return False
+
+
+def inject_attribute_fault(onnx_path, out_path, position=0.5, onnxprobe=None, capture=None, tries=6):
+    """Changes one attribute of a node at `position` of the way through the graph's candidates:
+    symmetric Conv/pooling pads shifted (same output size), or a float attribute (alpha, beta,
+    epsilon, ...) doubled. With `onnxprobe`, candidates whose change keeps the node's output
+    within the default tolerance on the capture's inputs are skipped (the next ones tried).
+    Returns the faulted node's name, or None."""
+    import onnx
+
+    base = onnx.load(onnx_path)
+    names = [n.name for n in base.graph.node
+             if (n.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and _shift_pads(onnx.NodeProto.FromString(n.SerializeToString())))
+             or _scale_float_attribute(onnx.NodeProto.FromString(n.SerializeToString()))]
+    if not names:
+        return None
+    start = min(len(names) - 1, int(position * len(names)))
+    for name in (names[start:] + names[:start])[:tries]:
+        m = onnx.load(onnx_path)
+        node = next(n for n in m.graph.node if n.name == name)
+        if not (node.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and _shift_pads(node)):
+            _scale_float_attribute(node)
+        onnx.save(m, out_path)
+        if onnxprobe is None or _has_effect(onnxprobe, capture, onnx_path, out_path, node.output[0]):
+            return name
+    return None
+
+
+FP16_AFTER = ("Conv", "Gemm", "MatMul", "Add", "Mul", "Relu", "Softmax", "Sigmoid", "Div", "Sub", "Clip",
+              "HardSigmoid", "Tanh", "Erf", "Concat", "GlobalAveragePool", "ReduceMean")
+
+
+def inject_fp16_roundtrip(onnx_path, out_path, position=0.5, onnxprobe=None, capture=None, tries=6):
+    """Inserts Cast(float16) -> Cast(float32) after the float output of a compute node at
+    `position` of the way through the graph (never a graph output); the consumers read the round
+    trip. With `onnxprobe`, a place where the round trip changes nothing (values exact in
+    float16) is skipped. Returns the name of the inserted Cast to float16, or None."""
+    import onnx
+    from onnx import helper
+
+    base = onnx.load(onnx_path)
+    outs = {o.name for o in base.graph.output}
+    inits = {i.name for i in base.graph.initializer}
+    names = [n.name for n in base.graph.node
+             if n.op_type in FP16_AFTER and n.output[0] not in outs and not all(x in inits for x in n.input)]
+    if not names:
+        return None
+    start = min(len(names) - 1, int(position * len(names)))
+    for name in (names[start:] + names[:start])[:tries]:
+        m = onnx.load(onnx_path)
+        g = m.graph
+        node = next(n for n in g.node if n.name == name)
+        src = node.output[0]
+        half, back = src + "__fp16", src + "__fp32"
+        for other in g.node:
+            for i, x in enumerate(other.input):
+                if x == src:
+                    other.input[i] = back
+        at = list(g.node).index(node) + 1
+        g.node.insert(at, helper.make_node("Cast", [half], [back], name="injected_cast_to_fp32",
+                                           to=onnx.TensorProto.FLOAT))
+        g.node.insert(at, helper.make_node("Cast", [src], [half], name="injected_cast_to_fp16",
+                                           to=onnx.TensorProto.FLOAT16))
+        onnx.save(m, out_path)
+        reader = next(n for n in g.node if back in n.input)
+        if onnxprobe is None or _has_effect(onnxprobe, capture, onnx_path, out_path, reader.output[0],
+                                            any_difference=True):
+            return "injected_cast_to_fp16"
+    return None
+
+
 # ---- comparing ----------------------------------------------------------------------------------
 
 def compare(onnxprobe, cap, onnx_path, report, *extra):
@@ -352,6 +456,16 @@ def parity_names(rep, node):
 def top_culprit(rep):
     cul = (rep.get("localization") or {}).get("culprits") or rep.get("culprits") or []
     return cul[0] if cul else None
+
+
+def named(rep):
+    """The node a report names first: the top culprit, or on a passing comparison (a
+    sub-tolerance fault) the first drift origin."""
+    c = top_culprit(rep)
+    if c is not None:
+        return c.get("node")
+    drift = rep.get("drift_origins") or []
+    return drift[0].get("node") if drift else None
 
 
 def culprit_names(c):
