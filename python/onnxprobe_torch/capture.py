@@ -8,6 +8,14 @@ name the ONNX exporter gives its nodes (built from the call stack exactly as tor
 parent call, which capture tensors or model inputs it read, which of its outputs are the very same
 tensor as something captured before (containers, identities), and whether the module is a
 BatchNorm (any subclass of torch.nn.modules.batchnorm._BatchNorm, told by isinstance).
+
+Inside modules (`functional=True`, the default): the outputs of the torch functions each module
+call runs itself (softmax, bmm, linear, +, * ... inside nn.MultiheadAttention or functional code;
+not its children's, not views or other layout moves), named "<call>::<function>_k" for the k-th
+call of that function in that module call, marked in their manifest entry ("functional") and
+listed in the "torch" section. The aligner pairs them with the ONNX nodes of the call's own scope
+so that a fault inside a module PyTorch exposes as one block can be narrowed to its ONNX node.
+`functional_budget` bounds their bytes (see _functional.py).
 """
 import io
 import json
@@ -18,6 +26,7 @@ import numpy as np
 import torch
 
 from . import _io
+from ._functional import FunctionalMode
 from ._atomic import temporary_for
 
 TORCH_SECTION_VERSION = 1
@@ -47,8 +56,15 @@ def _unqualified(qualified_name):
 class _Recorder:
     """Forward pre/post hooks on every named module: a call stack, tensor identities, records."""
 
-    def __init__(self, model, root_name):
+    def __init__(self, model, root_name, functional_budget=0):
         self.root_name = root_name
+        self.busy = False  # the hooks themselves run torch functions: never record those
+        self.fn_budget = functional_budget
+        self.fn_bytes = 0
+        self.fn_truncated = False
+        self.fn_count = {}  # (call, function) -> calls so far
+        self.fn_pending = {}  # call -> [(key, record index)] until the call returns
+        self.dropped = set()  # record indices to leave out
         self.paths = {}
         for path, module in model.named_modules():  # shared modules keep their first path
             self.paths.setdefault(id(module), path)
@@ -64,10 +80,32 @@ class _Recorder:
         self.calls = []
         self.calls_of_path = {}
         self.scope_count = {}
-        self.records = []  # (call, output index, array, input index or None)
+        # (call, output index, array, input index or None); functional records have
+        # ("fn", function, ordinal) as output index
         self.fresh = set()  # (id, version) of call inputs recorded (made by functional code)
         self.origin = {}  # (id, version) -> reference of a tensor seen before
         self.alive = []  # keeps seen tensors alive so that their ids stay unique
+        self.records = []
+
+    def recording_functions(self):
+        return not self.busy and bool(self.stack)
+
+    def function_output(self, name, t):
+        """A torch function called inside the innermost running module call made `t`."""
+        size = t.numel() * t.element_size()
+        if self.fn_bytes + size > self.fn_budget:
+            self.fn_truncated = True
+            return
+        self.busy = True
+        try:
+            c = self.stack[-1]
+            k = self.fn_count.get((c, name), 0)
+            self.fn_count[(c, name)] = k + 1
+            self.fn_bytes += size
+            self.fn_pending.setdefault(c, []).append((self._key(t), len(self.records)))
+            self.records.append((c, ("fn", name, k), _np(t), None))
+        finally:
+            self.busy = False
 
     @staticmethod
     def _key(t):
@@ -79,6 +117,20 @@ class _Recorder:
             self.alive.append(t)
 
     def pre(self, module, args):
+        self.busy = True
+        try:
+            self._pre(module, args)
+        finally:
+            self.busy = False
+
+    def post(self, module, args, output):
+        self.busy = True
+        try:
+            self._post(module, args, output)
+        finally:
+            self.busy = False
+
+    def _pre(self, module, args):
         path = self.paths[id(module)]
         parent = self.stack[-1] if self.stack else -1
         scope = "" if parent < 0 else self.calls[parent]["scope"] + "/" + _unqualified(path)
@@ -107,9 +159,14 @@ class _Recorder:
                            "eps": float(module.eps) if is_bn else 0.0, "inputs": inputs, "outputs": []})
         self.stack.append(len(self.calls) - 1)
 
-    def post(self, module, args, output):
+    def _post(self, module, args, output):
         c = self.stack.pop()
         call = self.calls[c]
+        # a function whose output is the call's output (F.linear in nn.Linear): the call's row
+        out_keys = {self._key(t) for t in _io.flatten(output)}
+        for key, r in self.fn_pending.pop(c, []):
+            if key in out_keys:
+                self.dropped.add(r)
         for j, t in enumerate(_io.flatten(output)):
             ref = {"call": c, "output": j}
             entry = {"same_as": self.origin.get(self._key(t))}
@@ -142,7 +199,9 @@ def _names(calls, records):
         path, k = call["module"], call["call_index"]
         leaf = path.split(".")[-1]
         call_name = path if k == 0 else path[: len(path) - len(leaf)] + f"{leaf}_{k}"
-        if k_in is not None:
+        if isinstance(j, tuple) and j[0] == "fn":
+            name = f"{call_name}::{j[1]}" + (f"_{j[2]}" if j[2] else "")
+        elif k_in is not None:
             name = f"{call_name}:in{k_in}"
         else:
             name = call_name if j == 0 else f"{call_name}:{j}"
@@ -162,13 +221,16 @@ def _reference(ref, names):
     return {"tensor": names[(ref["call"], ref["output"])]}
 
 
-def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=None, parameters=True):
+def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=None, parameters=True,
+            functional=True, functional_budget=512 << 20):
     """Runs `model` on `inputs` (a tensor, a tuple of positional arguments or a dict of keyword
     arguments) in eval mode and writes `out`: a dump folder (manifest.json + .npy files, inputs
     under inputs/) or, when `out` ends in .npz, one archive. Input names default to forward()'s
     parameter names, or the graph inputs of `onnx_path` when given. With `parameters`, every
     parameter and buffer is saved too (params/), for the parameter parity check against the ONNX
-    initializers. Returns the manifest dict.
+    initializers. With `functional`, the outputs of the torch functions each module call runs
+    itself are saved too (values inside modules, for narrowing a fault down to an ONNX node), up to
+    `functional_budget` bytes. Returns the manifest dict.
 
     The forward pass runs with autograd enabled (nothing is backpropagated) so that fused
     inference fast paths (e.g. TransformerEncoderLayer's) do not bypass submodules and hooks."""
@@ -181,7 +243,7 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         raise _io.InputError(f"{len(input_names)} input names ({', '.join(input_names)}) for "
                              f"{len(flat_inputs)} input tensors")
     model.eval()
-    rec = _Recorder(model, root_name)
+    rec = _Recorder(model, root_name, functional_budget if functional else 0)
     rec.note_inputs(input_names, flat_inputs)
     hooks = []
     for module in {id(m): m for m in model.modules()}.values():
@@ -189,11 +251,16 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         hooks.append(module.register_forward_hook(rec.post))
     try:
         with torch.enable_grad():
-            model(*args)
+            if functional:
+                with FunctionalMode(rec.function_output, rec.recording_functions):
+                    model(*args)
+            else:
+                model(*args)
     finally:
         for h in hooks:
             h.remove()
-    names = _names(rec.calls, rec.records)
+    records = [r for i, r in enumerate(rec.records) if i not in rec.dropped]
+    names = _names(rec.calls, records)
 
     files = []  # (file in a folder, entry in an .npz, array)
     entries = []
@@ -202,8 +269,8 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         f = f"inputs/{i:05d}_{name.replace('/', '_')}.npy"
         files.append((f, f"input:{name}.npy", a))
         entries.append({"name": name, "kind": "input", "dtype": _dtype_name(a), "shape": list(a.shape), "file": f})
-    call_inputs = []
-    for order, (c, j, a, k_in) in enumerate(rec.records):
+    call_inputs, functions = [], []
+    for order, (c, j, a, k_in) in enumerate(records):
         call = rec.calls[c]
         name = names[(c, j)]
         f = f"{order + 1:05d}_{name.replace('/', '_').replace(':', '-').replace('#', '-')}.npy"
@@ -211,7 +278,10 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         entry = {"name": name, "kind": "tensor", "node": call["module"], "op_type": call["type"],
                  "topo_index": order, "dtype": _dtype_name(a), "shape": list(a.shape), "file": f,
                  "module": call["module"], "module_type": call["type"], "call_index": call["call_index"]}
-        if k_in is None:
+        if isinstance(j, tuple) and j[0] == "fn":
+            entry["functional"] = {"call": c, "function": j[1], "ordinal": j[2]}
+            functions.append({"call": c, "function": j[1], "ordinal": j[2], "tensor": name})
+        elif k_in is None:
             entry["output_index"] = j
         else:
             call_inputs.append({"call": c, "input": k_in, "tensor": name})
@@ -237,7 +307,8 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
                 "runtime": f"torch {torch.__version__}", "provider": "pytorch", "source": "torch-capture",
                 "tensors": entries,
                 "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params,
-                          "call_inputs": call_inputs}}
+                          "call_inputs": call_inputs, "functional": functions,
+                          "functional_truncated": rec.fn_truncated}}
     _write(out, files, manifest)
     return manifest
 
