@@ -28,6 +28,9 @@ enum class AlignMethod {
   kNoNodes,       // a call without ONNX nodes, paired by the tensor its consumers read
   kCallInput,     // a call's argument made by functional code: the one tensor of its dtype and
                   // shape that the call's nodes read from outside
+  kFunctional,    // the output of a torch function the call ran itself (inside the module): the
+                  // tensor of its dtype and shape made by a compatible op among the call's own
+                  // nodes, in call order
   kValue,         // by values alone (advisory: never a failure or a culprit)
   kNone,          // no counterpart (fused away, no nodes, or not decidable)
 };

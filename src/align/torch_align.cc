@@ -7,6 +7,7 @@
 #include "align/call_graph.h"
 #include "align/evidence.h"
 #include "align/finalize.h"
+#include "align/functional.h"
 #include "align/plan.h"
 #include "align/torch_calls.h"
 #include "onnxprobe/align.h"
@@ -184,6 +185,8 @@ const char* AlignMethodName(AlignMethod m) {
       return "no-nodes";
     case AlignMethod::kCallInput:
       return "call-input";
+    case AlignMethod::kFunctional:
+      return "functional";
     case AlignMethod::kValue:
       return "value";
     case AlignMethod::kNone:
@@ -217,6 +220,7 @@ Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side) {
       align::AdvisoryValueSearch(torch_side, onnx_side, calls, graph, eligible, &al));
   OP_RETURN_IF_ERROR(align::CheckParameterParity(torch_side, onnx_side, calls, graph, &al));
   OP_RETURN_IF_ERROR(align::PairCallInputs(torch_side, onnx_side, calls, graph, *model, &al));
+  OP_RETURN_IF_ERROR(align::PairFunctional(torch_side, onnx_side, calls, graph, *model, &al));
   al.modules = align::ModuleSpans(calls, graph, *model, al);
   return al;
 }

@@ -270,6 +270,30 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
       tc.call_inputs.push_back(std::move(x));
     }
   }
+  std::map<std::string, size_t> functional_of;
+  if (const JsonValue* fs = section->Find("functional"); fs != nullptr && fs->is_array()) {
+    for (size_t i = 0; i < fs->items().size(); ++i) {
+      const JsonValue& e = fs->items()[i];
+      const JsonValue* call = e.Find("call");
+      const JsonValue* fn = e.Find("function");
+      const JsonValue* ordinal = e.Find("ordinal");
+      const JsonValue* tensor = e.Find("tensor");
+      if (call == nullptr || !call->is_number() || call->as_number() < 0 ||
+          call->as_number() >= static_cast<double>(tc.calls.size()) || fn == nullptr ||
+          !fn->is_string() || ordinal == nullptr || !ordinal->is_number() ||
+          ordinal->as_number() < 0 || tensor == nullptr || !tensor->is_string())
+        return Corrupt(
+            what + ": torch.functional[" + std::to_string(i) +
+            "] needs a call (index of a call), a function, an ordinal and a tensor name");
+      TorchFunctional f;
+      f.call = static_cast<int>(call->as_number());
+      f.function = fn->as_string();
+      f.ordinal = static_cast<int>(ordinal->as_number());
+      f.tensor = tensor->as_string();
+      functional_of[f.tensor] = tc.functional.size();
+      tc.functional.push_back(std::move(f));
+    }
+  }
   // tensor metadata from the manifest's tensor list, producers from the calls
   std::map<std::string, std::pair<int, int>> producer;
   for (size_t i = 0; i < tc.calls.size(); ++i) {
@@ -285,6 +309,21 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
         !name->is_string())
       continue;
     if (call_input_names.count(name->as_string())) continue;
+    if (auto f = functional_of.find(name->as_string()); f != functional_of.end()) {
+      TorchFunctional& fn = tc.functional[f->second];
+      const JsonValue* dtype = e.Find("dtype");
+      const JsonValue* shape = e.Find("shape");
+      if (dtype != nullptr && dtype->is_string() && shape != nullptr && shape->is_array()) {
+        auto dt = DTypeFromName(dtype->as_string());
+        fn.known_type = dt.ok();
+        if (dt.ok()) fn.dtype = *dt;
+        for (const auto& d : shape->items()) {
+          if (!d.is_number()) fn.known_type = false;
+          fn.shape.push_back(d.is_number() ? static_cast<int64_t>(d.as_number()) : -1);
+        }
+      }
+      continue;
+    }
     auto p = producer.find(name->as_string());
     if (p == producer.end())
       return Corrupt(what + ": tensor '" + name->as_string() + "' belongs to no module call");

@@ -60,10 +60,23 @@ struct TorchCallInput {
   std::string tensor;
 };
 
+// The output of a torch function a module call ran itself (not inside a child call), recorded by
+// the companion with its value: a boundary inside a module PyTorch exposes as one call.
+struct TorchFunctional {
+  int call = -1;         // index into calls
+  std::string function;  // "softmax", "bmm", "linear", "add" (reflected spellings folded)
+  int ordinal = 0;       // k-th call of this function within the call
+  std::string tensor;    // capture tensor name
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  bool known_type = false;
+};
+
 struct TorchCalls {
   std::vector<TorchCall> calls;          // in call order (a parent before its children)
   std::vector<TorchTensorMeta> tensors;  // capture tensors in recording order (call outputs)
   std::vector<TorchCallInput> call_inputs;
+  std::vector<TorchFunctional> functional;  // in call order
   bool dataflow = false;  // inputs and same_as are recorded (the companion's "torch" section)
   std::vector<TorchParam> params;
 };
