@@ -87,8 +87,8 @@ def _storage(t):
 
 
 class FunctionalMode(TorchFunctionMode):
-    """Records computed function outputs through `record(function_name, tensor)` (the recorder
-    decides the module call). `enabled()` answers False while the recorder's own hooks run."""
+    """Records computed function outputs through `record(function_name, output, argument
+    tensors)` (the recorder decides the module call). `enabled()` answers False while the recorder's own hooks run."""
 
     def __init__(self, record, enabled):
         super().__init__()
@@ -107,7 +107,8 @@ class FunctionalMode(TorchFunctionMode):
         if name in LAYOUT or out.numel() == 0:
             return out
         ptr = _storage(out)
-        if ptr is None or any(_storage(a) == ptr for a in _tensors((args, kwargs), [])):
+        tensors = _tensors((args, kwargs), [])
+        if ptr is None or any(_storage(a) == ptr for a in tensors):
             return out  # a view, an in-place update or the argument itself
-        self._record(name, out)
+        self._record(name, out, tensors)
         return out

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from . import _io
-from ._functional import FunctionalMode
+from ._functional import _FLOAT, FunctionalMode
 from ._atomic import temporary_for
 
 TORCH_SECTION_VERSION = 1
@@ -85,14 +85,23 @@ class _Recorder:
         self.fresh = set()  # (id, version) of call inputs recorded (made by functional code)
         self.origin = {}  # (id, version) -> reference of a tensor seen before
         self.alive = []  # keeps seen tensors alive so that their ids stay unique
+        self.held = set()  # (id, version) of every tensor whose value is recorded
         self.records = []
 
     def recording_functions(self):
         return not self.busy and bool(self.stack)
 
-    def function_output(self, name, t):
-        """A torch function called inside the innermost running module call made `t`."""
-        size = t.numel() * t.element_size()
+    def function_output(self, name, t, args):
+        """A torch function called inside the innermost running module call made `t` from the
+        tensors `args`. Its float arguments whose value nothing recorded holds (a view such as
+        q.transpose(0, 1) feeding bmm) are recorded too, as its inputs: isolation can then start
+        right at the node that computes the function."""
+        fresh = []
+        for p, a in enumerate(args):
+            if a.dtype in _FLOAT and a.numel() > 0 and not isinstance(a, torch.nn.Parameter) \
+                    and self._key(a) not in self.held:
+                fresh.append((p, a))
+        size = sum(x.numel() * x.element_size() for x in [t] + [a for _, a in fresh])
         if self.fn_bytes + size > self.fn_budget:
             self.fn_truncated = True
             return
@@ -102,10 +111,22 @@ class _Recorder:
             k = self.fn_count.get((c, name), 0)
             self.fn_count[(c, name)] = k + 1
             self.fn_bytes += size
-            self.fn_pending.setdefault(c, []).append((self._key(t), len(self.records)))
-            self.records.append((c, ("fn", name, k), _np(t), None))
+            group = []
+            for p, a in fresh:
+                self._hold(a)
+                group.append(len(self.records))
+                self.records.append((c, ("fn", name, k, p), _np(a), None))
+            self._hold(t)
+            group.append(len(self.records))
+            self.fn_pending.setdefault(c, []).append((self._key(t), group))
+            self.records.append((c, ("fn", name, k, None), _np(t), None))
         finally:
             self.busy = False
+
+    def _hold(self, t):
+        """Keeps `t` alive (its id stays unique) and remembers that its value is recorded."""
+        self.held.add(self._key(t))
+        self.alive.append(t)
 
     @staticmethod
     def _key(t):
@@ -114,7 +135,7 @@ class _Recorder:
     def note_inputs(self, names, tensors):
         for name, t in zip(names, tensors):
             self.origin[self._key(t)] = {"input": name}
-            self.alive.append(t)
+            self._hold(t)
 
     def pre(self, module, args):
         self.busy = True
@@ -149,7 +170,7 @@ class _Recorder:
             # the ONNX tensor the call's nodes read, so isolation can start there).
             if ref is None and parent >= 0 and torch.is_tensor(t) and self._key(t) not in self.fresh:
                 self.fresh.add(self._key(t))
-                self.alive.append(t)
+                self._hold(t)
                 self.records.append((len(self.calls), ("in", pos), _np(t), pos))
         is_bn = isinstance(module, torch.nn.modules.batchnorm._BatchNorm)
         buffers = [f"{path}.{n}" if path else n for n, _ in module.named_buffers(recurse=False)]
@@ -164,14 +185,14 @@ class _Recorder:
         call = self.calls[c]
         # a function whose output is the call's output (F.linear in nn.Linear): the call's row
         out_keys = {self._key(t) for t in _io.flatten(output)}
-        for key, r in self.fn_pending.pop(c, []):
+        for key, group in self.fn_pending.pop(c, []):
             if key in out_keys:
-                self.dropped.add(r)
+                self.dropped.update(group)
         for j, t in enumerate(_io.flatten(output)):
             ref = {"call": c, "output": j}
             entry = {"same_as": self.origin.get(self._key(t))}
             self.origin.setdefault(self._key(t), ref)
-            self.alive.append(t)
+            self._hold(t)
             call["outputs"].append(entry)
             self.records.append((c, j, _np(t), None))
 
@@ -200,7 +221,8 @@ def _names(calls, records):
         leaf = path.split(".")[-1]
         call_name = path if k == 0 else path[: len(path) - len(leaf)] + f"{leaf}_{k}"
         if isinstance(j, tuple) and j[0] == "fn":
-            name = f"{call_name}::{j[1]}" + (f"_{j[2]}" if j[2] else "")
+            name = f"{call_name}::{j[1]}" + (f"_{j[2]}" if j[2] else "") + \
+                ("" if j[3] is None else f":in{j[3]}")
         elif k_in is not None:
             name = f"{call_name}:in{k_in}"
         else:
@@ -279,8 +301,11 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
                  "topo_index": order, "dtype": _dtype_name(a), "shape": list(a.shape), "file": f,
                  "module": call["module"], "module_type": call["type"], "call_index": call["call_index"]}
         if isinstance(j, tuple) and j[0] == "fn":
-            entry["functional"] = {"call": c, "function": j[1], "ordinal": j[2]}
-            functions.append({"call": c, "function": j[1], "ordinal": j[2], "tensor": name})
+            fn = {"call": c, "function": j[1], "ordinal": j[2]}
+            if j[3] is not None:
+                fn["input"] = j[3]
+            entry["functional"] = fn
+            functions.append(dict(fn, tensor=name))
         elif k_in is None:
             entry["output_index"] = j
         else:

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "align/evidence.h"
@@ -214,7 +215,9 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   std::vector<std::vector<std::string>> window(fs.size());
   std::vector<std::string> why(fs.size());
   std::map<int, std::vector<size_t>> by_call;
-  for (size_t i = 0; i < fs.size(); ++i) by_call[fs[i].call].push_back(i);
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (fs[i].input < 0) by_call[fs[i].call].push_back(i);
+  }
   for (const auto& [c, members] : by_call) {
     const std::vector<std::string>& ts = made[c];
     std::vector<std::vector<int>> fits(members.size());
@@ -317,6 +320,59 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     }
   }
 
+  std::vector<std::string> target(fs.size());
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (chosen[i] >= 0) target[i] = window[i][chosen[i]];
+  }
+  // a function's arguments: the inputs of the node that made its output (when the function is
+  // one node; a decomposition's first node reads them, and no input of the last one fits)
+  std::map<std::tuple<int, std::string, int>, size_t> output_of;
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (fs[i].input < 0) output_of[{fs[i].call, fs[i].function, fs[i].ordinal}] = i;
+  }
+  std::vector<std::string> more;
+  std::vector<const NodeInfo*> node_of(fs.size(), nullptr);
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (fs[i].input < 0) continue;
+    auto o = output_of.find({fs[i].call, fs[i].function, fs[i].ordinal});
+    if (o == output_of.end() || target[o->second].empty()) {
+      why[i] = "the function's output has no counterpart";
+      continue;
+    }
+    node_of[i] = producer(target[o->second]);
+    for (const auto& x : node_of[i]->inputs) {
+      if (!x.empty() && graph.dynamic(x) && capturable.count(x) && !meta.count(x))
+        more.push_back(x);
+    }
+  }
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, more, kBudget, [&](const RunOutput& o) {
+    if (!o.tensor.empty()) meta[o.name] = {o.tensor.dtype(), o.tensor.shape()};
+  }));
+  for (size_t i = 0; i < fs.size(); ++i) {
+    const NodeInfo* node = node_of[i];
+    if (node == nullptr) continue;
+    const TorchFunctional& f = fs[i];
+    std::vector<size_t> fit;
+    for (size_t k = 0; k < node->inputs.size(); ++k) {
+      auto mt = meta.find(node->inputs[k]);
+      if (f.known_type && mt != meta.end() && mt->second.dtype == f.dtype &&
+          mt->second.shape == f.shape)
+        fit.push_back(k);
+    }
+    // several inputs of its type: the exporter keeps the argument's position
+    if (fit.size() > 1 &&
+        std::find(fit.begin(), fit.end(), static_cast<size_t>(f.input)) != fit.end())
+      fit = {static_cast<size_t>(f.input)};
+    if (fit.size() == 1) {
+      target[i] = node->inputs[fit[0]];
+      why[i] = "input " + std::to_string(fit[0]) + " of " + node->op_type + " " + node->name +
+               ", which makes the function's output";
+    } else {
+      why[i] = fit.empty() ? "no input of " + node->op_type + " " + node->name + " is of its type"
+                           : "several inputs of " + node->name + " are of its type";
+    }
+  }
+
   // rows; a tensor another row already pairs is not paired twice
   std::unordered_map<std::string, std::string> claimed;
   for (const auto& r : al->rows) {
@@ -331,15 +387,16 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     row.module_type = call.type;
     row.call_index = call.call_index;
     row.output_index = -1;
-    std::string what = "the " + Ordinal(f.ordinal) + " '" + f.function + "' run inside the call";
-    if (chosen[i] < 0) {
+    std::string what = (f.input < 0 ? "" : "argument " + std::to_string(f.input) + " of ") +
+                       "the " + Ordinal(f.ordinal) + " '" + f.function + "' run inside the call";
+    if (target[i].empty()) {
       row.note =
           what + ": " +
           (why[i].empty() ? "no candidate among the call's own nodes in call order" : why[i]);
       al->rows.push_back(std::move(row));
       continue;
     }
-    const std::string& t = window[i][chosen[i]];
+    const std::string& t = target[i];
     if (auto it = claimed.find(t); it != claimed.end()) {
       row.note = what + ": its counterpart " + t + " is already paired with " + it->second;
       al->rows.push_back(std::move(row));
@@ -349,8 +406,13 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     row.onnx_tensor = t;
     row.method = AlignMethod::kFunctional;
     row.confidence = confidence[i];
-    row.note = what + ": made by " + (node != nullptr ? node->op_type : std::string("a node")) +
-               " among the call's own nodes, in call order" + (why[i].empty() ? "" : "; " + why[i]);
+    if (f.input < 0) {
+      row.note = what + ": made by " + (node != nullptr ? node->op_type : std::string("a node")) +
+                 " among the call's own nodes, in call order" +
+                 (why[i].empty() ? "" : "; " + why[i]);
+    } else {
+      row.note = what + ": " + why[i];
+    }
     claimed.emplace(t, f.tensor);
     al->rename[row.torch_name] = t;
     al->rows.push_back(std::move(row));

@@ -290,6 +290,9 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
       f.function = fn->as_string();
       f.ordinal = static_cast<int>(ordinal->as_number());
       f.tensor = tensor->as_string();
+      if (const JsonValue* in = e.Find("input"); in != nullptr && in->is_number())
+        f.input =
+            in->as_number() >= 0 && in->as_number() < 1e6 ? static_cast<int>(in->as_number()) : -1;
       functional_of[f.tensor] = tc.functional.size();
       tc.functional.push_back(std::move(f));
     }

@@ -66,6 +66,8 @@ struct TorchFunctional {
   int call = -1;         // index into calls
   std::string function;  // "softmax", "bmm", "linear", "add" (reflected spellings folded)
   int ordinal = 0;       // k-th call of this function within the call
+  int input = -1;        // -1: the function's output; else its p-th tensor argument (one no other
+                         // record holds, e.g. a transposed view it reads)
   std::string tensor;    // capture tensor name
   DType dtype = DType::kFloat32;
   Shape shape;

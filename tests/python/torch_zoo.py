@@ -477,3 +477,83 @@ def culprit_names(c):
 def two_inputs():
     """A seeded factory for the companion's command line (module:function)."""
     return build("two_inputs", *HANDWRITTEN["two_inputs"])[0]
+
+
+# ---- faults inside one module call (attention internals, functional code) ---------------------
+
+ATTRIBUTE_FAULTS_INSIDE = ("softmax_axis", "gemm_alpha", "scale_constant")
+
+
+def inject_attribute_fault_inside(onnx_path, out_path, scope, kind):
+    """Changes one attribute of a node inside `scope` (a node-name prefix such as
+    "/encoder/layers.1/self_attn/", i.e. inside one module call) and saves the model to
+    `out_path`. Kinds: "softmax_axis" (a Softmax normalizes along another axis of the same size),
+    "gemm_alpha" (a Gemm's alpha scaled), "scale_constant" (the Constant a Div or Mul scales by:
+    its value attribute doubled). Returns the name of the node whose output changes first (the
+    Softmax, the Gemm, the Div/Mul reading the constant), or None when `scope` has no such node."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(onnx_path)
+    g = m.graph
+    inside = [n for n in g.node if n.name.startswith(scope)]
+    producers = {o: n for n in g.node for o in n.output}
+    if kind == "softmax_axis":
+        for n in inside:
+            if n.op_type != "Softmax":
+                continue
+            axis = next((a for a in n.attribute if a.name == "axis"), None)
+            if axis is None:
+                axis = n.attribute.add()
+                axis.name, axis.type, axis.i = "axis", onnx.AttributeProto.INT, -1
+            # the axis before the last: a square score matrix keeps its shape, not its values
+            axis.i = -2 if axis.i in (-1,) else -1
+            onnx.save(m, out_path)
+            return n.name
+    elif kind == "gemm_alpha":
+        for n in inside:
+            if n.op_type != "Gemm":
+                continue
+            alpha = next((a for a in n.attribute if a.name == "alpha"), None)
+            if alpha is None:
+                alpha = n.attribute.add()
+                alpha.name, alpha.type, alpha.f = "alpha", onnx.AttributeProto.FLOAT, 1.0
+            alpha.f = alpha.f * 1.5
+            onnx.save(m, out_path)
+            return n.name
+    elif kind == "scale_constant":
+        for n in inside:
+            if n.op_type not in ("Div", "Mul"):
+                continue
+            for x in n.input:
+                c = producers.get(x)
+                if c is None or c.op_type != "Constant":
+                    continue
+                value = next((a for a in c.attribute if a.name == "value"), None)
+                if value is None:
+                    continue
+                arr = numpy_helper.to_array(value.t)
+                if arr.dtype.kind != "f" or arr.size != 1:
+                    continue
+                value.t.CopyFrom(numpy_helper.from_array((arr * 2).astype(arr.dtype), value.t.name))
+                onnx.save(m, out_path)
+                return n.name
+    else:
+        raise ValueError(f"unknown fault kind {kind!r}")
+    return None
+
+
+def inject_weight_fault_inside(onnx_path, out_path, scope, position=0.5, **kw):
+    """inject_weight_fault restricted to the Conv/Gemm/MatMul nodes inside `scope` (a node-name
+    prefix); returns the faulted node's name or None."""
+    import onnx
+
+    m = onnx.load(onnx_path)
+    inside = [(n, s) for n, s in fault_candidates(m) if n.startswith(scope)]
+    if not inside:
+        return None
+    node = inside[min(len(inside) - 1, int(position * len(inside)))][0]
+    all_cands = fault_candidates(m)
+    pos = [n for n, _ in all_cands].index(node)
+    # inject_weight_fault picks by position among all candidates: aim at this one
+    return inject_weight_fault(onnx_path, out_path, position=(pos + 0.5) / len(all_cands), **kw)
