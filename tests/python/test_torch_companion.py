@@ -291,3 +291,47 @@ def test_verify_finds_the_binary_or_says_how(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(VerifyError, match="ONNXPROBE_BIN"):
         verify(torch_models.net(), torch.randn(1, 3, 8, 8))
+
+
+class _Scores(torch.nn.Module):
+    """Attention-like functional code around a child module."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        q = self.q(x)  # the child's own F.linear is the child's row, not a functional record
+        s = torch.matmul(q, x.transpose(1, 2)) / 2.0
+        return torch.softmax(s, dim=-1).reshape(s.shape[0], -1) * 3
+
+
+def test_capture_records_functions_run_inside_a_module(tmp_path):
+    model = _Scores()
+    x = torch.randn(2, 3, 4)
+    m = capture(model, x, str(tmp_path / "cap"), ["x"])
+    _, t = manifest_of(tmp_path / "cap")
+    fns = [(f["function"], f["ordinal"], f.get("input")) for f in m["torch"]["functional"]]
+    # computed outputs in call order; the transposed view matmul reads is recorded as its input;
+    # reshape (layout), the child's linear and the final mul (the call's own output row) are not
+    assert fns == [("matmul", 0, 1), ("matmul", 0, None), ("div", 0, None), ("softmax", 0, None)], fns
+    root = m["torch"]["calls"][0]
+    assert all(f["call"] == 0 for f in m["torch"]["functional"]) and root["module"] == "model"
+    with torch.no_grad():  # reference with numpy
+        xn = x.numpy()
+        q = xn @ model.q.weight.numpy().T + model.q.bias.numpy()
+        s = np.matmul(q, xn.transpose(0, 2, 1)) / 2.0
+        e = np.exp(s - s.max(-1, keepdims=True))
+        p = e / e.sum(-1, keepdims=True)
+    load = lambda name: np.load(tmp_path / "cap" / t[name]["file"])  # noqa: E731
+    np.testing.assert_allclose(load("model::matmul:in1"), xn.transpose(0, 2, 1), rtol=1e-6)
+    np.testing.assert_allclose(load("model::div"), s, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(load("model::softmax"), p, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(load("model"), 3 * p.reshape(2, -1), rtol=1e-5, atol=1e-6)
+    assert t["model::softmax"]["functional"] == {"call": 0, "function": "softmax", "ordinal": 0}
+    assert not any(n.startswith("q::") for n in t)
+    # off, or past the budget: nothing inside modules, and the manifest says when it stopped
+    m = capture(model, x, str(tmp_path / "off"), ["x"], functional=False)
+    assert m["torch"]["functional"] == [] and not m["torch"]["functional_truncated"]
+    m = capture(model, x, str(tmp_path / "small"), ["x"], functional_budget=200)
+    assert m["torch"]["functional_truncated"] and len(m["torch"]["functional"]) < 4

@@ -18,9 +18,11 @@ TORCHVISION = [("mobilenet_v3_small", 96), ("efficientnet_b0", 96), ("shufflenet
                ("resnet18", 64), ("regnet_x_400mf", 64), ("squeezenet1_1", 64)]
 CASES = [(n, Z.HANDWRITTEN[n]) for n in Z.HANDWRITTEN] + \
     [(n, Z.torchvision_entry(n, "classification", s)) for n, s in TORCHVISION]
-# faults inside a module that PyTorch exposes as one block of many ONNX nodes (token_transformer,
-# attention_pool): no aligned tensor feeds the faulted node and isolation cannot start there;
-# parameter parity names it
+# faults inside a module that PyTorch exposes as one block of many ONNX nodes: the capture records
+# the torch functions the block runs (bmm, softmax, linear ...) and their arguments, paired with the
+# block's own ONNX nodes, so isolation starts right at the faulted node
+INSIDE = [("token_transformer", "/encoder/layers.1/self_attn/"), ("attention_pool", "/attn/")]
+INSIDE_CASES = [(n, scope, kind) for n, scope in INSIDE for kind in Z.ATTRIBUTE_FAULTS_INSIDE]
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +112,20 @@ def test_an_inserted_float16_round_trip_is_named(onnxprobe, prepared, name, entr
         assert not rep["localization"].get("culprits"), rep["localization"]
     # framework rounding differs everywhere; only the round trip stands out as a drift origin
     assert [d["node"] for d in rep["drift_origins"]] == [target], rep["drift_origins"]
+
+
+@pytest.mark.parametrize("name,scope,kind", INSIDE_CASES, ids=[f"{n}-{k}" for n, _, k in INSIDE_CASES])
+def test_attribute_fault_inside_attention_is_named(onnxprobe, prepared, name, scope, kind):
+    get, folder = prepared
+    onnx_path, cap = get(name, Z.HANDWRITTEN[name])
+    bad = str(folder / f"{name}_{kind}.onnx")
+    target = Z.inject_attribute_fault_inside(onnx_path, bad, scope, kind)
+    assert target is not None and target.startswith(scope)
+    rc, rep, _, out = Z.compare(onnxprobe, cap, bad, str(folder / f"{name}_{kind}.json"))
+    assert rc == 1, out[-3000:]
+    culprit = Z.top_culprit(rep)
+    assert culprit["node"] == target, (target, culprit)
+    assert culprit["introduced"] and culprit["evidence"] == "isolation", culprit
+    # the boundaries isolation started from are values PyTorch computed inside the module
+    inside = [a for a in rep["alignment"] if a["method"] == "functional" and a["onnx"].startswith(scope)]
+    assert len(inside) >= 5, [a["torch"] for a in inside]
