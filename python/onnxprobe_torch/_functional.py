@@ -94,13 +94,24 @@ class FunctionalMode(TorchFunctionMode):
         super().__init__()
         self._record = record
         self._enabled = enabled
+        self._entered = set()  # Python functions whose body is running
 
     def __torch_function__(self, func, types_, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if isinstance(func, types.FunctionType) and self._enabled():
-            with self:  # the mode is popped while this runs: push it again for the body's calls
-                return _unchecked(func)(*args, **kwargs)
-        out = func(*args, **kwargs)
+        if isinstance(func, types.FunctionType) and self._enabled() and func not in self._entered:
+            self._entered.add(func)
+            try:
+                with self:  # the mode is popped while this runs: push it again for the body's calls
+                    return _unchecked(func)(*args, **kwargs)
+            finally:
+                self._entered.discard(func)
+        if isinstance(func, types.FunctionType):
+            # dispatched again from inside its own body (a wrapper such as F.max_pool2d's calls a
+            # function that dispatches under the wrapper's name): run it as one function
+            with torch._C.DisableTorchFunction():
+                out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
         if not self._enabled() or not isinstance(out, torch.Tensor) or out.dtype not in _FLOAT:
             return out
         name = function_name(func)
@@ -108,6 +119,8 @@ class FunctionalMode(TorchFunctionMode):
             return out
         ptr = _storage(out)
         tensors = _tensors((args, kwargs), [])
+        if not tensors:
+            return out  # made from no tensor (torch.zeros, arange): a constant, not a computed value
         if ptr is None or any(_storage(a) == ptr for a in tensors):
             return out  # a view, an in-place update or the argument itself
         self._record(name, out, tensors)

@@ -76,6 +76,9 @@ class _Recorder:
                 names_of.setdefault(id(p), []).append(f"{path}.{pname}" if path else pname)
         for module in model.modules():
             self.param_names[id(module)] = [names_of[id(p)] for _, p in module.named_parameters(recurse=False)]
+        # parameters and buffers: saved apart (params/), never a function's recorded argument
+        self.state_ids = {id(t) for m in model.modules() for t in list(m.parameters(recurse=False))
+                          + list(m.buffers(recurse=False))}
         self.stack = []
         self.calls = []
         self.calls_of_path = {}
@@ -98,7 +101,7 @@ class _Recorder:
         right at the node that computes the function."""
         fresh = []
         for p, a in enumerate(args):
-            if a.dtype in _FLOAT and a.numel() > 0 and not isinstance(a, torch.nn.Parameter) \
+            if a.dtype in _FLOAT and a.numel() > 0 and id(a) not in self.state_ids \
                     and self._key(a) not in self.held:
                 fresh.append((p, a))
         size = sum(x.numel() * x.element_size() for x in [t] + [a for _, a in fresh])

@@ -27,8 +27,9 @@ const std::vector<std::string>& OpsForFunction(const std::string& function);
 std::vector<std::vector<int>> OrderedWindows(const std::vector<std::vector<int>>& fits);
 
 // Appends one row per functional record: kFunctional when one candidate remains (or values pick
-// one clearly), otherwise unaligned saying why; a tensor another row already pairs is not paired
-// twice. Runs `onnx_side` for the candidates' types (and values where several remain).
+// one clearly), otherwise unaligned saying why. A record whose counterpart another row already
+// pairs gets no row: that row compares the same value. Runs `onnx_side` for the candidates' types
+// (and values where several remain).
 Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
                       const CallGraph& graph, const Model& model, Alignment* alignment);
 

@@ -397,11 +397,9 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
       continue;
     }
     const std::string& t = target[i];
-    if (auto it = claimed.find(t); it != claimed.end()) {
-      row.note = what + ": its counterpart " + t + " is already paired with " + it->second;
-      al->rows.push_back(std::move(row));
-      continue;
-    }
+    // the same ONNX tensor as another row (a function whose value is also a call's argument):
+    // that row compares it already
+    if (claimed.count(t)) continue;
     const NodeInfo* node = producer(t);
     row.onnx_tensor = t;
     row.method = AlignMethod::kFunctional;
