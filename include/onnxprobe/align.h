@@ -46,6 +46,9 @@ struct AlignmentRow {
   // paired alone (then: cosine similarity)
   double confidence = 0;
   std::string note;  // why there is no counterpart, or what the exporter changed
+  // a value computed inside the call (a torch function it ran itself), not one of its
+  // boundaries: serves localization, not counted in StructuralCoverage
+  bool inside = false;
 };
 
 enum class ParityIssue {
@@ -101,7 +104,8 @@ struct Alignment {
   std::vector<ModuleSpan> modules;
 };
 
-// Structural share: rows paired by structure (not by value alone, not unaligned) over all rows.
+// Structural share: boundary rows (not `inside`) paired by structure (not by value alone, not
+// unaligned) over all boundary rows.
 double StructuralCoverage(const Alignment& alignment);
 
 // Everything at once, for a PyTorch capture (`torch_side`, a dump from python/onnxprobe_torch)

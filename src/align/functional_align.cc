@@ -387,6 +387,7 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     row.module_type = call.type;
     row.call_index = call.call_index;
     row.output_index = -1;
+    row.inside = true;
     std::string what = (f.input < 0 ? "" : "argument " + std::to_string(f.input) + " of ") +
                        "the " + Ordinal(f.ordinal) + " '" + f.function + "' run inside the call";
     if (target[i].empty()) {

@@ -196,12 +196,13 @@ const char* AlignMethodName(AlignMethod m) {
 }
 
 double StructuralCoverage(const Alignment& al) {
-  if (al.rows.empty()) return 0;
-  size_t paired = 0;
+  size_t paired = 0, rows = 0;
   for (const auto& r : al.rows) {
+    if (r.inside) continue;
+    ++rows;
     if (!r.onnx_tensor.empty() && r.method != AlignMethod::kValue) ++paired;
   }
-  return static_cast<double>(paired) / static_cast<double>(al.rows.size());
+  return rows == 0 ? 0 : static_cast<double>(paired) / static_cast<double>(rows);
 }
 
 Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side) {

@@ -218,7 +218,9 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
         .Key("confidence")
         .Number(a.confidence)
         .Key("note")
-        .String(a.note);
+        .String(a.note)
+        .Key("inside")
+        .Bool(a.inside);
     j.EndObject();
   }
   j.EndArray();

@@ -428,7 +428,9 @@ def compare(onnxprobe, cap, onnx_path, report, *extra):
 
 
 def coverage(rep):
-    rows = rep.get("alignment", [])
+    """Share of the module calls' outputs and arguments paired by structure (values recorded
+    inside a call, `inside`, serve localization and are not counted)."""
+    rows = [a for a in rep.get("alignment", []) if not a.get("inside")]
     if not rows:
         return 0.0
     paired = sum(1 for a in rows if a["onnx"] is not None and a["method"] != "value")
