@@ -8,7 +8,7 @@ then a comparison. Polygraphy does it as three commands (run A and save every ou
 the same, compare the two files); its time is their sum and its peak RSS the largest of the
 three. onnxprobe does it as one `compare`, measured as is (it also times each side with plain
 runs afterwards, --latency-runs 3), with --latency-runs 0, and with --max-memory BUDGET.
-Each command runs as its own child: wall time, peak RSS from wait4.
+Each command runs as its own child: wall time, peak RSS (wait4, and VmHWM polled every 50 ms).
 
 A Polygraphy command whose resident memory passes ONNXPROBE_PEER_MAX_RSS (bytes; default 60%
 of the memory available when the bench starts) is stopped, and the report says so: its figures
@@ -33,15 +33,19 @@ def mem_available():
     return 0
 
 
-def rss_of(pid):
+def memory_of(pid):
+    """(VmRSS, VmHWM) of a running process in bytes; zeros once it is gone."""
+    rss = hwm = 0
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return 0
+    return rss, hwm
 
 
 class Measured:
@@ -50,16 +54,22 @@ class Measured:
 
 
 def run_child(cmd, max_rss=0, timeout=3600):
-    """Runs cmd; stops it when its RSS passes max_rss (0: no limit) or after timeout seconds."""
+    """Runs cmd; stops it when its RSS passes max_rss (0: no limit) or after timeout seconds.
+    The peak is the larger of wait4's and the VmHWM polled while it runs: onnxprobe's latency
+    measurement resets the high-water mark (/proc/self/clear_refs), which would hide from wait4
+    a peak reached before it."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stopped = ""
+    polled = 0
     while True:
         pid, status, usage = os.wait4(p.pid, os.WNOHANG)
         if pid != 0:
             break
         elapsed = time.perf_counter() - t0
-        if max_rss and rss_of(p.pid) > max_rss:
+        rss, hwm = memory_of(p.pid)
+        polled = max(polled, hwm)
+        if max_rss and rss > max_rss:
             stopped = f"stopped at {max_rss / 2**30:.1f} GiB resident after {elapsed:.0f} s"
         elif elapsed > timeout:
             stopped = f"stopped after {timeout} s"
@@ -69,7 +79,8 @@ def run_child(cmd, max_rss=0, timeout=3600):
             break
         time.sleep(0.05)
     p.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(time.perf_counter() - t0, usage.ru_maxrss / 1024, p.returncode, stopped)
+    peak_mib = max(usage.ru_maxrss * 1024, polled) / 2**20
+    return Measured(time.perf_counter() - t0, peak_mib, p.returncode, stopped)
 
 
 def polygraphy(pg, model, tmp, max_rss):
