@@ -26,7 +26,7 @@ echo "== scale: GPT-2-medium-shaped"
 /usr/bin/python3 bench/scale_bench.py "$BUILD/onnxprobe" "$MODELS/gpt2_medium.onnx" 2G
 echo
 echo "== peers"
-bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx"
+bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx:256M" "$MODELS/gpt2_medium.onnx:2G"
 echo
 echo "== fp16 block list vs onnxconverter-common (ONNXPROBE_FP16_MODELS=quick: small models only)"
 if [ "${ONNXPROBE_FP16_MODELS:-}" = quick ]; then

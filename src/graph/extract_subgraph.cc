@@ -1,4 +1,11 @@
 // Cuts nodes out of a model into a standalone model (single-node isolation, repro bundles).
+// The weights the nodes read are parsed alone out of the model's serialization: isolating one
+// node of a 1.5 GB model costs that node's weights, not a parse of every weight held until exit.
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <climits>
+#include <map>
 #include <set>
 
 #include "model/model_impl.h"
@@ -15,15 +22,92 @@ void SetType(onnx::ValueInfoProto* v, const std::string& name, DType dtype, cons
   for (int64_t d : shape) sh->add_dim()->set_dim_value(d);
 }
 
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
+
+constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorName = 8;
+
+bool LengthDelimited(uint32_t tag, int field) {
+  return WireFormatLite::GetTagFieldNumber(tag) == field &&
+         WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+}
+
+// The name of a serialized TensorProto (protobuf keeps the last occurrence), read field by field
+// without copying its data. False when the bytes do not walk.
+bool TensorName(const uint8_t* data, int size, std::string* name) {
+  CodedInputStream in(data, size);
+  name->clear();
+  while (uint32_t tag = in.ReadTag()) {
+    if (LengthDelimited(tag, kTensorName)) {
+      if (!WireFormatLite::ReadString(&in, name)) return false;
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+  }
+  return in.ConsumedEntireMessage();
+}
+
+// The main graph's initializers named in `wanted`, each parsed from its own bytes of the model's
+// serialization (a later initializer of the same name replaces an earlier one, as in a full
+// parse). False when the bytes take a shape this walk does not follow.
+bool InitializersFromBytes(const std::string& bytes, const std::set<std::string>& wanted,
+                           std::map<std::string, onnx::TensorProto>* out) {
+  if (bytes.size() >= size_t(INT_MAX)) return false;
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  CodedInputStream in(data, static_cast<int>(bytes.size()));
+  std::string name;
+  while (uint32_t tag = in.ReadTag()) {
+    if (!LengthDelimited(tag, kModelGraph)) {
+      if (!WireFormatLite::SkipField(&in, tag)) return false;
+      continue;
+    }
+    uint32_t graph_size = 0;
+    if (!in.ReadVarint32(&graph_size)) return false;
+    auto graph_limit = in.PushLimit(static_cast<int>(graph_size));
+    while (uint32_t g = in.ReadTag()) {
+      if (!LengthDelimited(g, kGraphInitializer)) {
+        if (!WireFormatLite::SkipField(&in, g)) return false;
+        continue;
+      }
+      uint32_t size = 0;
+      if (!in.ReadVarint32(&size) || size > bytes.size() - size_t(in.CurrentPosition()))
+        return false;
+      const uint8_t* start = data + in.CurrentPosition();
+      if (!TensorName(start, static_cast<int>(size), &name)) return false;
+      if (wanted.count(name) && !(*out)[name].ParseFromArray(start, static_cast<int>(size)))
+        return false;
+      if (!in.Skip(static_cast<int>(size))) return false;
+    }
+    if (!in.ConsumedEntireMessage()) return false;
+    in.PopLimit(graph_limit);
+  }
+  return in.ConsumedEntireMessage();
+}
+
 }  // namespace
 
 Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& spec) {
   OP_RETURN_IF_ERROR(model.impl().RequireBytes());
-  const onnx::ModelProto* full = model.impl().FullProto();
-  if (full == nullptr) return Corrupt(model.path() + ": cannot re-read the model");
   const GraphIndex& idx = model.index();
+  std::set<std::string> wanted;
+  for (int k : spec.nodes) {
+    if (k < 0 || k >= static_cast<int>(idx.nodes().size())) continue;
+    const NodeInfo& info = idx.nodes()[k];
+    wanted.insert(info.inputs.begin(), info.inputs.end());
+    wanted.insert(info.implicit_inputs.begin(), info.implicit_inputs.end());
+  }
+  // the indexed graph keeps every field but large weights' bytes: nodes, opsets and functions
+  // come from it; the weights from the serialization, or from a full parse when the walk fails
+  const onnx::ModelProto* full = &model.impl().proto;
+  std::map<std::string, onnx::TensorProto> parsed;
   std::map<std::string, const onnx::TensorProto*> inits;
-  for (const auto& t : full->graph().initializer()) inits[t.name()] = &t;
+  if (InitializersFromBytes(model.impl().SerializedProto(), wanted, &parsed)) {
+    for (const auto& [name, t] : parsed) inits[name] = &t;
+  } else {
+    full = model.impl().FullProto();
+    if (full == nullptr) return Corrupt(model.path() + ": cannot re-read the model");
+    for (const auto& t : full->graph().initializer()) inits[t.name()] = &t;
+  }
 
   onnx::ModelProto out;
   out.set_ir_version(full->ir_version());
