@@ -32,7 +32,7 @@ struct SessionOptions {
   // "optimization.disable_specified_optimizers"), applied as given.
   std::map<std::string, std::string> config_entries;
   // When set, the runtime writes the graph it will run (after its optimizations) to this path
-  // at session creation; large weights go to a side file next to it.
+  // at session creation; large weights go to kOptimizedModelWeightsFile next to it.
   std::string save_optimized_model;
   // Shared libraries of custom operators, registered with every session (their RegisterCustomOps
   // entry point is called). A library that cannot be loaded fails session creation.
@@ -41,6 +41,9 @@ struct SessionOptions {
   // trace-event JSON) is written to "<profile_prefix>_<timestamp>.json" by EndProfiling().
   std::string profile_prefix;
 };
+
+// The side file, beside SessionOptions::save_optimized_model, that receives its large weights.
+inline constexpr const char kOptimizedModelWeightsFile[] = "weights.bin";
 
 // "disabled", "basic", "extended", "all" (99), or the number when unknown.
 std::string OptLevelName(int level);

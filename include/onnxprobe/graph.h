@@ -2,6 +2,7 @@
 // unchanged.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@ namespace onnxprobe {
 // The model with `extra` tensors appended as graph outputs (existing outputs kept first; names
 // already outputs are skipped). Fails naming a tensor that is not a main-graph node output.
 Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::string>& extra);
+
+// The model with every initializer stored as external data of more than `max_bytes` (0: none)
+// turned into a graph input of the same type and shape, its data never read; MarkOutputs(model,
+// {}) when there is none. Fails like MarkOutputs.
+Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes);
 
 struct SubgraphSpec {
   std::vector<int> nodes;  // topological indices into model.index().nodes()

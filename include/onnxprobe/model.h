@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -152,5 +153,9 @@ class Model {
  private:
   std::shared_ptr<Impl> impl_;
 };
+
+// The outputs of the main graph's nodes in the model file at `path`, read without its weights
+// (external data is not resolved). Fails with kIoError (unreadable) or kCorrupt (not a model).
+Expected<std::set<std::string>> ReadNodeOutputs(const std::string& path);
 
 }  // namespace onnxprobe

@@ -86,6 +86,9 @@ struct SideSpec {
   // With optimizations on, also capture tensors the optimized graph fuses away. Marking them as
   // outputs blocks those fusions, so the side then measures another graph than it runs.
   bool mark_fused_tensors = false;
+  // The comparison's memory budget (0: none): finding the optimized graph's tensors keeps
+  // external weights over it out of the runtime (see OptimizedGraphTensors).
+  uint64_t max_memory = 0;
 };
 
 // A dump when `path` is a folder or an .npz holding manifest.json, else a live model.

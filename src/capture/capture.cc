@@ -57,7 +57,8 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   // with optimizations on, only what the optimized graph keeps: marking more blocks fusions
   std::vector<std::string> tensors = requested;
   if (options.session.optimization_level > 0 && !options.mark_fused_tensors) {
-    OP_ASSIGN_OR_RETURN(auto present, OptimizedGraphTensors(model, backend, options.session));
+    OP_ASSIGN_OR_RETURN(auto present,
+                        OptimizedGraphTensors(model, backend, options.session, options.max_memory));
     tensors.clear();
     for (const auto& n : requested) {
       bool output = std::find(graph_outputs.begin(), graph_outputs.end(), n) != graph_outputs.end();

@@ -24,8 +24,9 @@ const char* SideName(bool is_a) { return is_a ? "side A" : "side B"; }
 
 // `cache` holds a model loaded for side A, reused when side B names the same file.
 Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a, bool isolate,
-                                              std::optional<Model>* cache) {
+                                              uint64_t max_memory, std::optional<Model>* cache) {
   SideSpec spec{s.path, s.session, s.ort_library};
+  spec.max_memory = max_memory;
   if (IsDumpPath(s.path)) {
     if (s.session_given) {
       return InvalidArgument(std::string(SideName(is_a)) + " (" + s.path +
@@ -206,9 +207,9 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     OP_ASSIGN_OR_RETURN(job.policy.noise_floor, ReadNoiseFloor(req.noise_floor_file));
   }
   std::optional<Model> cache;
-  auto a = OpenRequested(req.a, true, req.isolate_runtime, &cache);
+  auto a = OpenRequested(req.a, true, req.isolate_runtime, job.max_memory, &cache);
   if (!a.ok()) return a.status().WithContext("side A");
-  auto b = OpenRequested(req.b, false, req.isolate_runtime, &cache);
+  auto b = OpenRequested(req.b, false, req.isolate_runtime, job.max_memory, &cache);
   if (!b.ok()) return b.status().WithContext("side B");
   Side& sa = **a;
   Side& sb = **b;

@@ -35,7 +35,8 @@ Status Probe::Prepare(const std::vector<NamedTensor>& inputs, ProbeFault* fault)
   for (const auto& o : model_->summary().outputs) graph_outputs.push_back(o.name);
   tensors_ = selected_;
   if (options_.session.optimization_level > 0) {
-    OP_ASSIGN_OR_RETURN(auto present, OptimizedGraphTensors(*model_, *backend_, options_.session));
+    OP_ASSIGN_OR_RETURN(auto present, OptimizedGraphTensors(*model_, *backend_, options_.session,
+                                                            options_.max_memory));
     tensors_.clear();
     for (const auto& n : selected_) {
       bool output = std::find(graph_outputs.begin(), graph_outputs.end(), n) != graph_outputs.end();

@@ -65,12 +65,13 @@ namespace {
 class LiveSide : public Side {
  public:
   LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options, bool keep_session,
-           bool mark_fused)
+           bool mark_fused, uint64_t max_memory)
       : model_(std::move(model)),
         backend_(std::move(backend)),
         options_(std::move(options)),
         keep_session_(keep_session),
-        mark_fused_(mark_fused) {
+        mark_fused_(mark_fused),
+        max_memory_(max_memory) {
     info_ = LiveSideInfo(model_.path(), backend_->version(), backend_->library_path(), options_);
     // the hash is for reports only: compute it on another core while the runs go on
     hash_ = std::async(std::launch::async, [m = model_] { return m.Hashes(false).sha256; }).share();
@@ -144,7 +145,7 @@ class LiveSide : public Side {
   // Keeps the tensors that exist in the runtime's optimized graph (same names: a fused node
   // keeps its last output's name); the others are hidden, not captured.
   Status ExposeOptimizedOnly() {
-    auto present = OptimizedGraphTensors(model_, *backend_, options_);
+    auto present = OptimizedGraphTensors(model_, *backend_, options_, max_memory_);
     if (!present.ok()) return present.status();
     std::vector<SideTensor> kept;
     for (auto& t : tensors_) {
@@ -207,6 +208,7 @@ class LiveSide : public Side {
   std::vector<RunOutput> reused_;
   size_t runs_ = 0;
   bool mark_fused_ = false, exposed_ = false;
+  uint64_t max_memory_ = 0;
   std::vector<std::string> hidden_;
 };
 
@@ -275,8 +277,9 @@ class DumpSide : public Side {
 
 Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
-  return std::unique_ptr<Side>(std::make_unique<LiveSide>(
-      model, std::move(backend), spec.session, spec.keep_session, spec.mark_fused_tensors));
+  return std::unique_ptr<Side>(
+      std::make_unique<LiveSide>(model, std::move(backend), spec.session, spec.keep_session,
+                                 spec.mark_fused_tensors, spec.max_memory));
 }
 
 Expected<std::unique_ptr<Side>> OpenSide(const SideSpec& spec) {

@@ -167,7 +167,7 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
            "session options");
     OP_ORT(lib_,
            api->AddSessionConfigEntry(so, "session.optimized_model_external_initializers_file_name",
-                                      "weights.bin"),
+                                      kOptimizedModelWeightsFile),
            "session options");
   }
   if (!o.profile_prefix.empty()) {

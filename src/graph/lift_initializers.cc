@@ -1,0 +1,55 @@
+// Initializers too large to copy become graph inputs: what the runtime's optimized graph can be
+// asked for without the runtime ever touching those weights (saving an optimized model copies
+// every initializer it keeps).
+#include <climits>
+
+#include "model/model_impl.h"
+#include "onnxprobe/graph.h"
+#include "onnxprobe/tensor.h"
+
+namespace onnxprobe {
+namespace {
+
+bool Lifted(const onnx::TensorProto& t, uint64_t max_bytes) {
+  if (max_bytes == 0 || t.data_location() != onnx::TensorProto::EXTERNAL) return false;
+  auto dt = DTypeFromOnnx(t.data_type());
+  auto n = NumElements(Shape(t.dims().begin(), t.dims().end()));
+  return dt.ok() && n.ok() && *n * DTypeSize(*dt) > max_bytes;
+}
+
+}  // namespace
+
+Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes) {
+  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
+  const auto& inits = model.impl().proto.graph().initializer();
+  bool any = false;
+  for (const auto& t : inits) any = any || Lifted(t, max_bytes);
+  if (!any) return MarkOutputs(model, {});
+  // the held bytes hold no external weights: parsing them costs what embedded weights cost
+  const std::string& bytes = model.impl().SerializedProto();
+  onnx::ModelProto proto;
+  if (bytes.size() >= size_t(INT_MAX) || !proto.ParseFromString(bytes))
+    return Corrupt(model.path() + ": the held model bytes no longer parse");
+  auto* g = proto.mutable_graph();
+  auto* kept = g->mutable_initializer();
+  for (int i = 0; i < kept->size();) {
+    const onnx::TensorProto& t = kept->Get(i);
+    if (!Lifted(t, max_bytes)) {
+      ++i;
+      continue;
+    }
+    bool declared = false;
+    for (const auto& in : g->input()) declared = declared || in.name() == t.name();
+    if (!declared) {
+      auto* in = g->add_input();
+      in->set_name(t.name());
+      auto* tt = in->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(t.data_type());
+      for (int64_t d : t.dims()) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    kept->DeleteSubrange(i, 1);
+  }
+  return proto.SerializeAsString();
+}
+
+}  // namespace onnxprobe
