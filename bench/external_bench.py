@@ -5,7 +5,9 @@ run and compared under a 256M budget, against plain runs measured in this same r
 usage: /usr/bin/python3 bench/external_bench.py ONNXPROBE [PYTHON_WITH_ONNXRUNTIME] [BUDGET]
 
 Each command runs as its own child (wall time, peak RSS from wait4):
-  run A / run B: `onnxprobe run MODEL --tensors y` at optimizations off / all
+  run A / run B: `onnxprobe run MODEL --tensors y --max-memory BUDGET` at optimizations off / all
+                 (without a budget, finding B's optimized graph copies the 2 GiB table once:
+                 ONNX Runtime writes every weight when it saves a graph; docs/memory.md)
   runtime:       a plain onnxruntime.InferenceSession of the model (optimizations all), when the
                  Python given has onnxruntime (the bootstrap's .deps/pyenv/bin/python)
   compare:       `onnxprobe compare MODEL MODEL --b-opt-level all --max-memory BUDGET --latency-runs 0`
@@ -47,7 +49,8 @@ def main():
         runs = {}
         for side, level in (("A", "disabled"), ("B", "all")):
             runs[side] = run_child([exe, "run", model, "--input", inputs, "--tensors", "y",
-                                    "--opt-level", level, "-q", "-o", os.path.join(tmp, side + ".npz")])
+                                    "--opt-level", level, "--max-memory", budget, "-q",
+                                    "-o", os.path.join(tmp, side + ".npz")])
             if runs[side][2] != 0:
                 sys.exit(f"onnxprobe run ({side}) failed with exit code {runs[side][2]}")
         rt = run_child([py, "-c", RUNTIME, model, inputs]) if py and os.path.exists(py) else None

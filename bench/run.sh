@@ -25,6 +25,9 @@ echo "== scale: GPT-2-medium-shaped"
 /usr/bin/python3 bench/make_gpt2_model.py "$MODELS/gpt2_medium.onnx" >/dev/null
 /usr/bin/python3 bench/scale_bench.py "$BUILD/onnxprobe" "$MODELS/gpt2_medium.onnx" 2G
 echo
+echo "== larger than memory: 2.1 GiB of external data (sparse file)"
+/usr/bin/python3 bench/external_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python 256M
+echo
 echo "== peers"
 bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx:256M" "$MODELS/gpt2_medium.onnx:2G"
 echo
