@@ -141,11 +141,11 @@ class CaptureSession {
 
 // The node outputs of the graph the runtime runs with `options` after its optimizations (read
 // back from the optimized model it writes). Tensors of `model` not among them were fused away:
-// capturing them would block the fusion. Initializers stored as external data of more than
-// `max_initializer_bytes` (0: no limit; a memory budget) enter that session as graph inputs, as
-// writing the optimized model copies each weight: a fusion that needs such a weight as a constant
-// is then not seen, and its tensors are captured. Fails with kBackend when the runtime rejects
-// the model.
+// capturing them would block the fusion. Weights read from a file of more than
+// `max_initializer_bytes` (0: no limit; a memory budget; see LiftExternalInitializers) enter that
+// session as graph inputs, as writing the optimized model copies each weight: a fusion that
+// needs such a weight as a constant is then not seen, and its tensors are captured. Fails with
+// kBackend when the runtime rejects the model.
 Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backend& backend,
                                                       const SessionOptions& options,
                                                       uint64_t max_initializer_bytes = 0);

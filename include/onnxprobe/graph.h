@@ -14,9 +14,10 @@ namespace onnxprobe {
 // already outputs are skipped). Fails naming a tensor that is not a main-graph node output.
 Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::string>& extra);
 
-// The model with every initializer stored as external data of more than `max_bytes` (0: none)
-// turned into a graph input of the same type and shape, its data never read; MarkOutputs(model,
-// {}) when there is none. Fails like MarkOutputs.
+// The model with every initializer of more than `max_bytes` (0: none) that sessions read from a
+// file (external data, and large embedded weights: see LoadMode::kFull) turned into a graph input
+// of the same type and shape, its data never read; MarkOutputs(model, {}) when there is none.
+// Fails like MarkOutputs.
 Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes);
 
 struct SubgraphSpec {

@@ -112,7 +112,9 @@ struct ModelIdentity {
 };
 
 enum class LoadMode {
-  // Keeps the file's bytes: sessions and graph passes reuse them.
+  // Reads the file once, streaming, and keeps the graph and where each large weight lies in the
+  // file: sessions get the graph with those weights referenced as external data of the .onnx
+  // file itself (the runtime maps them), graph passes that need weight values re-read the file.
   kFull,
   // Reads the file once, streaming, keeps the graph without its large weights and computes the
   // identity on the way; memory stays far below the file size. Sessions and graph passes refuse
@@ -139,7 +141,7 @@ class Model {
   const ValueInfo* FindValueInfo(const std::string& name) const;
 
   // The file's MD5 and SHA-256 and every initializer's SHA-256. kGraphOnly: computed while
-  // loading. kFull: from the held bytes in one pass (MD5, SHA-256 and the weights' hashes on
+  // loading. kFull: streamed from the file in one pass (MD5, SHA-256 and the weights' hashes on
   // their own threads). Fails when an external data file cannot be read.
   Expected<ModelIdentity> Identity() const;
   // MD5 (when asked) and SHA-256 of the model file (kGraphOnly: both, from the load).

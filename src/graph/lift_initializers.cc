@@ -21,17 +21,17 @@ bool Lifted(const onnx::TensorProto& t, uint64_t max_bytes) {
 
 Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes) {
   OP_RETURN_IF_ERROR(model.impl().RequireBytes());
-  const auto& inits = model.impl().proto.graph().initializer();
-  bool any = false;
-  for (const auto& t : inits) any = any || Lifted(t, max_bytes);
-  if (!any) return MarkOutputs(model, {});
-  // the held bytes hold no external weights: parsing them costs what embedded weights cost
+  if (max_bytes == 0) return MarkOutputs(model, {});
+  // large embedded weights are external data of the .onnx file itself in these bytes: small
   const std::string& bytes = model.impl().SerializedProto();
   onnx::ModelProto proto;
   if (bytes.size() >= size_t(INT_MAX) || !proto.ParseFromString(bytes))
     return Corrupt(model.path() + ": the held model bytes no longer parse");
   auto* g = proto.mutable_graph();
   auto* kept = g->mutable_initializer();
+  bool any = false;
+  for (const auto& t : *kept) any = any || Lifted(t, max_bytes);
+  if (!any) return MarkOutputs(model, {});
   for (int i = 0; i < kept->size();) {
     const onnx::TensorProto& t = kept->Get(i);
     if (!Lifted(t, max_bytes)) {

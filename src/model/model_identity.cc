@@ -1,8 +1,11 @@
 // Model identity: file MD5/SHA-256 and per-initializer SHA-256, computed in one pass over the
 // bytes. A kGraphOnly load streams the file once through three threads (MD5; SHA-256; the
 // wire-format scan, which hashes each large raw_data as it goes by) and keeps only the graph.
+#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <unistd.h>
 
 #include <climits>
 
@@ -70,9 +73,14 @@ struct IdentityParts {
   bool md5 = true, sha256 = true, initializers = true;
 };
 
-// The identity of a kFull model (the parts asked for), from the bytes it holds.
+// The identity of a kFull model (the parts asked for), from the bytes it holds or, when it
+// holds none, streamed from the file.
 Expected<ModelIdentity> IdentityFromBytes(const Model::Impl& m, IdentityParts want) {
   const std::string& bytes = m.serialized;
+  uint64_t size = bytes.size();
+  if (bytes.empty()) {
+    OP_ASSIGN_OR_RETURN(size, CheckModelFile(m.path));
+  }
   Md5 md5;
   Sha256 sha;
   ModelScan scan;
@@ -81,11 +89,15 @@ Expected<ModelIdentity> IdentityFromBytes(const Model::Impl& m, IdentityParts wa
   if (want.sha256) consumers.push_back(Feed(&sha));
   if (want.md5) consumers.push_back(Feed(&md5));
   if (want.initializers) {
-    consumers.push_back(Scan(bytes.size(), ScanKeep::kHashesOnly, &scan, &scanned));
+    consumers.push_back(Scan(size, ScanKeep::kHashesOnly, &scan, &scanned));
   }
-  FanOutMemory(bytes.data(), bytes.size(), consumers);
+  if (bytes.empty()) {
+    OP_RETURN_IF_ERROR(FanOutFile(m.path, 0, size, consumers));
+  } else {
+    FanOutMemory(bytes.data(), bytes.size(), consumers);
+  }
   ModelIdentity id;
-  id.file.size = bytes.size();
+  id.file.size = size;
   if (want.sha256) id.file.sha256 = sha.HexDigest();
   if (want.md5) id.file.md5 = md5.HexDigest();
   if (!want.initializers) return id;
@@ -120,7 +132,7 @@ Status LoadGraphOnly(Model::Impl* m) {
     // a shape the scan does not follow, or corruption: protobuf parses the whole file and says
     // which; the bytes are dropped once hashed
     m->proto.Clear();
-    OP_RETURN_IF_ERROR(LoadFull(m));
+    OP_RETURN_IF_ERROR(LoadParsed(m));
     OP_ASSIGN_OR_RETURN(m->identity, IdentityFromBytes(*m, {}));
     std::string().swap(m->serialized);
     m->mode = LoadMode::kGraphOnly;
@@ -150,11 +162,29 @@ const onnx::ModelProto* Model::Impl::FullProto() const {
   if (mode != LoadMode::kFull) return nullptr;
   std::call_once(full_once, [this] {
     auto p = std::make_unique<onnx::ModelProto>();
-    google::protobuf::io::ArrayInputStream raw(serialized.data(),
-                                               static_cast<int>(serialized.size()));
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    if (p->ParseFromCodedStream(&coded)) full = std::move(p);
+    try {
+      if (!serialized.empty()) {
+        google::protobuf::io::ArrayInputStream raw(serialized.data(),
+                                                   static_cast<int>(serialized.size()));
+        google::protobuf::io::CodedInputStream coded(&raw);
+        coded.SetTotalBytesLimit(INT_MAX);
+        if (p->ParseFromCodedStream(&coded)) full = std::move(p);
+        return;
+      }
+      // parsed from the file as it streams by: only the parsed weights are held
+      int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return;
+      bool ok;
+      {
+        google::protobuf::io::FileInputStream raw(fd);
+        google::protobuf::io::CodedInputStream coded(&raw);
+        coded.SetTotalBytesLimit(INT_MAX);
+        ok = p->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+      }
+      close(fd);
+      if (ok) full = std::move(p);
+    } catch (const std::exception&) {
+    }
   });
   return full.get();
 }

@@ -23,16 +23,26 @@ struct Model::Impl {
   std::vector<std::string> checker_warnings;
   std::unordered_map<std::string, ValueInfo> value_infos;
 
-  // The model's serialization: the file's own bytes, kept from loading, so sessions never pay
-  // for re-serializing the weights. Empty for kGraphOnly (see RequireBytes).
-  const std::string& SerializedProto() const { return serialized; }
-  std::string serialized;
+  // The model's serialization for sessions and graph passes, built once. The graph as loaded,
+  // with each large embedded weight (raw_data) turned into an external data reference to its
+  // own bytes in the .onnx file: the runtime maps them from the file instead of receiving a
+  // copy. The file's own bytes when they were kept (a file the scan did not follow). Empty for
+  // kGraphOnly (see RequireBytes).
+  const std::string& SerializedProto() const;
+  std::string serialized;  // the file's bytes: kept by the protobuf-parse load only
+  struct FileRange {
+    int initializer;  // position in the main graph
+    uint64_t offset, size;
+  };
+  std::vector<FileRange> embedded;  // large raw_data of main-graph initializers, in the file
+  mutable std::once_flag session_once;
+  mutable std::string session_bytes;
 
   // kUnsupported for a kGraphOnly model, which holds no weights to run or rewrite.
   Status RequireBytes() const;
 
-  // The model with its weights, parsed again from `serialized` on first use (the indexed
-  // `proto` drops large initializer bytes). Null if the bytes stopped parsing or were not kept.
+  // The model with its weights, parsed again from `serialized` or the file on first use (the
+  // indexed `proto` drops large initializer bytes). Null if they stopped parsing, or kGraphOnly.
   const onnx::ModelProto* FullProto() const;
   mutable std::once_flag full_once;
   mutable std::unique_ptr<onnx::ModelProto> full;
@@ -58,8 +68,11 @@ Expected<uint64_t> CheckModelFile(const std::string& path);
 // kKeptRawDataBytes and the placeholders of initializers marked in `set_aside` (by position).
 Status IndexModel(Model::Impl* impl, const std::vector<bool>& set_aside);
 
-// The kFull load: reads and parses the whole file, keeping its bytes.
+// The kFull load: one streaming read that keeps the graph and where each large weight lies in
+// the file (never the weights); LoadParsed when the scan does not follow the file.
 Status LoadFull(Model::Impl* impl);
+// Reads and parses the whole file with protobuf, keeping its bytes.
+Status LoadParsed(Model::Impl* impl);
 // The kGraphOnly load: one streaming read that also computes the identity (model_identity.cc).
 Status LoadGraphOnly(Model::Impl* impl);
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/chunk_fanout.h"
 #include "common/file_util.h"
 #include "model/model_impl.h"
 #include "model/model_scan.h"
@@ -190,13 +191,68 @@ Status IndexModel(Model::Impl* impl, const std::vector<bool>& set_aside) {
   return Status::Ok();
 }
 
-Status LoadFull(Model::Impl* impl) {
+Status LoadParsed(Model::Impl* impl) {
   try {
     OP_RETURN_IF_ERROR(ParseModelFile(impl->path, &impl->proto, &impl->serialized));
   } catch (const std::exception& e) {
     return Corrupt(impl->path + ": " + e.what());
   }
   return IndexModel(impl, {});
+}
+
+Status LoadFull(Model::Impl* impl) {
+  OP_ASSIGN_OR_RETURN(uint64_t size, CheckModelFile(impl->path));
+  ModelScan scan;
+  bool scanned = false;
+  OP_RETURN_IF_ERROR(FanOutFile(impl->path, 0, size, {[&](ChunkStream& s) {
+                                  try {
+                                    scanned = ScanModel(s, size, ScanKeep::kFieldsUnhashed, &scan);
+                                  } catch (const std::exception&) {
+                                    scanned = false;
+                                  }
+                                }}));
+  bool assembled = false;
+  try {
+    assembled = scanned && AssembleModel(scan, &impl->proto);
+  } catch (const std::exception&) {
+  }
+  if (!assembled) {
+    // a shape the scan does not follow, or corruption: protobuf says which
+    impl->proto.Clear();
+    return LoadParsed(impl);
+  }
+  std::vector<bool> set_aside;
+  for (size_t i = 0; i < scan.initializers.size(); ++i) {
+    const ScannedInitializer& s = scan.initializers[i];
+    set_aside.push_back(s.raw_set_aside);
+    if (s.raw_set_aside) impl->embedded.push_back({int(i), s.raw_offset, s.raw_size});
+  }
+  scan = ModelScan();
+  return IndexModel(impl, set_aside);
+}
+
+const std::string& Model::Impl::SerializedProto() const {
+  if (mode != LoadMode::kFull || !serialized.empty()) return serialized;
+  std::call_once(session_once, [this] {
+    onnx::ModelProto p = proto;  // the graph without its large weights: small
+    auto* inits = p.mutable_graph()->mutable_initializer();
+    const std::string location = fs::path(path).filename().string();
+    for (const FileRange& e : embedded) {
+      onnx::TensorProto* t = inits->Mutable(e.initializer);
+      t->clear_raw_data();
+      t->clear_external_data();
+      t->set_data_location(onnx::TensorProto::EXTERNAL);
+      for (const auto& [k, v] : {std::pair<const char*, std::string>{"location", location},
+                                 {"offset", std::to_string(e.offset)},
+                                 {"length", std::to_string(e.size)}}) {
+        auto* entry = t->add_external_data();
+        entry->set_key(k);
+        entry->set_value(v);
+      }
+    }
+    session_bytes = p.SerializeAsString();
+  });
+  return session_bytes;
 }
 
 Expected<Model> Model::Load(const std::string& path, LoadMode mode) {

@@ -77,7 +77,10 @@ class Cursor {
 class Scanner {
  public:
   Scanner(ChunkStream& stream, ScanKeep keep, ModelScan* out)
-      : c_(stream), keep_(keep == ScanKeep::kFields), out_(out) {}
+      : c_(stream),
+        keep_(keep != ScanKeep::kHashesOnly),
+        hash_(keep != ScanKeep::kFieldsUnhashed),
+        out_(out) {}
 
   bool Model(uint64_t end) {
     while (c_.pos() < end) {
@@ -120,10 +123,15 @@ class Scanner {
         seen_raw = true;
         if (!Length(end, &len)) return false;
         if (len > kKeptRawDataBytes) {
-          Sha256 h;
-          if (!c_.Take(len, [&](const uint8_t* p, size_t n) { h.Update(p, n); })) return false;
           t.raw_set_aside = true;
-          t.raw_sha256 = h.HexDigest();
+          t.raw_offset = c_.pos();
+          t.raw_size = len;
+          Sha256 h;
+          if (!c_.Take(len, [&](const uint8_t* p, size_t n) {
+                if (hash_) h.Update(p, n);
+              }))
+            return false;
+          if (hash_) t.raw_sha256 = h.HexDigest();
           continue;
         }
         if (!CopyBody(tag, len, &t.fields)) return false;
@@ -181,7 +189,7 @@ class Scanner {
   }
 
   Cursor c_;
-  bool keep_;
+  bool keep_, hash_;
   ModelScan* out_;
 };
 

@@ -23,7 +23,9 @@ constexpr size_t kKeptRawDataBytes = 4096;
 struct ScannedInitializer {
   std::string fields;          // the serialized TensorProto without a set-aside raw_data
   bool raw_set_aside = false;  // its raw_data was over kKeptRawDataBytes: hashed, not kept
-  std::string raw_sha256;      // SHA-256 of that raw_data
+  std::string raw_sha256;      // SHA-256 of that raw_data (not with ScanKeep::kFieldsUnhashed)
+  uint64_t raw_offset = 0;     // where that raw_data lies in the scanned bytes, and its size
+  uint64_t raw_size = 0;
 };
 
 struct ModelScan {
@@ -33,7 +35,8 @@ struct ModelScan {
   std::vector<ScannedInitializer> initializers;  // in file order, as protobuf would merge them
 };
 
-enum class ScanKeep { kFields, kHashesOnly };
+// kFieldsUnhashed keeps the fields and where each set-aside raw_data lies, without hashing it.
+enum class ScanKeep { kFields, kHashesOnly, kFieldsUnhashed };
 
 // Scans `size` bytes of `stream` as a ModelProto (unknown fields are kept, like protobuf does).
 // kHashesOnly keeps no fields, only the set-aside hashes. Returns false when the bytes take a shape

@@ -102,3 +102,34 @@ def reference(ids, seed=0):
     pre = mm1 + b1
     act = np.maximum(pre, 0)
     return {"emb": emb, "mm1": mm1, "pre": pre, "act": act, "y": act @ w2}
+
+
+def make_embedded(folder, rows=200_000, seed=0):
+    """folder/embedded.onnx: the same graph with a smaller table (rows x DIM float32, ~195 MiB
+    for the default) embedded as raw_data, REAL_ROWS random rows spread over it, zeros elsewhere;
+    returns (path, the table's real rows as {row: values})."""
+    _, w1, b1, w2 = weights(seed)
+    rng = np.random.default_rng(seed + 7)
+    table = np.zeros((rows, DIM), np.float32)
+    picked = np.linspace(0, rows - 1, REAL_ROWS).astype(np.int64)
+    table[picked] = rng.standard_normal((REAL_ROWS, DIM)).astype(np.float32)
+    from onnx import numpy_helper
+    inits = [numpy_helper.from_array(a, n) for n, a in (("E", table), ("W1", w1), ("b1", b1), ("W2", w2))]
+    del table
+    nodes = [
+        helper.make_node("Gather", ["E", "ids"], ["emb"], name="embed"),
+        helper.make_node("MatMul", ["emb", "W1"], ["mm1"], name="mm1"),
+        helper.make_node("Add", ["mm1", "b1"], ["pre"], name="bias1"),
+        helper.make_node("Relu", ["pre"], ["act"], name="relu1"),
+        helper.make_node("MatMul", ["act", "W2"], ["y"], name="mm2"),
+    ]
+    g = helper.make_graph(nodes, "embedded",
+                          [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, SEQ])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, SEQ, OUT])],
+                          initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = os.path.join(folder, "embedded.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    return path, picked
