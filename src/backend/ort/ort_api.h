@@ -34,6 +34,13 @@ inline void IgnoreOrt(const OrtApi* api, OrtStatus* st) {
 #define OP_ORT(lib, expr, context) \
   OP_RETURN_IF_ERROR(::onnxprobe::FromOrt((lib)->api, (expr), context))
 
+// Whether a runtime of this version resolves external data of a model given as bytes against
+// session.model_external_initializers_file_folder_path (1.23 and later; external_locations.cc).
+bool HonorsExternalDataFolder(const std::string& version);
+// The model bytes with relative external data locations made absolute against `dir` (for the
+// runtimes that do not); empty when nothing is external. Fails when they do not parse.
+Expected<std::string> AbsoluteExternalLocations(const std::string& bytes, const std::string& dir);
+
 // Builds a session for one loaded library.
 Expected<std::unique_ptr<BackendSession>> CreateOrtSession(std::shared_ptr<OrtLib> lib,
                                                            const std::string& model_bytes,

@@ -183,7 +183,12 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
     OP_ORT(lib_, api->RegisterCustomOpsLibrary_V2(so, lib.c_str()),
            "custom operator library '" + lib + "'");
   }
-  OP_ORT(lib_, api->CreateSessionFromArray(lib_->env, bytes.data(), bytes.size(), so, &session_),
+  std::string located;
+  if (!HonorsExternalDataFolder(lib_->version)) {
+    OP_ASSIGN_OR_RETURN(located, AbsoluteExternalLocations(bytes, dir));
+  }
+  const std::string& model = located.empty() ? bytes : located;
+  OP_ORT(lib_, api->CreateSessionFromArray(lib_->env, model.data(), model.size(), so, &session_),
          "ONNX Runtime " + lib_->version + " rejected the model");
   OrtAllocator* alloc = nullptr;
   OP_ORT(lib_, api->GetAllocatorWithDefaultOptions(&alloc), "allocator");
