@@ -26,6 +26,10 @@ struct CompareJob {
   // Side A names whose pairing is unconfirmed (found by value alone): their rows are measured
   // and shown but never fail and are never isolated.
   std::set<std::string> advisory;
+  // Side A name -> the rows that confirm it (a value inside a PyTorch module call -> the call's
+  // outputs): a failing row none of whose confirming rows fails, where at least one was
+  // compared, becomes advisory (a pairing the module's boundary does not confirm never fails).
+  std::map<std::string, std::vector<std::string>> confirm_by;
   // > 0: the rows' absolute tolerance follows the framework noise measured on the passing rows
   // before them (NoiseFloor in align.h: raised to this many times the largest normalized error
   // seen, never lowered). For PyTorch-vs-ONNX rows, fed in execution order; not in bisection.

@@ -113,6 +113,17 @@ const std::map<std::string, std::vector<std::string>>& FunctionTable() {
   return table;
 }
 
+// Whether `op` computes all of `function` from its arguments (one node, arguments in order), so
+// that the node's inputs are the function's arguments: the first op of the table, for functions
+// whose first op is not the last node of a decomposition (a decomposed layer_norm ends in an Add
+// whose first input is the normalized value, not the function's argument).
+bool OneNode(const std::string& function, const std::string& op) {
+  static const std::set<std::string> decomposed = {"softmin",  "group_norm", "baddbmm", "addbmm",
+                                                   "bilinear", "rsub",       "silu",    "mish"};
+  const auto& ops = OpsForFunction(function);
+  return !ops.empty() && ops.front() == op && !decomposed.count(function);
+}
+
 std::string Ordinal(int k) {
   switch (k) {
     case 0:
@@ -324,8 +335,8 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   for (size_t i = 0; i < fs.size(); ++i) {
     if (chosen[i] >= 0) target[i] = window[i][chosen[i]];
   }
-  // a function's arguments: the inputs of the node that made its output (when the function is
-  // one node; a decomposition's first node reads them, and no input of the last one fits)
+  // a function's arguments: the inputs of the node that made its output, when that node computes
+  // the whole function (OneNode); a decomposition's first node reads them
   std::map<std::tuple<int, std::string, int>, size_t> output_of;
   for (size_t i = 0; i < fs.size(); ++i) {
     if (fs[i].input < 0) output_of[{fs[i].call, fs[i].function, fs[i].ordinal}] = i;
@@ -339,7 +350,14 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
       why[i] = "the function's output has no counterpart";
       continue;
     }
-    node_of[i] = producer(target[o->second]);
+    const NodeInfo* made = producer(target[o->second]);
+    if (made == nullptr || !OneNode(fs[i].function, made->op_type)) {
+      why[i] = "the function's output is the last node of a decomposition (" +
+               (made != nullptr ? made->op_type : std::string("?")) +
+               "): its inputs are not the function's arguments";
+      continue;
+    }
+    node_of[i] = made;
     for (const auto& x : node_of[i]->inputs) {
       if (!x.empty() && graph.dynamic(x) && capturable.count(x) && !meta.count(x))
         more.push_back(x);

@@ -242,6 +242,16 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
       if (it != job.rename.end() && al.rename.count(x) && it->second == al.rename.at(x))
         job.advisory.insert(x);
     }
+    // a value inside a module call is judged only when the call's own outputs confirm it
+    for (const auto& row : al.rows) {
+      if (!row.inside || row.onnx_tensor.empty()) continue;
+      std::vector<std::string>& by = job.confirm_by[row.torch_name];
+      for (const auto& o : al.rows) {
+        if (!o.inside && !o.onnx_tensor.empty() && o.output_index >= 0 && o.module == row.module &&
+            o.call_index == row.call_index && !job.advisory.count(o.torch_name))
+          by.push_back(o.torch_name);
+      }
+    }
     report.parity = std::move(al.parity);
     report.alignment = std::move(al.rows);
     if (req.bisect_per_run == 0) job.noise_headroom = req.framework_noise_headroom;
@@ -254,6 +264,11 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   if (!compared.ok()) return compared.status();
   report.comparison = std::move(*compared);
   ComparisonResult& r = report.comparison;
+  // an unconfirmed value inside a module call is no boundary for isolation either
+  for (const auto& row : r.rows) {
+    if (row.state == RowState::kAdvisory && job.confirm_by.count(row.name))
+      job.rename.erase(row.name);
+  }
   if (job.noise_headroom > 0) report.notes.push_back(FrameworkNoiseNote(r, job));
   bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll ||
                 (req.localize_options.drift && r.first_difference >= 0 && sb.model() != nullptr);

@@ -219,6 +219,28 @@ bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<Run
 
 void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp) {
   ComparisonResult& r = *rp;
+  if (!job.confirm_by.empty()) {
+    std::unordered_map<std::string, const TensorResult*> by_name;
+    for (const auto& row : r.rows) by_name[row.name] = &row;
+    for (auto& row : r.rows) {
+      auto c = job.confirm_by.find(row.name);
+      if (row.pass || row.state != RowState::kCompared || c == job.confirm_by.end()) continue;
+      bool compared = false, failing = false;
+      for (const auto& n : c->second) {
+        auto it = by_name.find(n);
+        if (it == by_name.end() || it->second->state != RowState::kCompared) continue;
+        compared = true;
+        failing = failing || !it->second->pass;
+      }
+      if (!compared || failing) continue;
+      row.state = RowState::kAdvisory;
+      row.pass = true;
+      row.reason =
+          "differs, but the module call's outputs match: the pairing inside the call is "
+          "not confirmed, so this row is not judged (" +
+          row.reason + ")";
+    }
+  }
   for (size_t i = 0; i < r.rows.size(); ++i) {
     if (r.first_difference < 0 && !RowIdentical(r.rows[i]))
       r.first_difference = static_cast<int>(i);

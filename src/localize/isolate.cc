@@ -64,6 +64,10 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
     p.error = "the model of side B has no node producing '" + name_b + "'";
     return p;
   }
+  if (!cx.a_names.count(cx.AName(name_b))) {  // e.g. a pairing set aside after comparing
+    p.error = "side A has no tensor paired with '" + name_b + "'";
+    return p;
+  }
   std::set<int> nodes{t->producer};
   std::deque<int> queue{t->producer};
   std::set<std::string> boundary, graph_inputs;
