@@ -1,12 +1,13 @@
-// The comparison kernel: one pass over both tensors in chunks converted to double, vectorized
-// with OpenMP SIMD reductions and split across threads; NaN/Inf handled on a slow path only in
-// chunks that hold them.
+// The comparison kernel: one pass over both tensors in chunks, split across threads (float32:
+// SumChunkF32, every sum of a chunk in one loop; other dtypes: chunks converted to double and
+// OpenMP SIMD reductions); NaN/Inf handled on a slow path only in chunks that hold them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <thread>
 
+#include "compare/chunk_f32.h"
 #include "onnxprobe/compare.h"
 
 namespace onnxprobe {
@@ -277,50 +278,20 @@ void Range(const Tensor& a, const Tensor& b, uint64_t begin, uint64_t end, const
   }
 }
 
-// float32 pairs: one fused pass for errors, both sides' statistics and the histograms. Finite
-// chunks run branch-free SIMD loops; a chunk holding NaN/Inf is redone on the checked path.
-__attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa, const float* pb,
-                                                                uint64_t begin, uint64_t end,
-                                                                const Tolerance& tol, double eps,
-                                                                Acc* acc) {
+// float32 pairs: one pass, chunk by chunk (SumChunkF32: errors, both sides' statistics and the
+// products at once). The largest tolerance ratio needs a division per element only in chunks
+// that may raise it: SumChunkF32 counts elements with |b-a| above (running max * (1 - 2^-40)) *
+// allowed, a product that never rounds above the exact bound, so no element whose rounded ratio
+// exceeds the running max is missed. A chunk holding NaN/Inf is redone on the checked path.
+void RangeF32(const float* pa, const float* pb, uint64_t begin, uint64_t end, const Tolerance& tol,
+              double eps, Acc* acc) {
+  const double atol = tol.atol, rtol = tol.rtol;
   for (uint64_t c = begin; c < end; c += kChunk) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, end - c));
     const float* a = pa + c;
     const float* b = pb + c;
-    double sum_abs = 0, sum_rel = 0, cmax_abs = 0, cmax_rel = 0, cmax_ratio = 0;
-    double dot = 0, na2 = 0, nb2 = 0, nd2 = 0;
-    double sa = 0, sb = 0, probe = 0;
-    float mna = INFINITY, mxa = -INFINITY, mnb = INFINITY, mxb = -INFINITY;
-    uint64_t mism = 0, exact = 0;
-    const double atol = tol.atol, rtol = tol.rtol;
-#pragma omp simd reduction(+ : sum_abs, sum_rel, dot, na2, nb2, nd2, mism, exact, sa, sb, probe) \
-    reduction(max : cmax_abs, cmax_rel, cmax_ratio, mxa, mxb) reduction(min : mna, mnb)
-    for (size_t i = 0; i < n; ++i) {
-      double x = a[i], y = b[i];
-      probe += x * 0.0 + y * 0.0;  // NaN when either is NaN or Inf
-      double d = y - x;
-      double ad = std::fabs(d), ax = std::fabs(x);
-      double rel = ad / (ax + eps);
-      double ratio = ad / (atol + rtol * ax);
-      sum_abs += ad;
-      sum_rel += rel;
-      cmax_abs = ad > cmax_abs ? ad : cmax_abs;
-      cmax_rel = rel > cmax_rel ? rel : cmax_rel;
-      cmax_ratio = ratio > cmax_ratio ? ratio : cmax_ratio;
-      dot += x * y;
-      na2 += x * x;
-      nb2 += y * y;
-      nd2 += d * d;
-      sa += x;
-      sb += y;
-      mna = a[i] < mna ? a[i] : mna;
-      mxa = a[i] > mxa ? a[i] : mxa;
-      mnb = b[i] < mnb ? b[i] : mnb;
-      mxb = b[i] > mxb ? b[i] : mxb;
-      mism += ad > atol + rtol * ax ? 1 : 0;
-      exact += ad == 0 ? 1 : 0;
-    }
-    if (probe != 0 || std::isnan(probe)) {
+    ChunkF32 s = SumChunkF32(a, b, n, {eps, atol, rtol, acc->max_ratio * (1 - 0x1p-40)});
+    if (!std::isfinite(s.sum_a) || !std::isfinite(s.sum_b)) {
       for (size_t i = 0; i < n; ++i) {
         acc->side_a.Add(a[i]);
         acc->side_b.Add(b[i]);
@@ -328,18 +299,27 @@ __attribute__((target_clones("avx2", "default"))) void RangeF32(const float* pa,
       }
       continue;
     }
-    acc->side_a.sum += sa;
-    acc->side_b.sum += sb;
-    acc->side_a.sumsq += na2;
-    acc->side_b.sumsq += nb2;
-    acc->side_a.mn = std::min<double>(acc->side_a.mn, mna);
-    acc->side_a.mx = std::max<double>(acc->side_a.mx, mxa);
-    acc->side_b.mn = std::min<double>(acc->side_b.mn, mnb);
-    acc->side_b.mx = std::max<double>(acc->side_b.mx, mxb);
+    double cmax_ratio = 0;
+    if (s.above > 0) {
+#pragma omp simd reduction(max : cmax_ratio)
+      for (size_t i = 0; i < n; ++i) {
+        double x = a[i], y = b[i];
+        double ratio = std::fabs(y - x) / (atol + rtol * std::fabs(x));
+        cmax_ratio = ratio > cmax_ratio ? ratio : cmax_ratio;
+      }
+    }
+    acc->side_a.sum += s.sum_a;
+    acc->side_b.sum += s.sum_b;
+    acc->side_a.sumsq += s.sq_a;
+    acc->side_b.sumsq += s.sq_b;
+    acc->side_a.mn = std::min<double>(acc->side_a.mn, s.min_a);
+    acc->side_a.mx = std::max<double>(acc->side_a.mx, s.max_a);
+    acc->side_b.mn = std::min<double>(acc->side_b.mn, s.min_b);
+    acc->side_b.mx = std::max<double>(acc->side_b.mx, s.max_b);
     acc->side_a.count += n;
     acc->side_b.count += n;
-    AddChunk(ChunkSums{sum_abs, sum_rel, cmax_abs, cmax_rel, cmax_ratio, dot, na2, nb2, nd2, mism,
-                       exact},
+    AddChunk(ChunkSums{s.sum_abs, s.sum_rel, s.max_abs, s.max_rel, cmax_ratio, s.dot, s.sq_a,
+                       s.sq_b, s.sq_diff, s.mismatches, s.exact},
              a, b, c, n, eps, acc);
   }
 }
