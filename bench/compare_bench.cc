@@ -1,12 +1,15 @@
 // Comparison costs, measured side by side in one process:
 //   kernel      CompareTensors throughput against a plain memcpy of the same bytes
-//   end to end  every intermediate tensor of a model, optimizations off vs all, against one
-//               plain inference of the same model
+//   end to end  every tensor both sides expose, optimizations off vs all, off vs off and all vs
+//               all, against one plain inference of the same model at side A's level (and the
+//               two sides' plain inferences together)
 // usage: compare_bench [MODEL] [--elements N] [--runs N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -17,6 +20,7 @@
 #include "onnxprobe/compare.h"
 #include "onnxprobe/comparison.h"
 #include "onnxprobe/graph.h"
+#include "onnxprobe/side.h"
 
 using namespace onnxprobe;         // NOLINT
 using namespace onnxprobe::bench;  // NOLINT
@@ -77,47 +81,126 @@ void Kernel(uint64_t n, int runs) {
   }
 }
 
+// A side that times its fetches (the runs), so the comparison's own cost shows apart from them.
+class TimedSide : public Side {
+ public:
+  explicit TimedSide(std::unique_ptr<Side> s) : s_(std::move(s)) {}
+  const SideInfo& info() const override { return s_->info(); }
+  const std::vector<SideTensor>& tensors() const override { return s_->tensors(); }
+  const Model* model() const override { return s_->model(); }
+  Expected<std::vector<NamedTensor>> RecordedInputs() const override {
+    return s_->RecordedInputs();
+  }
+  Status SetInputs(const std::vector<NamedTensor>& in) override { return s_->SetInputs(in); }
+  Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) override {
+    auto t0 = Clock::now();
+    auto r = s_->Fetch(names);
+    ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return r;
+  }
+  size_t runs() const override { return s_->runs(); }
+  Expected<std::vector<RunOutput>> RunOther(
+      const std::string& bytes, const std::string& dir,
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+      const std::vector<std::string>& outputs) override {
+    return s_->RunOther(bytes, dir, inputs, outputs);
+  }
+  const std::vector<std::string>& hidden() const override { return s_->hidden(); }
+  SessionOptions session_options() const override { return s_->session_options(); }
+  double ms = 0;
+
+ private:
+  std::unique_ptr<Side> s_;
+};
+
+struct Case {
+  const char* name;
+  int level_a, level_b;
+  double target;  // times one plain inference at level_a
+};
+
 void EndToEnd(const std::string& path, int runs) {
   BenchModel bm = LoadBenchModel(path);
-  Model* model = &bm.model;
-  auto* backend = &bm.backend;
-  auto* inputs = &bm.inputs;
-  const auto& refs = bm.refs;
-  SessionOptions plain_opts;
-  plain_opts.intra_op_threads = 2;
-  auto plain = (*backend)->CreateSession(*MarkOutputs(*model, {}), model->dir(), plain_opts);
-  Check(plain.status());
+  const Model& model = bm.model;
   std::vector<std::string> outs;
-  for (const auto& o : model->summary().outputs) outs.push_back(o.name);
-  for (int i = 0; i < 3; ++i) Check((*plain)->Run(refs, outs).status());
-  double t_plain = MedianMs(runs * 2, [&] { Check((*plain)->Run(refs, outs).status()); });
-
-  SideSpec sa{path, plain_opts, "", true}, sb{path, plain_opts, "", true};
-  sb.session.optimization_level = 99;
-  auto a = OpenSide(sa);
-  auto b = OpenSide(sb);
-  Check(a.status());
-  Check(b.status());
-  Check((*a)->SetInputs(*inputs));
-  Check((*b)->SetInputs(*inputs));
-  CompareJob job;
-  size_t rows = 0, failed = 0;
-  double t_first = MedianMs(1, [&] {
-    auto r = RunComparison(**a, **b, job);
-    Check(r.status());
-    rows = r->rows.size();
-    failed = r->failures;
-  });
-  double t_steady = MedianMs(runs, [&] { Check(RunComparison(**a, **b, job).status()); });
+  for (const auto& o : model.summary().outputs) outs.push_back(o.name);
+  SessionOptions opts;
+  opts.intra_op_threads = 2;
+  std::map<int, std::unique_ptr<BackendSession>> plain;  // by optimization level
+  auto plain_run = [&](int level) {
+    if (!plain.count(level)) {
+      SessionOptions o = opts;
+      o.optimization_level = level;
+      auto s = bm.backend->CreateSession(*MarkOutputs(model, {}), model.dir(), o);
+      Check(s.status());
+      plain[level] = std::move(*s);
+      for (int i = 0; i < 3; ++i) Check(plain[level]->Run(bm.refs, outs).status());
+    }
+    return MedianMs(3, [&] { Check(plain[level]->Run(bm.refs, outs).status()); });
+  };
   std::printf(
-      "end to end, %s, optimizations off vs all, %zu tensors compared (%zu failed), median of "
-      "%d:\n",
-      path.c_str(), rows, failed, runs);
-  std::printf("  plain inference                         %8.2f ms   1.00x\n", t_plain);
-  std::printf("  comparison, first (sessions created)    %8.2f ms   %.2fx\n", t_first,
-              t_first / t_plain);
-  std::printf("  comparison, sessions reused             %8.2f ms   %.2fx   target <= 3x\n",
-              t_steady, t_steady / t_plain);
+      "end to end, %s, every tensor both sides expose, sessions reused (I/O binding), %d "
+      "intra-op threads, median of %d rounds; each round times one plain inference per side's "
+      "level, then the comparison:\n",
+      path.c_str(), opts.intra_op_threads, runs);
+  const Case cases[] = {
+      {"off vs all", 0, 99, 3.0}, {"off vs off", 0, 0, 1.5}, {"all vs all", 99, 99, 1.5}};
+  for (const Case& c : cases) {
+    SideSpec sa{path, opts, "", true}, sb{path, opts, "", true};
+    sa.session.optimization_level = c.level_a;
+    sb.session.optimization_level = c.level_b;
+    auto oa = OpenLiveSide(model, sa);
+    auto ob = OpenLiveSide(model, sb);
+    Check(oa.status());
+    Check(ob.status());
+    TimedSide a(std::move(*oa)), b(std::move(*ob));
+    Check(a.SetInputs(bm.inputs));
+    Check(b.SetInputs(bm.inputs));
+    CompareJob job;
+    size_t rows = 0, failed = 0, hidden = 0;
+    auto t0 = Clock::now();
+    {
+      auto r = RunComparison(a, b, job);
+      Check(r.status());
+      rows = r->rows.size();
+      failed = r->failures;
+      hidden = r->hidden_b.size();
+    }
+    double t_first = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    std::vector<double> t_a, t_b, t_cmp, t_fa, t_fb, r_one, r_two;
+    for (int k = 0; k < runs; ++k) {
+      double pa = plain_run(c.level_a), pb = plain_run(c.level_b);
+      a.ms = b.ms = 0;
+      double t = MedianMs(1, [&] { Check(RunComparison(a, b, job).status()); });
+      t_a.push_back(pa);
+      t_b.push_back(pb);
+      t_cmp.push_back(t);
+      t_fa.push_back(a.ms);
+      t_fb.push_back(b.ms);
+      r_one.push_back(t / pa);
+      r_two.push_back(t / (pa + pb));
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    double cmp = median(t_cmp), fa = median(t_fa), fb = median(t_fb);
+    std::printf("  %s: %zu tensors compared (%zu failed), %zu fused away in B\n", c.name, rows,
+                failed, hidden);
+    std::printf("    plain inference, A's level          %8.2f ms   1.00x\n", median(t_a));
+    std::printf("    plain inference, B's level          %8.2f ms   %.2fx\n", median(t_b),
+                median(t_b) / median(t_a));
+    std::printf("    comparison, first (sessions created) %7.2f ms   %.2fx\n", t_first,
+                t_first / median(t_a));
+    std::printf(
+        "    comparison, sessions reused          %7.2f ms   %.2fx one plain inference   "
+        "target <= %.1fx\n",
+        cmp, median(r_one), c.target);
+    std::printf(
+        "      = %.2fx both sides' plain inferences; runs A %.2f ms, B %.2f ms, "
+        "comparing and the rest %.2f ms\n",
+        median(r_two), fa, fb, cmp - fa - fb);
+  }
 }
 
 }  // namespace
