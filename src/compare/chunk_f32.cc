@@ -6,7 +6,10 @@
 // the arithmetic. The portable path runs the same formulas as OpenMP SIMD loops.
 #include "compare/chunk_f32.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "onnxprobe/compare.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -106,6 +109,73 @@ ChunkF32 SumChunkF32Portable(const float* a, const float* b, size_t n, const Chu
 
 namespace {
 
+// Bins contiguous pairs (a sample already gathered), one at a time. Exact matches land in bin 0
+// of both histograms (|b-a| = 0, relative error 0) and are taken out again by the caller.
+uint64_t BinPortable(const float* a, const float* b, size_t n, double eps, uint64_t* hist_abs,
+                     uint64_t* hist_rel) {
+  uint64_t zeros = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double x = a[i], y = b[i];
+    double ad = std::fabs(y - x), rel = ad / (std::fabs(x) + eps);
+    zeros += ad == 0 ? 1 : 0;
+    ++hist_abs[HistogramBin(ad)];
+    ++hist_rel[HistogramBin(rel)];
+  }
+  return zeros;
+}
+
+using BinFn = uint64_t (*)(const float*, const float*, size_t, double, uint64_t*, uint64_t*);
+
+// Gathers a strided sample into short contiguous runs for `bin`.
+ChunkSample BinStrided(BinFn bin, const float* a, const float* b, size_t n, size_t first,
+                       size_t stride, double eps, uint64_t* hist_abs, uint64_t* hist_rel) {
+  ChunkSample out;
+  if (first >= n) return out;
+  if (stride == 1) {
+    out.sampled = n - first;
+    out.zeros = bin(a + first, b + first, n - first, eps, hist_abs, hist_rel);
+  } else {
+    constexpr size_t kRun = 256;
+    float xa[kRun], xb[kRun];
+    size_t k = 0;
+    for (size_t i = first; i < n; i += stride) {
+      xa[k] = a[i];
+      xb[k] = b[i];
+      if (++k < kRun) continue;
+      out.zeros += bin(xa, xb, k, eps, hist_abs, hist_rel);
+      out.sampled += k;
+      k = 0;
+    }
+    out.zeros += bin(xa, xb, k, eps, hist_abs, hist_rel);
+    out.sampled += k;
+  }
+  hist_abs[0] -= out.zeros;
+  hist_rel[0] -= out.zeros;
+  return out;
+}
+
+}  // namespace
+
+ChunkSample BinChunkF32Portable(const float* a, const float* b, size_t n, size_t first,
+                                size_t stride, double eps, uint64_t* hist_abs, uint64_t* hist_rel) {
+  return BinStrided(BinPortable, a, b, n, first, stride, eps, hist_abs, hist_rel);
+}
+
+// (NaN/Inf pairs fall out by themselves: their |b-a| or relative error is NaN or Inf, and a range
+// is finite or ends at +Inf, exclusive.)
+void CollectF32Portable(const float* a, const float* b, size_t n, double eps, ValueRange abs_range,
+                        ValueRange rel_range, std::vector<double>* abs_out,
+                        std::vector<double>* rel_out) {
+  for (size_t i = 0; i < n; ++i) {
+    double x = a[i], y = b[i];
+    double ad = std::fabs(y - x), rel = ad / (std::fabs(x) + eps);
+    if (ad >= abs_range.low && ad < abs_range.high) abs_out->push_back(ad);
+    if (rel >= rel_range.low && rel < rel_range.high) rel_out->push_back(rel);
+  }
+}
+
+namespace {
+
 #if defined(__x86_64__)
 // AVX2 and FMA, with the OS saving AVX state (cpuid and xgetbv, as for F16C in fp16/).
 bool HasAvx2Fma() {
@@ -120,6 +190,14 @@ bool HasAvx2Fma() {
 }
 
 constexpr uintptr_t kPrefetchBytes = 8192;
+
+// next_edge[j] = 2^((j+1)/8), the upper edge of the j-th bin of an octave scaled to [1, 2]
+struct NextEdges {
+  double v[kHistPerOctave];
+  NextEdges() {
+    for (int j = 0; j < kHistPerOctave; ++j) v[j] = std::ldexp(HistogramEdge(j + 1), -kHistMinExp);
+  }
+};
 constexpr uint8_t kBits4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
 
 #define ONNXPROBE_AVX2 __attribute__((target("avx2,fma")))
@@ -230,6 +308,94 @@ ONNXPROBE_AVX2 ONNXPROBE_NO_CONTRACT ChunkF32 SumAvx2(const float* a, const floa
   AddScalar(a + i, b + i, n - i, p, &s);
   return s;
 }
+
+// HistogramBin of 4 finite values >= 0 at once: the octave from the exponent bits, the bin
+// inside it from the top 3 mantissa bits and one comparison with the next edge (see Bin in
+// metrics.cc), clamped to the first and last bins.
+ONNXPROBE_AVX2 inline __attribute__((always_inline)) __m256i Bin4(__m256d v,
+                                                                  const double* next_edge) {
+  const __m256i bits = _mm256_castpd_si256(v);
+  const __m256i j = _mm256_and_si256(_mm256_srli_epi64(bits, 49), _mm256_set1_epi64x(7));
+  const __m256d m = _mm256_castsi256_pd(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi64x((int64_t(1) << 52) - 1)),
+                      _mm256_set1_epi64x(int64_t(1023) << 52)));
+  const __m256d edge = _mm256_i64gather_pd(next_edge, j, 8);
+  const __m256i up = _mm256_castpd_si256(_mm256_cmp_pd(m, edge, _CMP_GE_OQ));  // -1: next bin
+  const __m256i octave =
+      _mm256_sub_epi64(_mm256_srli_epi64(bits, 52), _mm256_set1_epi64x(1023 + kHistMinExp));
+  __m256i bin = _mm256_sub_epi64(_mm256_add_epi64(_mm256_slli_epi64(octave, 3), j), up);
+  const __m256i last = _mm256_set1_epi64x(kHistBins - 1);
+  bin = _mm256_andnot_si256(_mm256_cmpgt_epi64(_mm256_setzero_si256(), bin), bin);
+  return _mm256_blendv_epi8(bin, last, _mm256_cmpgt_epi64(bin, last));
+}
+
+// Bins in two steps: the bins of a run of elements computed 4 at a time into small arrays, then
+// the counters incremented from there (reading a bin back right after a vector store of it would
+// stall on store forwarding; reading it a run later does not).
+ONNXPROBE_AVX2 ONNXPROBE_NO_CONTRACT uint64_t BinAvx2(const float* a, const float* b, size_t n,
+                                                      double eps_in, uint64_t* hist_abs,
+                                                      uint64_t* hist_rel) {
+  static const NextEdges edges;
+  constexpr size_t kRun = 256;
+  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  const __m256d eps = _mm256_set1_pd(eps_in), zero = _mm256_setzero_pd();
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  alignas(32) int32_t ka[kRun], kr[kRun];
+  uint64_t zeros = 0;
+  size_t i = 0;
+  while (i + 4 <= n) {
+    size_t len = std::min(kRun, (n - i) / 4 * 4);
+    for (size_t k = 0; k < len; k += 4) {
+      __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(a + i + k));
+      __m256d y = _mm256_cvtps_pd(_mm_loadu_ps(b + i + k));
+      __m256d ad = _mm256_and_pd(_mm256_sub_pd(y, x), abs_mask);
+      __m256d rel = _mm256_div_pd(ad, _mm256_add_pd(_mm256_and_pd(x, abs_mask), eps));
+      zeros += kBits4[_mm256_movemask_pd(_mm256_cmp_pd(ad, zero, _CMP_EQ_OQ))];
+      __m256i ba = _mm256_permutevar8x32_epi32(Bin4(ad, edges.v), low_halves);
+      __m256i br = _mm256_permutevar8x32_epi32(Bin4(rel, edges.v), low_halves);
+      _mm_store_si128(reinterpret_cast<__m128i*>(ka + k), _mm256_castsi256_si128(ba));
+      _mm_store_si128(reinterpret_cast<__m128i*>(kr + k), _mm256_castsi256_si128(br));
+    }
+    for (size_t k = 0; k < len; ++k) {
+      ++hist_abs[ka[k]];
+      ++hist_rel[kr[k]];
+    }
+    i += len;
+  }
+  return zeros + BinPortable(a + i, b + i, n - i, eps_in, hist_abs, hist_rel);
+}
+
+// 4 pairs at a time; the rare ones in a range are taken one by one.
+ONNXPROBE_AVX2 ONNXPROBE_NO_CONTRACT void CollectAvx2(const float* a, const float* b, size_t n,
+                                                      double eps_in, ValueRange abs_range,
+                                                      ValueRange rel_range,
+                                                      std::vector<double>* abs_out,
+                                                      std::vector<double>* rel_out) {
+  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  const __m256d eps = _mm256_set1_pd(eps_in);
+  const __m256d alo = _mm256_set1_pd(abs_range.low), ahi = _mm256_set1_pd(abs_range.high);
+  const __m256d rlo = _mm256_set1_pd(rel_range.low), rhi = _mm256_set1_pd(rel_range.high);
+  alignas(32) double ad4[4], rel4[4];
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
+    __m256d y = _mm256_cvtps_pd(_mm_loadu_ps(b + i));
+    __m256d ad = _mm256_and_pd(_mm256_sub_pd(y, x), abs_mask);
+    __m256d rel = _mm256_div_pd(ad, _mm256_add_pd(_mm256_and_pd(x, abs_mask), eps));
+    int in_abs = _mm256_movemask_pd(
+        _mm256_and_pd(_mm256_cmp_pd(ad, alo, _CMP_GE_OQ), _mm256_cmp_pd(ad, ahi, _CMP_LT_OQ)));
+    int in_rel = _mm256_movemask_pd(
+        _mm256_and_pd(_mm256_cmp_pd(rel, rlo, _CMP_GE_OQ), _mm256_cmp_pd(rel, rhi, _CMP_LT_OQ)));
+    if ((in_abs | in_rel) == 0) continue;
+    _mm256_store_pd(ad4, ad);
+    _mm256_store_pd(rel4, rel);
+    for (int k = 0; k < 4; ++k) {
+      if (in_abs >> k & 1) abs_out->push_back(ad4[k]);
+      if (in_rel >> k & 1) rel_out->push_back(rel4[k]);
+    }
+  }
+  CollectF32Portable(a + i, b + i, n - i, eps_in, abs_range, rel_range, abs_out, rel_out);
+}
 #endif
 
 }  // namespace
@@ -240,6 +406,24 @@ ChunkF32 SumChunkF32(const float* a, const float* b, size_t n, const ChunkF32Par
   if (avx2) return SumAvx2(a, b, n, p);
 #endif
   return SumChunkF32Portable(a, b, n, p);
+}
+
+void CollectF32(const float* a, const float* b, size_t n, double eps, ValueRange abs_range,
+                ValueRange rel_range, std::vector<double>* abs_out, std::vector<double>* rel_out) {
+#if defined(__x86_64__)
+  static const bool avx2 = HasAvx2Fma();
+  if (avx2) return CollectAvx2(a, b, n, eps, abs_range, rel_range, abs_out, rel_out);
+#endif
+  CollectF32Portable(a, b, n, eps, abs_range, rel_range, abs_out, rel_out);
+}
+
+ChunkSample BinChunkF32(const float* a, const float* b, size_t n, size_t first, size_t stride,
+                        double eps, uint64_t* hist_abs, uint64_t* hist_rel) {
+#if defined(__x86_64__)
+  static const bool avx2 = HasAvx2Fma();
+  if (avx2) return BinStrided(BinAvx2, a, b, n, first, stride, eps, hist_abs, hist_rel);
+#endif
+  return BinChunkF32Portable(a, b, n, first, stride, eps, hist_abs, hist_rel);
 }
 
 }  // namespace onnxprobe

@@ -3,8 +3,10 @@
 // AVX2 path where the CPU has it.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace onnxprobe {
 
@@ -32,5 +34,27 @@ struct ChunkF32 {
 ChunkF32 SumChunkF32(const float* a, const float* b, size_t n, const ChunkF32Params& p);
 // The portable path, which SumChunkF32 runs where the CPU lacks AVX2 or FMA (tests compare both).
 ChunkF32 SumChunkF32Portable(const float* a, const float* b, size_t n, const ChunkF32Params& p);
+
+// The error histograms (HistogramBin) of elements first, first + stride, ... below n of a chunk
+// without NaN/Inf: |b-a| into hist_abs and |b-a| / (|a| + eps) into hist_rel, exact matches only
+// counted. Returns how many elements were sampled and how many of them were exact matches.
+struct ChunkSample {
+  uint64_t sampled = 0, zeros = 0;
+};
+ChunkSample BinChunkF32(const float* a, const float* b, size_t n, size_t first, size_t stride,
+                        double eps, uint64_t* hist_abs, uint64_t* hist_rel);
+// Appends |b-a| to abs_out where it lies in abs_range, and |b-a| / (|a| + eps) to rel_out where
+// it lies in rel_range, for pairs without NaN/Inf ([low, high) with low > 0; an empty range takes
+// nothing). The values are those BinChunkF32 bins.
+struct ValueRange {
+  double low = INFINITY, high = INFINITY;
+};
+void CollectF32(const float* a, const float* b, size_t n, double eps, ValueRange abs_range,
+                ValueRange rel_range, std::vector<double>* abs_out, std::vector<double>* rel_out);
+void CollectF32Portable(const float* a, const float* b, size_t n, double eps, ValueRange abs_range,
+                        ValueRange rel_range, std::vector<double>* abs_out,
+                        std::vector<double>* rel_out);
+ChunkSample BinChunkF32Portable(const float* a, const float* b, size_t n, size_t first,
+                                size_t stride, double eps, uint64_t* hist_abs, uint64_t* hist_rel);
 
 }  // namespace onnxprobe

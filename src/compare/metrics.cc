@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 
 #include "compare/chunk_f32.h"
 #include "onnxprobe/compare.h"
@@ -190,28 +191,37 @@ struct ChunkSums {
   uint64_t mism = 0, exact = 0;
 };
 
+// The first element of a chunk starting at `c` that the histograms sample (every stride-th
+// element of the tensor).
+size_t FirstSampled(uint64_t c, uint64_t stride) {
+  return static_cast<size_t>((stride - c % stride) % stride);
+}
+
 // Folds a finite chunk [c, c+n) into `acc`: its sums, the histograms (every acc->stride-th
-// element) and, when the chunk holds a new largest error, where it is.
+// element; float32 chunks bin them on their own, BinChunkF32) and, when the chunk holds a new
+// largest error, where it is.
 template <typename T>
 void AddChunk(const ChunkSums& s, const T* a, const T* b, uint64_t c, size_t n, double eps,
               Acc* acc) {
-  const uint64_t stride = acc->stride;
-  uint64_t* hist_abs = acc->hist_abs.data();  // locals: the stores below cannot alias them
-  uint64_t* hist_rel = acc->hist_rel.data();
-  uint64_t sampled = 0, zeros = 0;
-  for (size_t i = static_cast<size_t>((stride - c % stride) % stride); i < n; i += stride) {
-    double ad = std::fabs(double(b[i]) - double(a[i]));
-    double rel = ad / (std::fabs(double(a[i])) + eps);
-    ++sampled;
-    if (ad == 0) {
-      ++zeros;
-      continue;
+  if constexpr (!std::is_same_v<T, float>) {
+    const uint64_t stride = acc->stride;
+    uint64_t* hist_abs = acc->hist_abs.data();  // locals: the stores below cannot alias them
+    uint64_t* hist_rel = acc->hist_rel.data();
+    uint64_t sampled = 0, zeros = 0;
+    for (size_t i = FirstSampled(c, stride); i < n; i += stride) {
+      double ad = std::fabs(double(b[i]) - double(a[i]));
+      double rel = ad / (std::fabs(double(a[i])) + eps);
+      ++sampled;
+      if (ad == 0) {
+        ++zeros;
+        continue;
+      }
+      ++hist_abs[Bin(ad)];
+      ++hist_rel[Bin(rel)];
     }
-    ++hist_abs[Bin(ad)];
-    ++hist_rel[Bin(rel)];
+    acc->sampled += sampled;
+    acc->sampled_exact += zeros;
   }
-  acc->sampled += sampled;
-  acc->sampled_exact += zeros;
   acc->sum_abs += s.sum_abs;
   acc->sum_rel += s.sum_rel;
   acc->max_rel = std::max(acc->max_rel, s.cmax_rel);
@@ -318,6 +328,10 @@ void RangeF32(const float* pa, const float* pb, uint64_t begin, uint64_t end, co
     acc->side_b.mx = std::max<double>(acc->side_b.mx, s.max_b);
     acc->side_a.count += n;
     acc->side_b.count += n;
+    ChunkSample h = BinChunkF32(a, b, n, FirstSampled(c, acc->stride), acc->stride, eps,
+                                acc->hist_abs.data(), acc->hist_rel.data());
+    acc->sampled += h.sampled;
+    acc->sampled_exact += h.zeros;
     AddChunk(ChunkSums{s.sum_abs, s.sum_rel, s.max_abs, s.max_rel, cmax_ratio, s.dot, s.sq_a,
                        s.sq_b, s.sq_diff, s.mismatches, s.exact},
              a, b, c, n, eps, acc);
@@ -378,6 +392,13 @@ class ExactPercentile {
   void Offer(double v) {
     if (v > 0 && v >= low_ && v < high_) values_.push_back(v);
   }
+  // The values Offer takes (a range of positive values; empty when none is needed), and where
+  // they go, for a caller that filters them itself.
+  ValueRange range() const {
+    if (!needed_) return ValueRange();
+    return {low_ > 0 ? low_ : std::nextafter(0.0, 1.0), high_};
+  }
+  std::vector<double>* values() { return &values_; }
   double Result() {
     if (!needed_) return 0;
     std::sort(values_.begin(), values_.end());
@@ -411,6 +432,11 @@ class ExactPercentile {
 void CollectExact(const Tensor& a, const Tensor& b, double eps, ExactPercentile* abs_p,
                   ExactPercentile* rel_p) {
   if (!abs_p->needed() && !rel_p->needed()) return;
+  if (a.dtype() == DType::kFloat32) {
+    CollectF32(a.data_as<float>(), b.data_as<float>(), a.num_elements(), eps, abs_p->range(),
+               rel_p->range(), abs_p->values(), rel_p->values());
+    return;
+  }
   double da[kChunk], db[kChunk];
   const uint64_t n = a.num_elements();
   for (uint64_t c = 0; c < n; c += kChunk) {

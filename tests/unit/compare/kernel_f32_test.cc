@@ -234,5 +234,78 @@ TEST(ChunkF32, VectorAndPortablePathsAgree) {
   }
 }
 
+// Differences just below, at and above every histogram edge (x = 0, y = the floats around the
+// edge), and random ones over many octaves, binned by the vector and portable paths against
+// HistogramBin one element at a time.
+TEST(ChunkF32, HistogramBinsAgreeWithHistogramBin) {
+  std::vector<float> a, b;
+  for (int k = 1; k < kHistBins; ++k) {
+    float e = static_cast<float>(HistogramEdge(k));
+    for (float y : {std::nextafter(e, 0.0f), e, std::nextafter(e, INFINITY)}) {
+      a.push_back(0);
+      b.push_back(y);
+    }
+  }
+  std::vector<float> ra, rb;
+  Fill(4000, 11, &ra, &rb);
+  a.insert(a.end(), ra.begin(), ra.end());
+  b.insert(b.end(), rb.begin(), rb.end());
+  for (size_t stride : {1, 3, 16}) {
+    for (size_t first : {0, 2}) {
+      for (double eps : {1.0, 1e-3}) {
+        std::vector<uint64_t> want_abs(kHistBins, 0), want_rel(kHistBins, 0);
+        uint64_t sampled = 0, zeros = 0;
+        for (size_t i = first; i < a.size(); i += stride) {
+          double ad = std::fabs(double(b[i]) - double(a[i]));
+          ++sampled;
+          if (ad == 0) {
+            ++zeros;
+            continue;
+          }
+          ++want_abs[HistogramBin(ad)];
+          ++want_rel[HistogramBin(ad / (std::fabs(double(a[i])) + eps))];
+        }
+        SCOPED_TRACE("stride " + std::to_string(stride) + " first " + std::to_string(first));
+        for (auto* bin : {&BinChunkF32, &BinChunkF32Portable}) {
+          std::vector<uint64_t> abs_h(kHistBins, 0), rel_h(kHistBins, 0);
+          ChunkSample got =
+              bin(a.data(), b.data(), a.size(), first, stride, eps, abs_h.data(), rel_h.data());
+          EXPECT_EQ(got.sampled, sampled);
+          EXPECT_EQ(got.zeros, zeros);
+          EXPECT_EQ(abs_h, want_abs);
+          EXPECT_EQ(rel_h, want_rel);
+        }
+      }
+    }
+  }
+}
+
+// The exact percentile's second pass: the values in a range, NaN/Inf pairs never among them.
+TEST(ChunkF32, CollectTakesExactlyTheValuesInTheRanges) {
+  std::vector<float> a, b;
+  Fill(3001, 5, &a, &b);
+  a[7] = NAN, b[8] = INFINITY, a[9] = b[9] = INFINITY;
+  const double eps = 1e-4;
+  ValueRange abs_range{1e-6, 1e-4}, rel_range{1e-5, 2e-3};
+  std::vector<double> want_abs, want_rel;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) continue;
+    double ad = std::fabs(double(b[i]) - double(a[i])), rel = ad / (std::fabs(double(a[i])) + eps);
+    if (ad >= abs_range.low && ad < abs_range.high) want_abs.push_back(ad);
+    if (rel >= rel_range.low && rel < rel_range.high) want_rel.push_back(rel);
+  }
+  ASSERT_GT(want_abs.size(), 10u);
+  ASSERT_GT(want_rel.size(), 10u);
+  for (auto* collect : {&CollectF32, &CollectF32Portable}) {
+    std::vector<double> got_abs, got_rel;
+    collect(a.data(), b.data(), a.size(), eps, abs_range, rel_range, &got_abs, &got_rel);
+    EXPECT_EQ(got_abs, want_abs);
+    EXPECT_EQ(got_rel, want_rel);
+    got_abs.clear();
+    collect(a.data(), b.data(), a.size(), eps, ValueRange(), ValueRange(), &got_abs, &got_abs);
+    EXPECT_TRUE(got_abs.empty());
+  }
+}
+
 }  // namespace
 }  // namespace onnxprobe
