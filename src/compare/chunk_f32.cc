@@ -319,7 +319,16 @@ ONNXPROBE_AVX2 inline __attribute__((always_inline)) __m256i Bin4(__m256d v,
   const __m256d m = _mm256_castsi256_pd(
       _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi64x((int64_t(1) << 52) - 1)),
                       _mm256_set1_epi64x(int64_t(1023) << 52)));
-  const __m256d edge = _mm256_i64gather_pd(next_edge, j, 8);
+  // next_edge[j] without a gather: two 8-entry tables of 32-bit halves, permuted by 2j and 2j+1,
+  // the table of j >= 4 chosen by bit 2 of j
+  const __m256i two_j = _mm256_slli_epi64(j, 1);
+  const __m256i halves =
+      _mm256_or_si256(two_j, _mm256_slli_epi64(_mm256_add_epi64(two_j, _mm256_set1_epi64x(1)), 32));
+  const __m256 low4 = _mm256_loadu_ps(reinterpret_cast<const float*>(next_edge));
+  const __m256 high4 = _mm256_loadu_ps(reinterpret_cast<const float*>(next_edge + 4));
+  const __m256d edge = _mm256_blendv_pd(_mm256_castps_pd(_mm256_permutevar8x32_ps(low4, halves)),
+                                        _mm256_castps_pd(_mm256_permutevar8x32_ps(high4, halves)),
+                                        _mm256_castsi256_pd(_mm256_slli_epi64(j, 61)));
   const __m256i up = _mm256_castpd_si256(_mm256_cmp_pd(m, edge, _CMP_GE_OQ));  // -1: next bin
   const __m256i octave =
       _mm256_sub_epi64(_mm256_srli_epi64(bits, 52), _mm256_set1_epi64x(1023 + kHistMinExp));

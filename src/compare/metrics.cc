@@ -588,11 +588,12 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   if (threads == 1) {
     work(0, 0, n);
   } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
+    std::vector<std::thread> pool;  // the first part runs on the calling thread
+    for (unsigned t = 1; t < threads; ++t) {
       uint64_t begin = std::min(n, t * per), end = std::min(n, begin + per);
       pool.emplace_back(work, t, begin, end);
     }
+    work(0, 0, std::min(n, per));
     for (auto& th : pool) th.join();
   }
   Acc acc = std::move(parts[0]);
