@@ -109,15 +109,18 @@ ChunkF32 SumChunkF32Portable(const float* a, const float* b, size_t n, const Chu
 
 namespace {
 
-// Bins contiguous pairs (a sample already gathered), one at a time. Exact matches land in bin 0
-// of both histograms (|b-a| = 0, relative error 0) and are taken out again by the caller.
+// Bins contiguous pairs (a sample already gathered), one at a time; exact matches are only
+// counted.
 uint64_t BinPortable(const float* a, const float* b, size_t n, double eps, uint64_t* hist_abs,
                      uint64_t* hist_rel) {
   uint64_t zeros = 0;
   for (size_t i = 0; i < n; ++i) {
     double x = a[i], y = b[i];
     double ad = std::fabs(y - x), rel = ad / (std::fabs(x) + eps);
-    zeros += ad == 0 ? 1 : 0;
+    if (ad == 0) {
+      ++zeros;
+      continue;
+    }
     ++hist_abs[HistogramBin(ad)];
     ++hist_rel[HistogramBin(rel)];
   }
@@ -149,8 +152,6 @@ ChunkSample BinStrided(BinFn bin, const float* a, const float* b, size_t n, size
     out.zeros += bin(xa, xb, k, eps, hist_abs, hist_rel);
     out.sampled += k;
   }
-  hist_abs[0] -= out.zeros;
-  hist_rel[0] -= out.zeros;
   return out;
 }
 
@@ -190,6 +191,19 @@ bool HasAvx2Fma() {
 }
 
 constexpr uintptr_t kPrefetchBytes = 8192;
+
+// For each 4-bit mask of 64-bit lanes, the 32-bit lanes that move the low halves of the lanes
+// set to the front (a left-pack with _mm256_permutevar8x32_epi32).
+struct PackLanes {
+  alignas(32) int32_t idx[16][8] = {};
+  PackLanes() {
+    for (int mask = 0; mask < 16; ++mask) {
+      int k = 0;
+      for (int lane = 0; lane < 4; ++lane)
+        if (mask >> lane & 1) idx[mask][k++] = 2 * lane;
+    }
+  }
+};
 
 // next_edge[j] = 2^((j+1)/8), the upper edge of the j-th bin of an octave scaled to [1, 2]
 struct NextEdges {
@@ -338,9 +352,10 @@ ONNXPROBE_AVX2 inline __attribute__((always_inline)) __m256i Bin4(__m256d v,
   return _mm256_blendv_epi8(bin, last, _mm256_cmpgt_epi64(bin, last));
 }
 
-// Bins in two steps: the bins of a run of elements computed 4 at a time into small arrays, then
-// the counters incremented from there (reading a bin back right after a vector store of it would
-// stall on store forwarding; reading it a run later does not).
+// Bins in two steps: the bins of a run of elements computed 4 at a time and packed into small
+// arrays, exact matches left out (identical tensors, the common case, skip the binning
+// altogether), then the counters incremented from there (reading a bin back right after a vector
+// store of it would stall on store forwarding; reading it a run later does not).
 ONNXPROBE_AVX2 ONNXPROBE_NO_CONTRACT uint64_t BinAvx2(const float* a, const float* b, size_t n,
                                                       double eps_in, uint64_t* hist_abs,
                                                       uint64_t* hist_rel) {
@@ -348,24 +363,29 @@ ONNXPROBE_AVX2 ONNXPROBE_NO_CONTRACT uint64_t BinAvx2(const float* a, const floa
   constexpr size_t kRun = 256;
   const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
   const __m256d eps = _mm256_set1_pd(eps_in), zero = _mm256_setzero_pd();
-  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-  alignas(32) int32_t ka[kRun], kr[kRun];
+  static const PackLanes pack;
+  alignas(32) int32_t ka[kRun + 4], kr[kRun + 4];
   uint64_t zeros = 0;
   size_t i = 0;
   while (i + 4 <= n) {
-    size_t len = std::min(kRun, (n - i) / 4 * 4);
+    size_t len = std::min(kRun, (n - i) / 4 * 4), packed = 0;
     for (size_t k = 0; k < len; k += 4) {
       __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(a + i + k));
       __m256d y = _mm256_cvtps_pd(_mm_loadu_ps(b + i + k));
       __m256d ad = _mm256_and_pd(_mm256_sub_pd(y, x), abs_mask);
       __m256d rel = _mm256_div_pd(ad, _mm256_add_pd(_mm256_and_pd(x, abs_mask), eps));
-      zeros += kBits4[_mm256_movemask_pd(_mm256_cmp_pd(ad, zero, _CMP_EQ_OQ))];
-      __m256i ba = _mm256_permutevar8x32_epi32(Bin4(ad, edges.v), low_halves);
-      __m256i br = _mm256_permutevar8x32_epi32(Bin4(rel, edges.v), low_halves);
-      _mm_store_si128(reinterpret_cast<__m128i*>(ka + k), _mm256_castsi256_si128(ba));
-      _mm_store_si128(reinterpret_cast<__m128i*>(kr + k), _mm256_castsi256_si128(br));
+      const int exact = _mm256_movemask_pd(_mm256_cmp_pd(ad, zero, _CMP_EQ_OQ));
+      zeros += kBits4[exact];
+      if (exact == 15) continue;
+      const __m256i to =  // the nonzero ones' 32-bit halves, in front
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(pack.idx[exact ^ 15]));
+      __m256i ba = _mm256_permutevar8x32_epi32(Bin4(ad, edges.v), to);
+      __m256i br = _mm256_permutevar8x32_epi32(Bin4(rel, edges.v), to);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(ka + packed), _mm256_castsi256_si128(ba));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(kr + packed), _mm256_castsi256_si128(br));
+      packed += kBits4[exact ^ 15];
     }
-    for (size_t k = 0; k < len; ++k) {
+    for (size_t k = 0; k < packed; ++k) {
       ++hist_abs[ka[k]];
       ++hist_rel[kr[k]];
     }
