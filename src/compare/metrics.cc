@@ -401,7 +401,8 @@ class ExactPercentile {
   std::vector<double>* values() { return &values_; }
   double Result() {
     if (!needed_) return 0;
-    std::sort(values_.begin(), values_.end());
+    // the two ranks' values without sorting: the first by selection, the second (the next rank)
+    // as the smallest value after it
     double a = At(lo_), b = At(hi_), t = h_ - double(lo_);
     return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
   }
@@ -415,16 +416,30 @@ class ExactPercentile {
     }
     return kBins - 1;
   }
-  double At(uint64_t rank) const {
+  // sorted(values_)[rank - base_]; called for lo_, then hi_ (lo_ or lo_ + 1)
+  double At(uint64_t rank) {
     if (rank < zeros_) return 0;
     uint64_t i = rank - base_;
-    return i < values_.size() ? values_[i] : 0;  // i is in range when the histogram is complete
+    if (i >= values_.size()) return 0;  // i is in range when the histogram is complete
+    if (i == selected_) return values_[i];
+    if (selected_ != kNone && i == selected_ + 1) {
+      selected_ = i;  // everything after the selected value is at least it: take the smallest
+      auto next = std::min_element(values_.begin() + static_cast<std::ptrdiff_t>(i), values_.end());
+      std::iter_swap(values_.begin() + static_cast<std::ptrdiff_t>(i), next);
+      return values_[i];
+    }
+    selected_ = i;
+    std::nth_element(values_.begin(), values_.begin() + static_cast<std::ptrdiff_t>(i),
+                     values_.end());
+    return values_[i];
   }
   const std::vector<uint64_t>& hist_;
   uint64_t zeros_, lo_ = 0, hi_ = 0, base_ = 0;
   double h_ = 0, low_ = 0, high_ = 0;
   bool needed_ = false;
   std::vector<double> values_;
+  static constexpr uint64_t kNone = ~uint64_t(0);
+  uint64_t selected_ = kNone;  // values_[selected_] holds its sorted value, smaller ones before
 };
 
 // The second pass of ExactPercentile for |b-a| and the relative error, same formulas as the
