@@ -54,7 +54,10 @@ inline BenchModel LoadBenchModel(const std::string& path) {
   auto backend = LoadOrtBackend();
   Check(backend.status());
   InputOptions io;
-  io.dim_params["batch"] = 1;
+  for (const auto& in : model->summary().inputs) {  // a symbolic batch dimension, where named
+    for (const Dim& d : in.dims)
+      if (d.param == "batch") io.dim_params["batch"] = 1;
+  }
   auto inputs = PrepareInputs(*model, io);
   Check(inputs.status());
   BenchModel m{std::move(*model), std::move(*backend), std::move(*inputs), {}};
