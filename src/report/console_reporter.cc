@@ -163,12 +163,25 @@ class ConsoleReporter : public Reporter {
       out += "alignment of " + std::to_string(report.alignment.size()) +
              " PyTorch activations: " + parts +
              " (none: no ONNX counterpart, e.g. fused or no nodes; see the JSON/HTML table)\n";
+      // a short summary: the first few names of each kind, the reports list them all
+      std::vector<std::string> by_value, unaligned;
       for (const auto& a : report.alignment) {
-        if (a.method == AlignMethod::kValue) {
-          out += "  matched by value: " + a.torch_name + " -> " + a.onnx_tensor + " (cosine " +
-                 Fmt("%.7g", a.confidence) + ")\n";
-        }
+        if (a.method == AlignMethod::kValue) by_value.push_back(a.torch_name);
+        if (a.method == AlignMethod::kNone && !a.inside) unaligned.push_back(a.torch_name);
       }
+      auto few = [](const std::vector<std::string>& names) {
+        constexpr size_t kShown = 4;
+        std::string s;
+        for (size_t i = 0; i < names.size() && i < kShown; ++i) s += (i ? ", " : "") + names[i];
+        if (names.size() > kShown) s += " and " + std::to_string(names.size() - kShown) + " more";
+        return s;
+      };
+      if (!by_value.empty())
+        out +=
+            "  paired by value alone (advisory: never a failure or a culprit): " + few(by_value) +
+            "\n";
+      if (!unaligned.empty())
+        out += "  unaligned (module outputs and arguments): " + few(unaligned) + "\n";
     }
     if (r.aborted) {
       // the error itself is the caller's to print, once
