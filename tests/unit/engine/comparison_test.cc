@@ -212,6 +212,48 @@ TEST(RunComparison, AdvisoryRowsAreMeasuredButPass) {
   EXPECT_EQ(r->first_difference, 1);
 }
 
+// A value inside a module call ("b") fails only when a row confirming it (the call's output "c")
+// fails too; otherwise it is advisory and the verdict is not touched.
+TEST(RunComparison, AnUnconfirmedRowBecomesAdvisoryAConfirmedOneFails) {
+  const std::vector<std::string> names = {"a", "b", "c"};
+  {
+    FakeSide a("A"), b("B");
+    Fill(&a, &b, names, {{"b", {1, 2, 3.5f, 4}}});
+    CompareJob job = PlainJob();
+    job.confirm_by = {{"b", {"c"}}};
+    auto r = RunComparison(a, b, job);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->rows[1].state, RowState::kAdvisory);
+    EXPECT_TRUE(r->rows[1].pass);
+    EXPECT_FALSE(r->rows[1].within_tolerance);
+    EXPECT_NE(r->rows[1].reason.find("not confirmed"), std::string::npos) << r->rows[1].reason;
+    EXPECT_EQ(r->failures, 0u);
+    EXPECT_EQ(r->first_failure, -1);
+  }
+  {
+    FakeSide a("A"), b("B");
+    Fill(&a, &b, names, {{"b", {1, 2, 3.5f, 4}}, {"c", {1, 2, 3.5f, 4}}});
+    CompareJob job = PlainJob();
+    job.confirm_by = {{"b", {"c"}}};
+    auto r = RunComparison(a, b, job);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->rows[1].state, RowState::kCompared);
+    EXPECT_FALSE(r->rows[1].pass);
+    EXPECT_EQ(r->failures, 2u);
+    EXPECT_EQ(r->first_failure, 1);
+  }
+  {  // no confirming row was compared: judged as any structural pair
+    FakeSide a("A"), b("B");
+    Fill(&a, &b, names, {{"b", {1, 2, 3.5f, 4}}});
+    CompareJob job = PlainJob();
+    job.confirm_by = {{"b", {"not_compared"}}};
+    auto r = RunComparison(a, b, job);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_FALSE(r->rows[1].pass);
+    EXPECT_EQ(r->failures, 1u);
+  }
+}
+
 TEST(RunComparison, ASideFailingMidwayKeepsTheRowsCompared) {
   const std::vector<std::string> names = {"a", "b", "c", "d"};
   FakeSide a("A"), b("B");
