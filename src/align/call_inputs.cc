@@ -50,12 +50,7 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   std::set<std::string> claimed;
   for (const auto& ci : calls.call_inputs) {
     const TorchCall& call = calls.calls[ci.call];
-    AlignmentRow row;
-    row.torch_name = ci.tensor;
-    row.module = call.module;
-    row.module_type = call.type;
-    row.call_index = call.call_index;
-    row.output_index = -1;
+    AlignmentRow row = CallRow(call, ci.tensor, -1);
     std::string what =
         "argument " + std::to_string(ci.input) + " of the call, made by code outside any module";
     auto it = open.find(ci.call);

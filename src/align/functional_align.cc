@@ -399,12 +399,7 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   for (size_t i = 0; i < fs.size(); ++i) {
     const TorchFunctional& f = fs[i];
     const TorchCall& call = calls.calls[f.call];
-    AlignmentRow row;
-    row.torch_name = f.tensor;
-    row.module = call.module;
-    row.module_type = call.type;
-    row.call_index = call.call_index;
-    row.output_index = -1;
+    AlignmentRow row = CallRow(call, f.tensor, -1);
     row.inside = true;
     std::string what = (f.input < 0 ? "" : "argument " + std::to_string(f.input) + " of ") +
                        "the " + Ordinal(f.ordinal) + " '" + f.function + "' run inside the call";

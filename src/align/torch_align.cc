@@ -119,12 +119,7 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
   Alignment al;
   for (size_t i = 0; i < n; ++i) {
     const TorchCall& call = calls.calls[ts[i].call];
-    AlignmentRow row;
-    row.torch_name = ts[i].name;
-    row.module = call.module;
-    row.module_type = call.type;
-    row.call_index = call.call_index;
-    row.output_index = ts[i].output;
+    AlignmentRow row = CallRow(call, ts[i].name, ts[i].output);
     row.onnx_tensor = pair[i];
     row.method = method[i];
     row.confidence = pair[i].empty() ? 0 : confidence[i];

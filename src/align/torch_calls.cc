@@ -370,4 +370,14 @@ Expected<Tensor> LoadTorchParam(const std::string& dump_path, const TorchParam& 
   return t;
 }
 
+AlignmentRow CallRow(const TorchCall& call, const std::string& torch_name, int output_index) {
+  AlignmentRow row;
+  row.torch_name = torch_name;
+  row.module = call.module;
+  row.module_type = call.type;
+  row.call_index = call.call_index;
+  row.output_index = output_index;
+  return row;
+}
+
 }  // namespace onnxprobe::align

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxprobe/align.h"
 #include "onnxprobe/side.h"
 #include "onnxprobe/tensor.h"
 
@@ -99,5 +100,9 @@ Expected<Tensor> LoadTorchParam(const std::string& dump_path, const TorchParam& 
 // The exporter's name of a module inside its parent's scope: the path from its last non-numeric
 // atom ("layer1.0.conv1" -> "conv1", "features.4.block.1" -> "block.1").
 std::string UnqualifiedName(const std::string& module_path);
+
+// An alignment row for `torch_name` of `call` (output `output_index`, -1 for a tensor that is
+// not one of the call's outputs), not yet paired.
+AlignmentRow CallRow(const TorchCall& call, const std::string& torch_name, int output_index);
 
 }  // namespace onnxprobe::align

@@ -243,14 +243,17 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
         job.advisory.insert(x);
     }
     // a value inside a module call is judged only when the call's own outputs confirm it
+    std::map<std::pair<std::string, int>, std::vector<std::string>> outputs_of_call;
+    for (const auto& o : al.rows) {
+      if (!o.inside && !o.onnx_tensor.empty() && o.output_index >= 0 &&
+          !job.advisory.count(o.torch_name))
+        outputs_of_call[{o.module, o.call_index}].push_back(o.torch_name);
+    }
     for (const auto& row : al.rows) {
       if (!row.inside || row.onnx_tensor.empty()) continue;
-      std::vector<std::string>& by = job.confirm_by[row.torch_name];
-      for (const auto& o : al.rows) {
-        if (!o.inside && !o.onnx_tensor.empty() && o.output_index >= 0 && o.module == row.module &&
-            o.call_index == row.call_index && !job.advisory.count(o.torch_name))
-          by.push_back(o.torch_name);
-      }
+      auto it = outputs_of_call.find({row.module, row.call_index});
+      job.confirm_by[row.torch_name] =
+          it == outputs_of_call.end() ? std::vector<std::string>() : it->second;
     }
     report.parity = std::move(al.parity);
     report.alignment = std::move(al.rows);

@@ -43,7 +43,7 @@ struct Ctx {
   std::unordered_map<std::string, const Tensor*> shared;
   std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
   // side A is a PyTorch capture: every isolated node differs by framework rounding, so a
-  // sub-tolerance source must stand out from its neighbours' noise (StandsOut)
+  // sub-tolerance source must stand out from its neighbours' noise (StandOutLevel)
   bool framework_noise = false;
 
   std::string AName(const std::string& b_name) const {
@@ -204,16 +204,16 @@ double ScaleNormalized(const TensorMetrics& m) {
 constexpr double kStandOut = 8;         // times the median isolated error of the nodes examined
 constexpr double kNoiseCeiling = 1e-5;  // normalized float32 rounding of one module stays below
 
-// For a PyTorch side: whether `x` stands out from framework rounding: above kNoiseCeiling and,
-// when three or more nodes were examined, kStandOut times their median; true on other sides.
-bool StandsOut(const Ctx& cx, const TensorMetrics& x, const std::vector<TensorMetrics>& all) {
-  if (!cx.framework_noise) return true;
-  if (ScaleNormalized(x) < kNoiseCeiling) return false;
-  if (all.size() < 3) return true;
+// For a PyTorch side, the scale-normalized error a source must reach to stand out from framework
+// rounding among `culprits` (the nodes examined together): kNoiseCeiling and, when three or
+// more were examined, kStandOut times their median; 0 on other sides.
+double StandOutLevel(const Ctx& cx, const std::vector<Culprit>& culprits) {
+  if (!cx.framework_noise) return 0;
+  if (culprits.size() < 3) return kNoiseCeiling;
   std::vector<double> e;
-  for (const auto& m : all) e.push_back(ScaleNormalized(m));
+  for (const auto& c : culprits) e.push_back(ScaleNormalized(c.metrics));
   std::nth_element(e.begin(), e.begin() + e.size() / 2, e.end());
-  return ScaleNormalized(x) >= kStandOut * e[e.size() / 2];
+  return std::max(kNoiseCeiling, kStandOut * e[e.size() / 2]);
 }
 
 std::string NodeName(const NodeInfo& n, int k) {
@@ -435,9 +435,7 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   }
   // float32 rounding differences stay near 1e-7; below 1e-5 nothing stands out as a source
   if (best_i < 0 || best < 1e-5) return;
-  std::vector<TensorMetrics> examined;
-  for (const auto& f : found) examined.push_back(f.metrics);
-  if (!StandsOut(cx, found[best_i].metrics, examined)) return;
+  if (ScaleNormalized(found[best_i].metrics) < StandOutLevel(cx, found)) return;
   Culprit c = found[best_i];
   const Plan* plan = nullptr;
   for (const auto& p : plans) {
@@ -548,12 +546,11 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
   }
   cx.from_a.clear();
   if (cx.framework_noise) {  // every node differs a little: only those standing out are origins
-    std::vector<TensorMetrics> examined;
-    for (const auto& f : found) examined.push_back(f.metrics);
+    double level = StandOutLevel(cx, found);
     found.erase(std::remove_if(found.begin(), found.end(),
                                [&](const Culprit& f) {
                                  return !confirmed.count(f.node) &&
-                                        !StandsOut(cx, f.metrics, examined);
+                                        ScaleNormalized(f.metrics) < level;
                                }),
                 found.end());
   }
