@@ -64,6 +64,11 @@ def make(folder, seed=0):
             f.write(a.tobytes())
             inits.append(_external(name, list(a.shape), offset, a.nbytes))
             offset += a.nbytes
+    return _write(folder, "model.onnx", "sparse_external", inits)
+
+
+def _write(folder, file_name, graph_name, inits):
+    """The graph (embedding, MatMul + bias, Relu, MatMul) over `inits`, saved as folder/file_name."""
     nodes = [
         helper.make_node("Gather", ["E", "ids"], ["emb"], name="embed"),
         helper.make_node("MatMul", ["emb", "W1"], ["mm1"], name="mm1"),
@@ -71,13 +76,13 @@ def make(folder, seed=0):
         helper.make_node("Relu", ["pre"], ["act"], name="relu1"),
         helper.make_node("MatMul", ["act", "W2"], ["y"], name="mm2"),
     ]
-    g = helper.make_graph(nodes, "sparse_external",
+    g = helper.make_graph(nodes, graph_name,
                           [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, SEQ])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, SEQ, OUT])],
                           initializer=inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
-    path = os.path.join(folder, "model.onnx")
+    path = os.path.join(folder, file_name)
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
     return path
@@ -116,20 +121,5 @@ def make_embedded(folder, rows=200_000, seed=0):
     from onnx import numpy_helper
     inits = [numpy_helper.from_array(a, n) for n, a in (("E", table), ("W1", w1), ("b1", b1), ("W2", w2))]
     del table
-    nodes = [
-        helper.make_node("Gather", ["E", "ids"], ["emb"], name="embed"),
-        helper.make_node("MatMul", ["emb", "W1"], ["mm1"], name="mm1"),
-        helper.make_node("Add", ["mm1", "b1"], ["pre"], name="bias1"),
-        helper.make_node("Relu", ["pre"], ["act"], name="relu1"),
-        helper.make_node("MatMul", ["act", "W2"], ["y"], name="mm2"),
-    ]
-    g = helper.make_graph(nodes, "embedded",
-                          [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, SEQ])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, SEQ, OUT])],
-                          initializer=inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    path = os.path.join(folder, "embedded.onnx")
-    with open(path, "wb") as f:
-        f.write(m.SerializeToString())
+    path = _write(folder, "embedded.onnx", "embedded", inits)
     return path, picked
