@@ -7,27 +7,17 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../proto_wire.h"
 #include "onnxprobe/graph.h"
 #include "onnxprobe/model.h"
 
 namespace onnxprobe {
 namespace {
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  for (; v >= 0x80; v >>= 7) out.push_back(char((v & 0x7f) | 0x80));
-  out.push_back(char(v));
-  return out;
-}
-std::string Len(int field, const std::string& body) {
-  return Varint(uint64_t(field) << 3 | 2) + Varint(body.size()) + body;
-}
-std::string Int(int field, uint64_t v) { return Varint(uint64_t(field) << 3) + Varint(v); }
-std::string Bytes(size_t n, int seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = char((i * 131 + size_t(seed) * 7 + (i >> 9)) & 0xff);
-  return s;
-}
+using wire::Bytes;
+using wire::Int;
+using wire::Len;
+using wire::Varint;
 // TensorProto: dims 1, data_type 2 (float), name 8, raw_data 9; field 99 is unknown to ONNX.
 std::string RawTensor(const std::string& name, const std::string& raw) {
   return Int(1, raw.size() / 4) + Int(2, 1) + Len(8, name) + Int(99, 7) + Len(9, raw);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "../proto_wire.h"
 #include "model/model_scan.h"
 #include "onnxprobe/graph.h"
 #include "onnxprobe/model.h"
@@ -14,22 +15,10 @@
 namespace onnxprobe {
 namespace {
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  for (; v >= 0x80; v >>= 7) out.push_back(char((v & 0x7f) | 0x80));
-  out.push_back(char(v));
-  return out;
-}
-std::string Len(int field, const std::string& body) {
-  return Varint(uint64_t(field) << 3 | 2) + Varint(body.size()) + body;
-}
-std::string Int(int field, uint64_t v) { return Varint(uint64_t(field) << 3) + Varint(v); }
-
-std::string Bytes(size_t n, int seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = char((i * 131 + size_t(seed) * 7 + (i >> 9)) & 0xff);
-  return s;
-}
+using wire::Bytes;
+using wire::Int;
+using wire::Len;
+using wire::Varint;
 
 // TensorProto: dims 1, data_type 2, float_data 4 (packed), name 8, raw_data 9, external_data 13,
 // data_location 14.
