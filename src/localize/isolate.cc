@@ -15,6 +15,7 @@
 
 #include "engine/fetch_groups.h"
 #include "localize/growth.h"
+#include "localize/pass_through.h"
 #include "localize/repro.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/graph.h"
@@ -375,6 +376,28 @@ bool BypassRoundTrips(Ctx& cx, const Plan& p, const Tolerance& tol, bool failed,
   return false;
 }
 
+// On a PyTorch side a plan can span a module call exported as several nodes (Hardswish as
+// HardSigmoid and Mul, GroupNorm as InstanceNormalization, Mul and Add): when the plan's own
+// output node only passes on one input (PassThroughSource), the node making that input is named.
+// Runs nothing; leaves a culprit that Bypass or BypassRoundTrips renamed alone.
+void NarrowToSource(const Ctx& cx, const Plan& p, Culprit* c) {
+  if (!cx.framework_noise || p.nodes.size() < 2) return;
+  const GraphIndex& idx = cx.g.index();
+  const TensorEntry* t = idx.Find(p.name_b);
+  if (t == nullptr || t->producer < 0 || c->node != NodeName(idx.nodes()[t->producer], t->producer))
+    return;
+  std::set<std::string> fed(p.boundary.begin(), p.boundary.end());
+  fed.insert(p.graph_inputs.begin(), p.graph_inputs.end());
+  int k = PassThroughSource(idx, p.nodes, fed, p.name_b);
+  if (k < 0) return;
+  const NodeInfo& n = idx.nodes()[k];
+  std::string reason = c->node + " only passes on what " + NodeName(n, k) +
+                       " makes (its other operands are fixed values)";
+  c->reason = reason + (c->reason.empty() ? "" : "; " + c->reason);
+  c->node = NodeName(n, k);
+  c->op_type = n.op_type;
+}
+
 void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run,
                      const Culprit& c) {
   if (o.repro_dir.empty() || !cx.out->repro_dir.empty()) return;
@@ -446,7 +469,10 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   c.reason = "largest error any ancestor of " + fail.name + " makes on its own (max rel " +
              FormatNumber(c.metrics.max_rel) + "), below tolerance here and amplified downstream";
   Tolerance tol = cx.job.policy.For(c.tensor, c.op_type);
-  if (!BypassRoundTrips(cx, *plan, tol, false, &c)) Bypass(cx, *plan, tol, &c);
+  if (!BypassRoundTrips(cx, *plan, tol, false, &c)) {
+    Bypass(cx, *plan, tol, &c);
+    NarrowToSource(cx, *plan, &c);
+  }
   if (!o.repro_dir.empty()) {
     // the repro must fail on its own: run from the culprit's inputs down to the failure
     std::set<int> from(plan->nodes.begin(), plan->nodes.end()), path;
@@ -508,7 +534,9 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
   std::set<std::string> confirmed;
   for (int i : direct) {
     const TensorResult& row = cx.r.rows[i];
-    Culprit c = Describe(cx, MakePlan(cx, row.name_b, o.max_subgraph_nodes), i);
+    Plan plan = MakePlan(cx, row.name_b, o.max_subgraph_nodes);
+    Culprit c = Describe(cx, plan, i);
+    NarrowToSource(cx, plan, &c);
     c.error.clear();
     c.metrics = row.metrics;
     c.introduced = true;
@@ -535,10 +563,12 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
       c.metrics = iso.metrics;
       c.isolated = true;
       c.accumulated_max_rel = row.metrics.max_rel;
-      if (BypassRoundTrips(cx, plans[k], row.tolerance, false, &c))
+      if (BypassRoundTrips(cx, plans[k], row.tolerance, false, &c)) {
         confirmed.insert(c.node);  // removing it removes the difference: an origin at any size
-      else
+      } else {
         Bypass(cx, plans[k], row.tolerance, &c);
+        NarrowToSource(cx, plans[k], &c);
+      }
       c.introduced = true;
       c.reason = "differs when run alone with A's exact inputs";
       found.push_back(std::move(c));
@@ -642,8 +672,10 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
         c.isolated = true;
         c.introduced = !iso.within_tolerance;
         if (c.introduced) {
-          if (!BypassRoundTrips(cx, plans[i], row.tolerance, true, &c))
+          if (!BypassRoundTrips(cx, plans[i], row.tolerance, true, &c)) {
             Bypass(cx, plans[i], row.tolerance, &c);
+            NarrowToSource(cx, plans[i], &c);
+          }
           MaybeWriteRepro(cx, options, plans[i], run, c);
         }
       }

@@ -131,3 +131,31 @@ def test_attribute_fault_inside_attention_is_named(onnxprobe, prepared, name, sc
     # the boundaries isolation started from are values PyTorch computed inside the module
     inside = [a for a in rep["alignment"] if a["method"] == "functional" and a["onnx"].startswith(scope)]
     assert len(inside) >= 5, [a["torch"] for a in inside]
+
+
+# an attribute changed inside a module exported as several nodes from one torch function: PyTorch
+# has the module's output only, whose node (a Mul, an Add) merely passes on what the faulted node
+# makes; named when it fails, as the only drift origin when it stays within tolerance
+MULTI_NODE = [("/act/", "HardSigmoid"), ("/norm/", "InstanceNormalization")]
+
+
+@pytest.mark.parametrize("scope,op", MULTI_NODE, ids=[o for _, o in MULTI_NODE])
+def test_attribute_fault_inside_a_multi_node_module_is_named(onnxprobe, prepared, scope, op):
+    import onnx
+
+    get, folder = prepared
+    onnx_path, cap = get("fused_functions", Z.HANDWRITTEN["fused_functions"])
+    m = onnx.load(onnx_path)
+    node = next(n for n in m.graph.node if n.op_type == op and n.name.startswith(scope))
+    assert Z._scale_float_attribute(node)
+    consumers = [n for n in m.graph.node if node.output[0] in n.input]
+    assert consumers and all(n.op_type != op for n in consumers)  # not the module's output node
+    bad = str(folder / f"fused_{op}.onnx")
+    onnx.save(m, bad)
+    rc, rep, _, out = Z.compare(onnxprobe, cap, bad, str(folder / f"fused_{op}.json"))
+    assert rc in (0, 1), out[-3000:]
+    assert Z.named(rep) == node.name, (node.name, Z.top_culprit(rep), rep["drift_origins"][:2])
+    if rep["verdict"] == "FAIL":
+        assert Z.top_culprit(rep)["introduced"]
+    else:
+        assert [d["node"] for d in rep["drift_origins"]] == [node.name]

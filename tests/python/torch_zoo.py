@@ -126,6 +126,30 @@ class SharedStem(nn.Module):
         return self.fc(self.drop(y.amax((2, 3))))
 
 
+class FusedFunctions(nn.Module):
+    """Modules exported as several nodes from one torch function: Hardswish (HardSigmoid, Mul),
+    GroupNorm (InstanceNormalization, Reshape, Mul, Add), LayerNorm and GELU at opset 13, a Linear
+    on a sequence (MatMul, Add), and a gate computed in functional code."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.act = nn.Hardswish()
+        self.norm = nn.GroupNorm(4, 16)
+        self.gate_conv = nn.Conv2d(16, 16, 3, padding=1)
+        self.gate = nn.Hardsigmoid()
+        self.ln = nn.LayerNorm(16)
+        self.fc = nn.Linear(16, 16)
+        self.gelu = nn.GELU()
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        y = self.norm(self.act(self.conv(x)))
+        y = self.gate_conv(y) * self.gate(y)
+        t = y.flatten(2).transpose(1, 2)
+        return self.head(self.gelu(self.fc(self.ln(t)))).mean(1)
+
+
 def _tokens(batch, seq, vocab, seed):
     return torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(seed))
 
@@ -144,6 +168,7 @@ HANDWRITTEN = {
     "two_inputs": (TwoInputs, lambda: (_randn(1, 3, 16, 16), _randn(1, 6, seed=3)),
                    lambda: (_randn(4, 3, 16, 16, seed=2), _randn(4, 6, seed=4))),
     "shared_stem": (SharedStem, lambda: (_randn(1, 3, 16, 16),), lambda: (_randn(4, 3, 16, 16, seed=2),)),
+    "fused_functions": (FusedFunctions, lambda: (_randn(2, 3, 8, 8),), lambda: (_randn(4, 3, 8, 8, seed=2),)),
 }
 
 

@@ -1,0 +1,86 @@
+#include "localize/pass_through.h"
+
+#include <map>
+
+namespace onnxprobe {
+namespace {
+
+// Element-wise arithmetic without attributes: every value input counts.
+bool Arithmetic(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Neg" ||
+         op == "Identity";
+}
+
+// Data movement whose other inputs give a shape only: the data input (0) counts.
+bool Movement(const std::string& op) {
+  return op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand" ||
+         op == "Flatten";
+}
+
+bool Source(const std::string& op) { return op == "Constant" || op == "Shape" || op == "Size"; }
+
+class Trust {
+ public:
+  Trust(const GraphIndex& idx, const std::set<int>& nodes, const std::set<std::string>& fed)
+      : idx_(idx), nodes_(nodes), fed_(fed) {}
+
+  bool Fixed(const std::string& x) {
+    if (x.empty() || fed_.count(x)) return true;
+    const TensorEntry* e = idx_.Find(x);
+    if (e == nullptr) return false;
+    if (e->kind == TensorKind::kInitializer || e->kind == TensorKind::kGraphInput) return true;
+    if (e->producer < 0 || !nodes_.count(e->producer)) return false;
+    auto memo = memo_.find(e->producer);
+    if (memo != memo_.end()) return memo->second;
+    memo_[e->producer] = false;  // cycles cannot occur in a DAG; guards recursion anyway
+    const NodeInfo& n = idx_.nodes()[e->producer];
+    bool fixed = Source(n.op_type);
+    if (!fixed && (Arithmetic(n.op_type) || Movement(n.op_type))) {
+      fixed = true;
+      for (const auto& in : Values(n)) fixed = fixed && Fixed(in);
+    }
+    memo_[e->producer] = fixed;
+    return fixed;
+  }
+
+  static std::vector<std::string> Values(const NodeInfo& n) {
+    if (Movement(n.op_type)) return {n.inputs.empty() ? std::string() : n.inputs[0]};
+    return n.inputs;
+  }
+
+ private:
+  const GraphIndex& idx_;
+  const std::set<int>& nodes_;
+  const std::set<std::string>& fed_;
+  std::map<int, bool> memo_;
+};
+
+}  // namespace
+
+int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,
+                      const std::set<std::string>& fed, const std::string& output) {
+  std::set<int> in_set(nodes.begin(), nodes.end());
+  const TensorEntry* t = idx.Find(output);
+  if (t == nullptr || !in_set.count(t->producer)) return -1;
+  Trust trust(idx, in_set, fed);
+  int cur = t->producer;
+  for (size_t steps = 0; steps <= nodes.size(); ++steps) {
+    const NodeInfo& n = idx.nodes()[cur];
+    if (!Arithmetic(n.op_type) && !Movement(n.op_type)) break;
+    std::string passed;
+    int open = 0;
+    for (const auto& in : Trust::Values(n)) {
+      if (trust.Fixed(in)) continue;
+      passed = in;
+      ++open;
+    }
+    if (open == 0) return -1;  // nothing computed reaches it: the error is in a fixed value
+    if (open != 1) break;
+    const TensorEntry* e = idx.Find(passed);
+    if (e == nullptr || e->producer < 0 || !in_set.count(e->producer)) break;
+    cur = e->producer;
+  }
+  return cur == t->producer ? -1 : cur;
+}
+
+}  // namespace onnxprobe

@@ -1,0 +1,24 @@
+// Internal: inside a set of nodes run together (a plan spanning a PyTorch module call), the node
+// an error at the set's output comes from, found from the graph alone (no runs).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/model.h"
+
+namespace onnxprobe {
+
+// A node passes an error on without making one when it has no attribute that changes values and
+// all but one of its value inputs are fixed: Add/Sub/Mul/Div with a weight, a constant or a tensor
+// fed from outside the set as the other operand; Reshape and the like (data input only). From
+// `output`'s producer, steps back through such nodes to the single input they pass on, and
+// returns the first node that is no such step (the source; where two computed operands meet, that
+// node), or -1 when that is `output`'s own producer or no computed input reaches a step. Fixed:
+// initializers, graph inputs, `fed` (tensors the set is fed), outputs of Constant/Shape/Size, and
+// outputs of pass-through nodes that read fixed tensors only.
+int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,
+                      const std::set<std::string>& fed, const std::string& output);
+
+}  // namespace onnxprobe

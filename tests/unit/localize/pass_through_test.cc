@@ -1,0 +1,103 @@
+// PassThroughSource on a graph built with ONNX's generated classes: which node inside a module
+// call's span makes the error its output shows, from the graph alone.
+#include "localize/pass_through.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace onnxprobe {
+namespace {
+
+void AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+             const std::string& out) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name("n_" + out);
+  for (const auto& x : in) n->add_input(x);
+  n->add_output(out);
+}
+
+void AddInitializer(onnx::GraphProto* g, const std::string& name) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(1);
+  t->add_float_data(0.5f);
+}
+
+class PassThroughTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    onnx::GraphProto* g = m.mutable_graph();
+    g->set_name("g");
+    g->add_input()->set_name("x");
+    AddInitializer(g, "bias");
+    AddInitializer(g, "scale");
+    // Hardswish-like: HardSigmoid, Mul by the module's input; then Reshape, Unsqueeze'd weight
+    AddNode(g, "HardSigmoid", {"x"}, "h");
+    AddNode(g, "Mul", {"x", "h"}, "y");
+    AddNode(g, "Shape", {"y"}, "shape");
+    AddNode(g, "Reshape", {"y", "shape"}, "r");
+    AddNode(g, "Unsqueeze", {"scale"}, "w");
+    AddNode(g, "Mul", {"r", "w"}, "rw");
+    AddNode(g, "Add", {"rw", "bias"}, "out");
+    // two computed operands: nothing says which one carries the error
+    AddNode(g, "Sigmoid", {"x"}, "s");
+    AddNode(g, "Tanh", {"x"}, "t");
+    AddNode(g, "Mul", {"s", "t"}, "st");
+    AddNode(g, "Add", {"st", "bias"}, "out2");
+    g->add_output()->set_name("out");
+    g->add_output()->set_name("out2");
+    dir_ = std::filesystem::temp_directory_path() /
+           ("onnxprobe_pass_through_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    std::string path = (dir_ / "m.onnx").string();
+    std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+    auto loaded = Model::Load(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    model_ = std::make_unique<Model>(std::move(*loaded));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  int Producer(const std::string& t) { return model_->index().Find(t)->producer; }
+  std::vector<int> All() {
+    std::vector<int> v;
+    for (size_t k = 0; k < model_->index().nodes().size(); ++k) v.push_back(int(k));
+    return v;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Model> model_;
+};
+
+TEST_F(PassThroughTest, StepsBackThroughNodesWithFixedOtherOperands) {
+  const GraphIndex& idx = model_->index();
+  EXPECT_EQ(PassThroughSource(idx, All(), {}, "out"), Producer("h"));
+  // fed y from outside, nothing inside computes: the error is in a fixed value, nothing named
+  std::vector<int> tail{Producer("r"), Producer("w"), Producer("rw"), Producer("out")};
+  EXPECT_EQ(PassThroughSource(idx, tail, {"y"}, "out"), -1);
+}
+
+TEST_F(PassThroughTest, StopsWhereTwoComputedOperandsMeet) {
+  const GraphIndex& idx = model_->index();
+  EXPECT_EQ(PassThroughSource(idx, All(), {}, "out2"), Producer("st"));
+  // ... unless one of them is fed from outside the span
+  EXPECT_EQ(PassThroughSource(idx, All(), {"t"}, "out2"), Producer("s"));
+}
+
+TEST_F(PassThroughTest, ANodeThatComputesIsItsOwnSource) {
+  const GraphIndex& idx = model_->index();
+  EXPECT_EQ(PassThroughSource(idx, All(), {}, "h"), -1);
+  EXPECT_EQ(PassThroughSource(idx, {Producer("out")}, {}, "out"), -1);  // alone in its span
+  EXPECT_EQ(PassThroughSource(idx, All(), {}, "missing"), -1);
+}
+
+}  // namespace
+}  // namespace onnxprobe
