@@ -6,7 +6,9 @@ usage: /usr/bin/python3 bench/scale_bench.py ONNXPROBE MODEL.onnx [BUDGET [OTHER
 Measured in this one run, each command as its own child (wall time; peak RSS = the larger of
 wait4's ru_maxrss and the VmHWM polled every 50 ms while it runs, because the default
 comparison times each side afterwards and resets the kernel's high-water mark then
-(/proc/self/clear_refs), which hides from wait4 a peak reached before):
+(/proc/self/clear_refs), which hides from wait4 a peak reached before). A child's ru_maxrss
+starts from this process's own peak (the kernel carries it over fork and exec), so this process
+never loads the model: its graph is read in a child of its own.
   run A: `onnxprobe run MODEL --tensors <outputs>`               (optimizations off)
   run B: the same with `--opt-level all`
   compare: `onnxprobe compare MODEL MODEL --b-opt-level all --max-memory BUDGET` (as is, then
@@ -22,8 +24,6 @@ import subprocess
 import sys
 import tempfile
 import time
-
-import onnx
 
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 TIME_GOAL, MEMORY_GOAL = 3.0, 2.0
@@ -54,6 +54,16 @@ def run_child(cmd):
         time.sleep(0.05)
     seconds = time.perf_counter() - t0
     return seconds, max(usage.ru_maxrss * 1024, polled) / (1 << 20), os.waitstatus_to_exitcode(status)
+
+
+def graph_facts(model):
+    """(output names, node count) of MODEL, read in a child: loading a model with embedded
+    weights here would raise this process's peak, which every later child's ru_maxrss inherits."""
+    code = ("import json, sys, onnx; g = onnx.load(sys.argv[1], load_external_data=False).graph; "
+            "print(json.dumps([[o.name for o in g.output], len(g.node)]))")
+    out = subprocess.run([sys.executable, "-c", code, model], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)
 
 
 def compare(exe, model, budget, tmp, extra):
@@ -90,8 +100,7 @@ def main():
     budget = sys.argv[3] if len(sys.argv) > 3 else "2G"
     others = sys.argv[4:5]
     budget_mib = int(budget[:-1]) * UNITS[budget[-1]] / (1 << 20)
-    proto = onnx.load(model, load_external_data=False)
-    outputs = [o.name for o in proto.graph.output]
+    outputs, nodes = graph_facts(model)
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for side, level in (("A", "disabled"), ("B", "all")):
@@ -108,7 +117,7 @@ def main():
     size = os.path.getsize(model) / (1 << 20)
     (a_s, a_m, _), (b_s, b_m, _) = runs["A"], runs["B"]
     one = max(a_m, b_m)
-    print(f"{os.path.basename(model)}: {size:.0f} MiB, {len(proto.graph.node)} nodes, "
+    print(f"{os.path.basename(model)}: {size:.0f} MiB, {nodes} nodes, "
           f"budget {budget}")
     print(f"  run A (off, outputs only)  {a_s:6.2f} s, peak RSS {a_m:6.0f} MiB")
     print(f"  run B (all, outputs only)  {b_s:6.2f} s, peak RSS {b_m:6.0f} MiB")
