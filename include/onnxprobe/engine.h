@@ -56,6 +56,10 @@ struct CompareRequest {
   // its own after the comparison) and peak memory; 0 = not measured. Skipped with
   // isolate_runtime (measuring would load the runtime into this process).
   int latency_runs = 3;
+  // > 0: a side's measured runs stop once they have taken this long in all, at least one (a
+  // large model's run takes seconds: its sample then costs about what a small model's does);
+  // 0: exactly latency_runs. The CLI sets 0 when --latency-runs is given.
+  double latency_max_ms = 2000;
   RowCallback on_row;  // progress, called once per compared row
 };
 

@@ -25,8 +25,11 @@ struct PeakMemory {
 };
 
 struct LatencyOptions {
-  int runs = 5;    // measured runs
+  int runs = 5;    // measured runs (the most measured when max_measured_ms is set)
   int warmup = 1;  // runs before them, not measured
+  // > 0: the measured runs stop once they have taken this many milliseconds in all (at least one
+  // is measured), so a slow model's sample costs about what a fast one's does; 0: exactly `runs`.
+  double max_measured_ms = 0;
 };
 
 struct LatencyStats {
@@ -43,8 +46,9 @@ struct LatencyMeasurement {
   std::unique_ptr<BackendSession> session;
 };
 
-// Creates a session for `model` with `options` and runs it warmup + runs times with `inputs`,
-// fetching the graph outputs. Fails with kInvalidArgument on bad options (runs < 1), kBackend
+// Creates a session for `model` with `options` and runs it warmup + runs times with `inputs`
+// (fewer under max_measured_ms: LatencyStats::runs says how many were measured), fetching the
+// graph outputs. Fails with kInvalidArgument on bad options (runs < 1), kBackend
 // when the runtime rejects the model or a run fails.
 Expected<LatencyMeasurement> MeasureLatency(const Model& model, Backend& backend,
                                             const SessionOptions& options,

@@ -17,6 +17,7 @@ Status MeasureSideResources(const CompareRequest& req, Side& a, Side& b,
     OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(request->ort_library));
     LatencyOptions runs;
     runs.runs = req.latency_runs;
+    runs.max_measured_ms = req.latency_max_ms;
     auto m = MeasureLatency(*model, *backend, side->session_options(), inputs, runs, false);
     if (!m.ok()) return m.status().WithContext(side == &a ? "side A latency" : "side B latency");
     out->measured = true;

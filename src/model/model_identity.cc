@@ -196,8 +196,15 @@ Expected<ModelIdentity> Model::Identity() const {
 
 FileHashes Model::Hashes(bool with_md5) const {
   if (impl_->mode == LoadMode::kGraphOnly) return impl_->identity.file;
-  // cannot fail: no initializer is hashed
-  return IdentityFromBytes(*impl_, {with_md5, true, false})->file;
+  std::lock_guard<std::mutex> lock(impl_->hashes_mu);
+  FileHashes& h = impl_->hashes;
+  if (h.sha256.empty() || (with_md5 && h.md5.empty())) {
+    // cannot fail: no initializer is hashed
+    h = IdentityFromBytes(*impl_, {with_md5, true, false})->file;
+  }
+  FileHashes out = h;
+  if (!with_md5) out.md5.clear();
+  return out;
 }
 
 Expected<std::vector<std::pair<std::string, std::string>>> Model::InitializerHashes() const {

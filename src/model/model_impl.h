@@ -46,6 +46,12 @@ struct Model::Impl {
   const onnx::ModelProto* FullProto() const;
   mutable std::once_flag full_once;
   mutable std::unique_ptr<onnx::ModelProto> full;
+
+  // The file's hashes, computed once (kFull): both sides of a comparison of one file share this
+  // Model, and each asks for its SHA-256. The lock is held while hashing, so a second caller
+  // waits for the first one's result instead of reading the file again.
+  mutable std::mutex hashes_mu;
+  mutable FileHashes hashes;
 };
 
 // The one place allowed to fill a GraphIndex (its friend).

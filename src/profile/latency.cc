@@ -89,16 +89,20 @@ Expected<LatencyMeasurement> MeasureLatency(const Model& model, Backend& backend
   std::vector<std::pair<std::string, const Tensor*>> feed;
   for (const auto& in : inputs) feed.emplace_back(in.name, &in.tensor);
   const std::vector<std::string> outputs = (*session)->output_names();
-  m.latency.runs = latency.runs;
   m.latency.warmup = latency.warmup;
+  double measured_ms = 0;
   for (int i = 0; i < latency.warmup + latency.runs; ++i) {
     auto t = std::chrono::steady_clock::now();
     auto out = (*session)->Run(feed, outputs);
     double ms = MsSince(t);
     if (!out.ok()) return out.status().WithContext(model.path());
-    if (i >= latency.warmup) m.latency.run_ms.push_back(ms);
+    if (i < latency.warmup) continue;
+    m.latency.run_ms.push_back(ms);
+    measured_ms += ms;
+    if (latency.max_measured_ms > 0 && measured_ms >= latency.max_measured_ms) break;
   }
   const auto& r = m.latency.run_ms;
+  m.latency.runs = static_cast<int>(r.size());
   m.latency.median_ms = Median(r);
   m.latency.min_ms = *std::min_element(r.begin(), r.end());
   m.latency.max_ms = *std::max_element(r.begin(), r.end());

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "onnxprobe/format.h"
 #include "onnxprobe/report.h"
@@ -90,24 +92,33 @@ class ConsoleReporter : public Reporter {
     return out + "\n";
   }
 
-  // "latency: A 1.2 ms, B 0.8 ms (median of 3 runs); peak memory: A +12.5 MiB, B +9 MiB"
+  static std::string Runs(int runs) {
+    return runs == 1 ? "1 run" : "median of " + std::to_string(runs) + " runs";
+  }
+
+  // "latency: A 1.2 ms, B 0.8 ms (median of 3 runs); peak memory: A +12.5 MiB, B +9 MiB"; each
+  // side's count of runs when they differ (slow runs stop early: CompareRequest::latency_max_ms)
   static std::string Resources(const CompareReport& report) {
     const SideResources* sides[] = {&report.resources_a, &report.resources_b};
     std::string lat, mem;
-    int runs = 0;
+    std::vector<int> runs;
+    for (const SideResources* s : sides) {
+      if (s->measured) runs.push_back(s->latency.runs);
+    }
+    bool same = runs.empty() || std::count(runs.begin(), runs.end(), runs[0]) == int(runs.size());
     for (int i = 0; i < 2; ++i) {
       if (!sides[i]->measured) continue;
       const char* name = i == 0 ? "A " : "B ";
       lat += std::string(lat.empty() ? "" : ", ") + name +
              FormatNumber(sides[i]->latency.median_ms) + " ms";
-      runs = sides[i]->latency.runs;
+      if (!same) lat += " (" + Runs(sides[i]->latency.runs) + ")";
       if (sides[i]->memory.measured) {
         mem += std::string(mem.empty() ? "" : ", ") + name + "+" +
                Fmt("%.1f", static_cast<double>(sides[i]->memory.delta()) / (1 << 20)) + " MiB";
       }
     }
     if (lat.empty()) return "";
-    std::string out = "latency: " + lat + " (median of " + std::to_string(runs) + " runs)";
+    std::string out = "latency: " + lat + (same ? " (" + Runs(runs[0]) + ")" : "");
     if (!mem.empty()) out += "; peak memory over the process before: " + mem;
     return out + "\n";
   }

@@ -124,7 +124,7 @@ class CompareCommand : public Command {
              });
     sink.Add({"--latency-runs", "N",
               "plain runs of each live side after the comparison: median latency and peak memory "
-              "(default 3; 0: off)"},
+              "(default 3, fewer when they take over 2 s in all, at least 1; 0: off)"},
              [&o](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--latency-runs"));
                if (n < 0 || n > 10000)
@@ -481,6 +481,7 @@ class CompareCommand : public Command {
     req.isolate_runtime = o.isolate_runtime;
     if (o.fixed_tolerance) req.framework_noise_headroom = 0;
     req.latency_runs = o.isolate_runtime ? 0 : o.latency_runs;
+    if (o.latency_given) req.latency_max_ms = 0;  // a number given is run in full
     req.bisect_per_run = o.bisect;
     req.localize = o.isolate;
     req.localize_options = o.localize;

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <future>
 
 #include "../proto_wire.h"
 #include "model/model_scan.h"
@@ -217,6 +218,28 @@ TEST(ModelIdentity, GraphOnlyLoadFallsBackWhereTheScanStops) {
   ASSERT_EQ(id->initializers.size(), 1u);
   EXPECT_EQ(id->initializers[0].sha256, Sha256Hex(last.data(), last.size()));
   EXPECT_EQ(MarkOutputs(*graph, {}).status().code(), ErrorCode::kUnsupported);
+}
+
+TEST(ModelIdentity, FileHashesAreReadOnceForEveryCopyOfAModel) {
+  std::string g = Len(1, Node("X", "W", "Y")) + Len(2, "g") +
+                  Len(5, RawTensor("W", Bytes(8000, 1))) + Len(11, Value("X")) +
+                  Len(12, Value("Y"));
+  std::string bytes = Int(1, 8) + Len(8, Int(2, 13)) + Len(7, g);
+  std::string path = WriteModel("hashed_once.onnx", bytes);
+  auto model = Model::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const std::string sha_hex = Sha256Hex(bytes.data(), bytes.size());
+  Model copy = *model;  // e.g. the two sides of a comparison of one file
+  // asked at once from two threads: both get the file's hash
+  auto first = std::async(std::launch::async, [&] { return model->Hashes(false); });
+  FileHashes second = copy.Hashes(false);
+  EXPECT_EQ(first.get().sha256, sha_hex);
+  EXPECT_EQ(second.sha256, sha_hex);
+  EXPECT_TRUE(second.md5.empty());
+  // the file is not read again: a copy answers from the first reading
+  WriteModel("hashed_once.onnx", "other bytes");
+  EXPECT_EQ(copy.Hashes(false).sha256, sha_hex);
+  EXPECT_EQ(copy.Hashes(false).size, bytes.size());
 }
 
 TEST(ModelIdentity, CorruptFilesFailTheSameWayInBothModes) {

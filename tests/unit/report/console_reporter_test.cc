@@ -125,6 +125,22 @@ TEST(ConsoleReporter, QuietPrintsTheSummaryOnly) {
   EXPECT_TRUE(Has(out, "first difference: t5 ")) << out;
 }
 
+TEST(ConsoleReporter, LatencyNamesEachSidesRunsWhenTheyDiffer) {
+  CompareReport rep = synthetic::MakeReport();
+  for (SideResources* s : {&rep.resources_a, &rep.resources_b}) {
+    s->measured = true;
+    s->latency.runs = 3;
+  }
+  rep.resources_a.latency.median_ms = 250;
+  rep.resources_b.latency.median_ms = 1.5;
+  EXPECT_TRUE(Has(Render(rep), "latency: A 250 ms, B 1.5 ms (median of 3 runs)"));
+  // slow runs stop early (CompareRequest::latency_max_ms): each side says how many it timed
+  rep.resources_a.latency.runs = 1;
+  EXPECT_TRUE(Has(Render(rep), "latency: A 250 ms (1 run), B 1.5 ms (median of 3 runs)"));
+  rep.resources_b.latency.runs = 1;
+  EXPECT_TRUE(Has(Render(rep), "latency: A 250 ms, B 1.5 ms (1 run)"));
+}
+
 TEST(ConsoleReporter, AnAbortedComparisonKeepsItsRows) {
   CompareReport rep = synthetic::MakeReport();
   ComparisonResult& r = rep.comparison;
