@@ -41,6 +41,9 @@ struct Ctx {
   LocalizeResult* out;
   std::unordered_map<std::string, std::string> b_to_a;
   std::set<std::string> a_names;
+  // B's tensors its optimized graph fuses away: fed from A they would split the fused region a
+  // plan must run whole to reproduce what B computes (B names)
+  std::set<std::string> hidden_b;
   std::unordered_map<std::string, const Tensor*> shared;
   std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
   // side A is a PyTorch capture: every isolated node differs by framework rounding, so a
@@ -85,7 +88,7 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
         graph_inputs.insert(x);
         continue;
       }
-      if (cx.a_names.count(cx.AName(x)) && !expand.count(e->producer)) {
+      if (cx.a_names.count(cx.AName(x)) && !cx.hidden_b.count(x) && !expand.count(e->producer)) {
         boundary.insert(x);
       } else if (e->producer >= 0 && !nodes.count(e->producer)) {
         if (nodes.size() >= max_nodes) {
@@ -570,7 +573,10 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
         NarrowToSource(cx, plans[k], &c);
       }
       c.introduced = true;
-      c.reason = "differs when run alone with A's exact inputs";
+      c.reason = plans[k].nodes.size() == 1
+                     ? "differs when run alone with A's exact inputs"
+                     : "differs when its " + std::to_string(plans[k].nodes.size()) +
+                           " nodes run together with A's exact inputs";
       found.push_back(std::move(c));
     }
   }
@@ -610,7 +616,8 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     out.note = "side B is a dump: isolation needs side B's model and runtime";
     return finish();
   }
-  Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}};
+  Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}, {}};
+  cx.hidden_b.insert(b.hidden().begin(), b.hidden().end());
   cx.framework_noise = a.info().kind == SideKind::kTorchCapture;
   for (const auto& [x, y] : job.rename) cx.b_to_a[y] = x;
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);

@@ -276,7 +276,9 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     j.Key("tensor").String(c.tensor).Key("isolated").Bool(c.isolated);
     j.Key("isolated_max_abs").Number(c.metrics.max_abs);
     j.Key("isolated_max_rel").Number(c.metrics.max_rel);
-    j.Key("nodes_only_in_b").BeginArray();
+    j.Key("nodes").BeginArray();
+    for (const auto& n : c.nodes) j.String(n);
+    j.EndArray().Key("nodes_only_in_b").BeginArray();
     for (const auto& n : c.nodes_only_in_b) j.String(n);
     j.EndArray().Key("reason").String(c.reason).EndObject();
   }

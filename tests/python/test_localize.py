@@ -249,3 +249,63 @@ def test_determinism_names_the_first_nondeterministic_node(onnxprobe, tmp_path):
     assert "first nondeterministic tensor: j (JitterOp node jitter)" in r.stdout
     floor = json.loads((tmp_path / "floor.json").read_text())["tensors"]
     assert set(floor) == {"j", "y"} and floor["j"] == pytest.approx(1e-3, rel=1e-3)
+
+
+def _layer_norm_model(path):
+    """x -> MatMul -> LayerNorm written out as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul,
+    Add (what ONNX Runtime fuses into one LayerNormalization at level "all") -> MatMul."""
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(3)
+    init = [numpy_helper.from_array(a.astype(np.float32), n) for n, a in [
+        ("w1", rng.standard_normal((16, 32)) / 4), ("gamma", 1 + rng.standard_normal(32) / 8),
+        ("beta", rng.standard_normal(32) / 8), ("w2", rng.standard_normal((32, 8)) / 6),
+        ("two", np.array(2.0)), ("eps", np.array(1e-5))]]
+    N = helper.make_node
+    nodes = [N("MatMul", ["x", "w1"], ["h"], name="proj"),
+             N("ReduceMean", ["h"], ["mean"], name="ln_mean", axes=[-1]),
+             N("Sub", ["h", "mean"], ["centered"], name="ln_sub"),
+             N("Pow", ["centered", "two"], ["sq"], name="ln_pow"),
+             N("ReduceMean", ["sq"], ["var"], name="ln_var", axes=[-1]),
+             N("Add", ["var", "eps"], ["var_eps"], name="ln_add_eps"),
+             N("Sqrt", ["var_eps"], ["std"], name="ln_sqrt"),
+             N("Div", ["centered", "std"], ["normed"], name="ln_div"),
+             N("Mul", ["normed", "gamma"], ["scaled"], name="ln_scale"),
+             N("Add", ["scaled", "beta"], ["ln_out"], name="ln_shift"),
+             N("MatMul", ["ln_out", "w2"], ["y"], name="head")]
+    g = helper.make_graph(nodes, "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 24, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 24, 8])], init)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), str(path))
+
+
+def test_a_fusion_of_the_optimized_side_is_run_whole_and_named_as_a_drift_origin(onnxprobe, tmp_path):
+    # off vs all: side A has every tensor of the decomposed LayerNorm, which side B fuses away.
+    # Fed with A's tensors inside the fused region, each node alone would compute what A did; run
+    # whole, the region computes what B's fused kernel does.
+    model = tmp_path / "ln.onnx"
+    _layer_norm_model(model)
+    # reference (ONNX Runtime's Python API): the LayerNorm's output differs between the levels,
+    # the projection before it does not
+    script = ("import sys, numpy as np, onnx, onnxruntime as ort\n"
+              "m = onnx.load(sys.argv[1])\n"
+              "m.graph.output.extend([onnx.ValueInfoProto(name=n) for n in ('h', 'ln_out')])\n"
+              "x = np.random.default_rng(0).standard_normal((4, 24, 16)).astype(np.float32)\n"
+              "outs = []\n"
+              "for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_ALL):\n"
+              "    o = ort.SessionOptions(); o.graph_optimization_level = level\n"
+              "    s = ort.InferenceSession(m.SerializeToString(), o, providers=['CPUExecutionProvider'])\n"
+              "    outs.append(s.run(['h', 'ln_out'], {'x': x}))\n"
+              "print(np.array_equal(outs[0][0], outs[1][0]), np.array_equal(outs[0][1], outs[1][1]))\n")
+    py = os.environ.get("ONNXPROBE_PYENV", sys.executable)
+    ref = subprocess.run([py, "-c", script, str(model)], capture_output=True, text=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    assert ref.stdout.split() == ["True", "False"], ref.stdout
+
+    r = run([onnxprobe, "compare", model, model, "--b-opt-level", "all", "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert {"centered", "normed"} <= set(rep["fused_in_b"]), rep["fused_in_b"]
+    origins = {d["node"]: d for d in rep["drift_origins"]}
+    assert "ln_shift" in origins, list(origins)
+    assert "ln_div" in origins["ln_shift"]["nodes"], origins["ln_shift"]
+    assert "proj" not in origins
