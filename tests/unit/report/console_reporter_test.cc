@@ -141,6 +141,36 @@ TEST(ConsoleReporter, LatencyNamesEachSidesRunsWhenTheyDiffer) {
   EXPECT_TRUE(Has(Render(rep), "latency: A 250 ms, B 1.5 ms (1 run)"));
 }
 
+// Against a PyTorch capture: counts by method, then the first few value-only pairs and unaligned
+// module outputs with a count of the rest (never one line per value match); values recorded
+// inside a call that found no counterpart are not listed as unaligned.
+TEST(ConsoleReporter, AlignmentSummaryNamesAFewOfEachKind) {
+  CompareReport rep = synthetic::MakeReport();
+  auto add = [&](const std::string& name, AlignMethod m, bool inside = false) {
+    AlignmentRow a;
+    a.torch_name = name;
+    a.method = m;
+    a.inside = inside;
+    rep.alignment.push_back(a);
+  };
+  add("conv1", AlignMethod::kScope);
+  for (int i = 0; i < 6; ++i) add("blocks." + std::to_string(i), AlignMethod::kValue);
+  add("head", AlignMethod::kNone);
+  add("attn.softmax_0", AlignMethod::kNone, true);
+  std::string out = Render(rep, ConsoleOptions{false, 8, 40, true});  // quiet: no full table
+  EXPECT_TRUE(Has(out, "alignment of 9 PyTorch activations: 2 none, 1 scope, 6 value")) << out;
+  EXPECT_TRUE(Has(out,
+                  "paired by value alone (advisory: never a failure or a culprit): blocks.0, "
+                  "blocks.1, blocks.2, blocks.3 and 2 more\n"))
+      << out;
+  EXPECT_TRUE(Has(out, "unaligned (module outputs and arguments): head\n")) << out;
+  EXPECT_FALSE(Has(out, "blocks.4")) << out;
+  EXPECT_FALSE(Has(out, "attn.softmax_0")) << out;
+  // without a PyTorch side there is no alignment line at all
+  rep.alignment.clear();
+  EXPECT_FALSE(Has(Render(rep), "alignment of"));
+}
+
 TEST(ConsoleReporter, AnAbortedComparisonKeepsItsRows) {
   CompareReport rep = synthetic::MakeReport();
   ComparisonResult& r = rep.comparison;
