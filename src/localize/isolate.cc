@@ -41,8 +41,8 @@ struct Ctx {
   LocalizeResult* out;
   std::unordered_map<std::string, std::string> b_to_a;
   std::set<std::string> a_names;
-  // B's tensors its optimized graph fuses away: fed from A they would split the fused region a
-  // plan must run whole to reproduce what B computes (B names)
+  // B's tensors its optimized graph fuses away: fed from A they split the fused region, which
+  // must run whole to reproduce what B computes (MakePlan's through_fused; B names)
   std::set<std::string> hidden_b;
   std::unordered_map<std::string, const Tensor*> shared;
   std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
@@ -59,7 +59,7 @@ struct Ctx {
 // The node producing `name_b` plus the nodes it needs that side A cannot provide (nodes only in
 // B), and any node in `expand` (the path from a culprit to the failure, for repros).
 Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
-              const std::set<int>& expand = {}) {
+              const std::set<int>& expand = {}, bool through_fused = false) {
   Plan p;
   p.name_b = name_b;
   const GraphIndex& idx = cx.g.index();
@@ -88,7 +88,8 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
         graph_inputs.insert(x);
         continue;
       }
-      if (cx.a_names.count(cx.AName(x)) && !cx.hidden_b.count(x) && !expand.count(e->producer)) {
+      bool fused = through_fused && cx.hidden_b.count(x);
+      if (cx.a_names.count(cx.AName(x)) && !fused && !expand.count(e->producer)) {
         boundary.insert(x);
       } else if (e->producer >= 0 && !nodes.count(e->producer)) {
         if (nodes.size() >= max_nodes) {
@@ -546,18 +547,39 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
     c.reason = "its inputs are bit-exact on both sides";
     found.push_back(std::move(c));
   }
-  std::vector<Plan> all;
-  for (int i : others) all.push_back(MakePlan(cx, cx.r.rows[i].name_b, o.max_subgraph_nodes));
-  for (const auto& [begin, end] :
-       GroupByBudget(NeedsOf(cx, all), cx.a.tensors(), cx.job.max_memory)) {
+  // a plan fed inside a region side B fuses runs unfused and matches A bit for bit: such plans
+  // get a second one through the fused region (`whole`), run when the first shows nothing
+  std::vector<Plan> all, whole;
+  std::set<int> regions;  // rows named by a plan through a fused region
+  for (int i : others) {
+    all.push_back(MakePlan(cx, cx.r.rows[i].name_b, o.max_subgraph_nodes));
+    const Plan& p = all.back();
+    bool crosses = p.error.empty() &&
+                   std::any_of(p.boundary.begin(), p.boundary.end(),
+                               [&](const std::string& x) { return cx.hidden_b.count(x) > 0; });
+    whole.push_back(crosses ? MakePlan(cx, p.name_b, o.max_subgraph_nodes, {}, true) : Plan());
+    if (!crosses) whole.back().error = "crosses no fused region";
+  }
+  std::vector<std::set<std::string>> needs = NeedsOf(cx, all), needs_whole = NeedsOf(cx, whole);
+  for (size_t k = 0; k < needs.size(); ++k)
+    needs[k].insert(needs_whole[k].begin(), needs_whole[k].end());
+  for (const auto& [begin, end] : GroupByBudget(needs, cx.a.tensors(), cx.job.max_memory)) {
     std::vector<Plan> plans(all.begin() + begin, all.begin() + end);
+    std::vector<Plan> fused(whole.begin() + begin, whole.begin() + end);
     std::vector<int> rows(others.begin() + begin, others.begin() + end);
     cx.from_a.clear();
-    if (!FetchFor(cx, plans).ok()) break;
+    if (!FetchFor(cx, plans).ok() || !FetchFor(cx, fused).ok()) break;
     for (size_t k = 0; k < plans.size(); ++k) {
       if (!plans[k].error.empty()) continue;
       Run run = Execute(cx, plans[k]);
-      if (!run.error.empty() || run.observed.BitwiseEqual(*run.expected)) continue;
+      if (!run.error.empty()) continue;
+      if (run.observed.BitwiseEqual(*run.expected)) {
+        if (!fused[k].error.empty()) continue;
+        plans[k] = fused[k];
+        run = Execute(cx, plans[k]);
+        if (!run.error.empty() || run.observed.BitwiseEqual(*run.expected)) continue;
+        regions.insert(rows[k]);
+      }
       const TensorResult& row = cx.r.rows[rows[k]];
       Culprit c = Describe(cx, plans[k], rows[k]);
       TensorResult iso;
@@ -581,6 +603,24 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
     }
   }
   cx.from_a.clear();
+  // a fused region that holds a node named on its own (or by a smaller region) already carries
+  // that node's difference: chained regions would repeat it, so only the innermost are kept
+  std::set<std::string> alone;
+  for (const auto& f : found) {
+    if (!regions.count(f.row)) alone.insert(f.node);
+  }
+  std::set<size_t> repeats;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (!regions.count(found[i].row)) continue;
+    for (size_t j = 0; j < found.size(); ++j) {
+      const Culprit& f = found[j];
+      bool smaller = !regions.count(f.row) || f.nodes.size() < found[i].nodes.size();
+      if (j != i && smaller && f.node != found[i].node &&
+          std::count(found[i].nodes.begin(), found[i].nodes.end(), f.node))
+        repeats.insert(i);
+    }
+  }
+  for (auto it = repeats.rbegin(); it != repeats.rend(); ++it) found.erase(found.begin() + *it);
   if (cx.framework_noise) {  // every node differs a little: only those standing out are origins
     double level = StandOutLevel(cx, found);
     found.erase(std::remove_if(found.begin(), found.end(),
