@@ -138,14 +138,18 @@ Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
 // is the base one, its atol raised (never lowered) to `headroom` times the largest
 // scale-normalized error (max_abs / max(1, max|a|)) of the passing rows seen so far. Feed rows
 // in topological order; failing rows do not raise it (an error born upstream never loosens the
-// judgement of where it was born).
+// judgement of where it was born), nor do rows that pass using more than kNearTolerance of their
+// tolerance (a fault just under tolerance is no measure of noise: it would loosen the judgement
+// of every row after it; unfaulted exports use a tenth of it at most).
 class NoiseFloor {
  public:
   explicit NoiseFloor(Tolerance base, double headroom = 8) : base_(base), headroom_(headroom) {}
   Tolerance Next() const { return Raise(base_); }
   // `t` with its atol raised (never lowered) to `headroom` times the floor seen so far
   Tolerance Raise(Tolerance t) const;
-  void Observe(const TensorMetrics& m, bool passed);
+  // `tolerance_ratio`: the row's error over its allowed error (TensorResult::tolerance_ratio)
+  void Observe(const TensorMetrics& m, bool passed, double tolerance_ratio = 0);
+  static constexpr double kNearTolerance = 0.5;
   double floor() const { return floor_; }  // the largest normalized error seen on passing rows
 
  private:

@@ -163,7 +163,7 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
     JudgeRow(oa.tensor, ob.tensor, job.policy, k, &row);
   }
   if (noise != nullptr && row.state == RowState::kCompared)
-    noise->Observe(row.metrics, row.within_tolerance);
+    noise->Observe(row.metrics, row.within_tolerance, row.tolerance_ratio);
   return row;
 }
 

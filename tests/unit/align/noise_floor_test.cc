@@ -32,6 +32,16 @@ TEST(NoiseFloor, GrowsWithTheNoiseOfPassingRowsOnly) {
   EXPECT_NEAR(nf.floor(), 4e-6, 1e-15);
 }
 
+TEST(NoiseFloor, ARowNearItsToleranceIsNoMeasureOfNoise) {
+  NoiseFloor nf(Tolerance{1e-5, 1e-3, true}, 8);
+  nf.Observe(Row(2.4e-5, 6), true, 0.1);  // noise: a tenth of the allowance
+  EXPECT_NEAR(nf.Next().atol, 3.2e-5, 1e-12);
+  nf.Observe(Row(1.2e-4, 6), true, 0.9);  // passes, but near its tolerance: a suspect
+  EXPECT_NEAR(nf.Next().atol, 3.2e-5, 1e-12);
+  nf.Observe(Row(3e-5, 6), true, 0.5);  // at half of it: still noise
+  EXPECT_NEAR(nf.Next().atol, 4e-5, 1e-12);
+}
+
 TEST(NoiseFloor, AbsoluteToleranceIsNotScaled) {
   NoiseFloor nf(Tolerance{1e-5, 1e-3, false}, 4);
   nf.Observe(Row(1e-5, 100), true);
