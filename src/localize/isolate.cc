@@ -568,7 +568,9 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
     std::vector<Plan> fused(whole.begin() + begin, whole.begin() + end);
     std::vector<int> rows(others.begin() + begin, others.begin() + end);
     cx.from_a.clear();
-    if (!FetchFor(cx, plans).ok() || !FetchFor(cx, fused).ok()) break;
+    std::vector<Plan> both = plans;  // one run of side A for both kinds
+    both.insert(both.end(), fused.begin(), fused.end());
+    if (!FetchFor(cx, both).ok()) break;
     for (size_t k = 0; k < plans.size(); ++k) {
       if (!plans[k].error.empty()) continue;
       Run run = Execute(cx, plans[k]);
