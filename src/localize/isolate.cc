@@ -607,10 +607,6 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
   cx.from_a.clear();
   // a fused region that holds a node named on its own (or by a smaller region) already carries
   // that node's difference: chained regions would repeat it, so only the innermost are kept
-  std::set<std::string> alone;
-  for (const auto& f : found) {
-    if (!regions.count(f.row)) alone.insert(f.node);
-  }
   std::set<size_t> repeats;
   for (size_t i = 0; i < found.size(); ++i) {
     if (!regions.count(found[i].row)) continue;
