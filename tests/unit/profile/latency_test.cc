@@ -61,12 +61,18 @@ Model Identity(const std::string& name) {
   return std::move(*m);
 }
 
+LatencyOptions Options(int runs, double max_measured_ms = 0) {
+  LatencyOptions o;
+  o.runs = runs;
+  o.warmup = 1;
+  o.max_measured_ms = max_measured_ms;
+  return o;
+}
+
 TEST(Latency, RunsExactlyAsManyAsAskedWithoutATimeLimit) {
   Model m = Identity("latency_exact.onnx");
   SleepyBackend backend(20);
-  LatencyOptions o;
-  o.runs = 4;
-  o.warmup = 1;
+  LatencyOptions o = Options(4);
   auto got = MeasureLatency(m, backend, SessionOptions(), {}, o, false);
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(backend.runs, 5);
@@ -81,10 +87,7 @@ TEST(Latency, MeasuredRunsStopOnceTheyTookTheTimeLimit) {
   // runs of at least 40 ms under a 100 ms limit: at most 3 (40, 80, 120), fewer on a busy
   // machine; the runs stop at the first one that brings the total to the limit
   SleepyBackend backend(40);
-  LatencyOptions o;
-  o.runs = 10;
-  o.warmup = 1;
-  o.max_measured_ms = 100;
+  LatencyOptions o = Options(10, 100);
   auto got = MeasureLatency(m, backend, SessionOptions(), {}, o, false);
   ASSERT_TRUE(got.ok()) << got.status().message();
   const std::vector<double>& r = got->latency.run_ms;
@@ -101,10 +104,7 @@ TEST(Latency, MeasuredRunsStopOnceTheyTookTheTimeLimit) {
 TEST(Latency, ARunLongerThanTheLimitIsStillMeasuredOnce) {
   Model m = Identity("latency_one.onnx");
   SleepyBackend backend(30);
-  LatencyOptions o;
-  o.runs = 3;
-  o.warmup = 1;
-  o.max_measured_ms = 1;
+  LatencyOptions o = Options(3, 1);
   auto got = MeasureLatency(m, backend, SessionOptions(), {}, o, false);
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(got->latency.runs, 1);
