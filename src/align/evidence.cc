@@ -162,6 +162,7 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
       }
     }
   }
+  OP_RETURN_IF_ERROR(SettleSharedCandidates(torch_side, onnx_side, calls, inputs, plans));
   for (auto& p : *plans) {
     if (p.candidates.size() == 1) {
       p.chosen = p.candidates[0];

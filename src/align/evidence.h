@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "align/plan.h"
@@ -25,6 +26,13 @@ Status FetchInBatches(Side& side, const std::vector<std::string>& names, uint64_
 // or -1 when values do not tell them apart. Candidates that agree with the reference to within
 // float noise and with each other are the same values: the first is taken.
 int ChooseByValue(const std::vector<double>& distances, std::string* why);
+
+// Outputs of one call whose only candidate is the same tensor: values keep the output that holds
+// it (and outputs with the same values); the others lose the candidate, with a note. When values
+// do not tell them apart, none keeps it.
+Status SettleSharedCandidates(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
+                              const std::unordered_map<std::string, const Tensor*>& inputs,
+                              std::vector<Plan>* plans);
 
 // Fills plan.chosen/confidence for every plan with candidates, or clears the plan with a note.
 Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,

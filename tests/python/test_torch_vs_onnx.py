@@ -164,6 +164,38 @@ def test_attention_tuple_output_is_never_paired_with_integers(onnxprobe, tmp_pat
         assert rows[name]["dtype_b"] == "float32" and rows[name]["shape_a"] == rows[name]["shape_b"]
 
 
+class StackedLstm(torch.nn.Module):
+    """A 2-layer bidirectional LSTM whose hidden state is a model output and whose cell state
+    nothing reads: the exporter drops the cell state's tensor, and the hidden state's is the only
+    one of that type left in the LSTM's scope."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(6, 8, num_layers=2, batch_first=True, bidirectional=True)
+        self.fc = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        return self.fc(y), h
+
+
+def test_an_output_the_exporter_dropped_is_unaligned_not_paired_with_its_sibling(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = StackedLstm().eval()
+    x = torch.randn(2, 7, 6)
+    export(model, x, str(tmp_path / "l.onnx"))
+    capture(model, x, str(tmp_path / "l.cap"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "l.cap", tmp_path / "l.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]
+    al = {a["torch"]: a for a in rep["alignment"]}
+    # PyTorch's own values say which output the tensor is: h, not c
+    _, (h, c) = model.lstm(x)
+    assert not torch.allclose(h, c, atol=1e-2)
+    assert al["lstm:1"]["onnx"] == "output_1" and al["lstm:1"]["method"] == "scope"
+    assert al["lstm:2"]["onnx"] is None and "lstm:1" in al["lstm:2"]["note"]
+    assert "lstm:2" not in {t["name"] for t in rep["tensors"]}
+
+
 class Gate(torch.nn.Module):
     def forward(self, x, double):
         return x * 2 if double else x
