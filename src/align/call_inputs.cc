@@ -2,12 +2,14 @@
 // made (x + block(x), a view, a mask) is recorded by the companion, and paired here with the ONNX
 // tensor the call's nodes read from outside, so that comparison, isolation and module isolation
 // can start at it.
+#include <cstdio>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "align/evidence.h"
 #include "align/finalize.h"
+#include "onnxprobe/format.h"
 
 namespace onnxprobe::align {
 
@@ -33,7 +35,7 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     }
   }
   // dtype and shape on both sides decide among candidates (values do not: an error made by the
-  // functional code itself must show at its own row)
+  // functional code itself must show at its own row; values only reject a permutation)
   std::unordered_map<std::string, std::pair<DType, Shape>> onnx_type, torch_type;
   std::vector<std::string> names(fetch.begin(), fetch.end());
   constexpr uint64_t kBudget = uint64_t(1) << 30;
@@ -47,7 +49,11 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     if (!o.tensor.empty()) torch_type[o.name] = {o.tensor.dtype(), o.tensor.shape()};
   }
 
+  std::unordered_map<std::string, const Tensor*> torch_value;
+  for (const auto& o : tv) torch_value[o.name] = &o.tensor;
   std::set<std::string> claimed;
+  std::vector<AlignmentRow> rows;
+  std::vector<std::string> check;  // the chosen ONNX tensors, for the layout check
   for (const auto& ci : calls.call_inputs) {
     const TorchCall& call = calls.calls[ci.call];
     AlignmentRow row = CallRow(call, ci.tensor, -1);
@@ -69,13 +75,39 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
       row.confidence = 1;
       row.note = what + ": the one tensor of its type the call's nodes read from outside";
       claimed.insert(match[0]);
-      al->rename[row.torch_name] = match[0];
+      check.push_back(match[0]);
     } else {
       row.note =
           what + (it == open.end() ? ": the call's nodes are not known"
                   : match.empty()  ? ": no tensor of its type read by the call's nodes"
                                    : ": several tensors of its type read by the call's nodes");
     }
+    rows.push_back(std::move(row));
+  }
+  // a type that matches by coincidence (a square activation before a transpose the exporter
+  // moved into the call's nodes): the same values in another order are another tensor
+  std::unordered_map<std::string, size_t> row_of;  // claimed tensors are read by one row each
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (!rows[k].onnx_tensor.empty()) row_of[rows[k].onnx_tensor] = k;
+  }
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, check, kBudget, [&](const RunOutput& o) {
+    auto k = row_of.find(o.name);
+    if (k == row_of.end()) return;
+    AlignmentRow& row = rows[k->second];
+    auto t = torch_value.find(row.torch_name);
+    double in_order = 0, as_sets = 0;
+    if (t == torch_value.end() || !SameValuesOtherLayout(*t->second, o.tensor, &in_order, &as_sets))
+      return;
+    row.note = row.note.substr(0, row.note.find(':')) + ": " + row.onnx_tensor +
+               ", the one tensor of its type the call's nodes read from outside, holds its "
+               "values in another order (relative distance " +
+               FormatNumber(in_order) + ", sorted " + FormatNumber(as_sets) + ")";
+    row.onnx_tensor.clear();
+    row.method = AlignMethod::kNone;
+    row.confidence = 0;
+  }));
+  for (auto& row : rows) {
+    if (!row.onnx_tensor.empty()) al->rename[row.torch_name] = row.onnx_tensor;
     al->rows.push_back(std::move(row));
   }
   return Status::Ok();

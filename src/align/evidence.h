@@ -18,6 +18,12 @@ namespace onnxprobe::align {
 // when only a is); +inf when shapes or dtypes differ.
 double RelativeDistance(const Tensor& a, const Tensor& b);
 
+// Whether `candidate` holds `reference`'s values in another order (a transpose or permutation of
+// it): far apart element by element (relative L2 > 0.1) while the sorted values agree to float
+// noise. Sets both relative distances.
+bool SameValuesOtherLayout(const Tensor& reference, const Tensor& candidate, double* in_order,
+                           double* as_sets);
+
 // Fetches `names` from `side` in runs of at most `budget` estimated bytes, calling `fn` for each.
 Status FetchInBatches(Side& side, const std::vector<std::string>& names, uint64_t budget,
                       const std::function<void(const RunOutput&)>& fn);

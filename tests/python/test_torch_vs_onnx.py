@@ -196,6 +196,39 @@ def test_an_output_the_exporter_dropped_is_unaligned_not_paired_with_its_sibling
     assert "lstm:2" not in {t["name"] for t in rep["tensors"]}
 
 
+class SquareMemory(torch.nn.Module):
+    """A feature map flattened and transposed into (batch, positions, channels) with as many
+    positions as channels, read by a batch-first decoder: the exporter merges that transpose with
+    the decoder's own, so the square tensor before it is the only one of the argument's type the
+    decoder reads."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.backbone = torch.nn.Conv2d(3, d, 3, 4, 1)
+        self.queries = torch.nn.Embedding(5, d)
+        layer = torch.nn.TransformerDecoderLayer(d, 2, 32, dropout=0.0, batch_first=True)
+        self.decoder = torch.nn.TransformerDecoder(layer, 1)
+        self.head = torch.nn.Linear(d, 4)
+
+    def forward(self, x):
+        memory = self.backbone(x).flatten(2).transpose(1, 2)
+        q = self.queries.weight.unsqueeze(0).repeat(x.shape[0], 1, 1)
+        return self.head(self.decoder(q, memory))
+
+
+def test_an_argument_matching_a_tensor_only_by_type_is_not_paired(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = SquareMemory().eval()
+    x = torch.randn(2, 3, 16, 16)
+    export(model, x, str(tmp_path / "d.onnx"))
+    capture(model, x, str(tmp_path / "d.cap"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "d.cap", tmp_path / "d.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]  # was a FAIL: the memory against its transpose
+    al = {a["torch"]: a for a in rep["alignment"]}
+    assert al["decoder:in1"]["onnx"] is None and "another order" in al["decoder:in1"]["note"]
+    assert al["decoder:in0"]["onnx"] is not None  # the queries keep their pair
+
+
 class Gate(torch.nn.Module):
     def forward(self, x, double):
         return x * 2 if double else x
