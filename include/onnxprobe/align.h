@@ -64,6 +64,9 @@ struct ParityFinding {
   std::string initializer;  // the ONNX initializer
   std::string node;         // the node that reads it (through static nodes such as a Transpose)
   std::string op_type;
+  // every node reading it with computed data, in graph order (several for a weight tied between
+  // modules, e.g. an embedding and an output projection); `node` is the first
+  std::vector<std::string> readers;
   std::string parameter;              // the PyTorch name
   std::string module;                 // the module call it belongs to ("" when not known)
   uint64_t count = 0, differing = 0;  // elements; elements beyond the allowed difference

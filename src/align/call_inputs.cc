@@ -12,14 +12,37 @@
 #include "onnxprobe/format.h"
 
 namespace onnxprobe::align {
+namespace {
+
+// The tensor `name` is made from by ops that keep element order (data input only), or `name`.
+std::string OrderKeepingSource(const Model& model, std::string name) {
+  const GraphIndex& g = model.index();
+  for (int steps = 0; steps < 16; ++steps) {
+    const TensorEntry* e = g.Find(name);
+    if (e == nullptr || e->producer < 0) break;
+    const NodeInfo& n = g.nodes()[e->producer];
+    const std::string& op = n.op_type;
+    if (op != "Reshape" && op != "Flatten" && op != "Squeeze" && op != "Unsqueeze" &&
+        op != "Identity")
+      break;
+    if (n.inputs.empty() || n.inputs[0].empty()) break;
+    name = n.inputs[0];
+  }
+  return name;
+}
+
+}  // namespace
 
 Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
                       const CallGraph& graph, const Model& model, Alignment* al) {
   if (calls.call_inputs.empty()) return Status::Ok();
   // what PyTorch already holds: structurally aligned tensors and the model's inputs
   std::set<std::string> held;
+  std::unordered_map<std::string, std::string> holder;  // ONNX tensor -> the PyTorch tensor
   for (const auto& r : al->rows) {
-    if (!r.onnx_tensor.empty() && !al->advisory.count(r.torch_name)) held.insert(r.onnx_tensor);
+    if (r.onnx_tensor.empty() || al->advisory.count(r.torch_name)) continue;
+    held.insert(r.onnx_tensor);
+    holder.emplace(r.onnx_tensor, r.torch_name);
   }
   for (const auto& in : model.summary().inputs) held.insert(in.name);
   // per call: the ONNX tensors its nodes read from outside that PyTorch does not hold
@@ -86,25 +109,58 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   }
   // a type that matches by coincidence (a square activation before a transpose the exporter
   // moved into the call's nodes): the same values in another order are another tensor
+  auto unpair = [](AlignmentRow& row, const std::string& why) {
+    row.note = row.note.substr(0, row.note.find(':')) + ": " + row.onnx_tensor +
+               ", the one tensor of its type the call's nodes read from outside, " + why;
+    row.onnx_tensor.clear();
+    row.method = AlignMethod::kNone;
+    row.confidence = 0;
+  };
+  // 1. the candidate made from a tensor PyTorch holds by ops that keep element order (Reshape,
+  // Flatten, ...): the argument must hold that tensor's values in that order. PyTorch's values
+  // on both ends, so a fault in the ONNX graph does not hide a permutation.
+  std::vector<std::pair<size_t, std::string>> via;  // row, the PyTorch tensor it comes from
+  std::vector<std::string> held_names;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k].onnx_tensor.empty()) continue;
+    std::string src = OrderKeepingSource(model, rows[k].onnx_tensor);
+    auto h = holder.find(src);
+    if (src == rows[k].onnx_tensor || h == holder.end()) continue;
+    via.emplace_back(k, h->second);
+    held_names.push_back(h->second);
+  }
+  if (!via.empty()) {
+    OP_ASSIGN_OR_RETURN(auto hv, torch_side.Fetch(held_names));
+    std::unordered_map<std::string, const Tensor*> held_value;
+    for (const auto& o : hv) held_value[o.name] = &o.tensor;
+    for (const auto& [k, from] : via) {
+      AlignmentRow& row = rows[k];
+      auto t = torch_value.find(row.torch_name);
+      auto f = held_value.find(from);
+      double in_order = 0, as_sets = 0;
+      if (t != torch_value.end() && f != held_value.end() &&
+          SameValuesOtherLayout(*f->second, *t->second, &in_order, &as_sets))
+        unpair(row, "is made from " + from + " keeping its element order, and the argument holds " +
+                        from + "'s values in another order (relative distance " +
+                        FormatNumber(in_order) + ", sorted " + FormatNumber(as_sets) + ")");
+    }
+  }
+  // 2. otherwise the candidate's own values, on the unfaulted path
   std::unordered_map<std::string, size_t> row_of;  // claimed tensors are read by one row each
   for (size_t k = 0; k < rows.size(); ++k) {
     if (!rows[k].onnx_tensor.empty()) row_of[rows[k].onnx_tensor] = k;
   }
+  check.clear();
+  for (const auto& [name, k] : row_of) check.push_back(name);
   OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, check, kBudget, [&](const RunOutput& o) {
     auto k = row_of.find(o.name);
     if (k == row_of.end()) return;
     AlignmentRow& row = rows[k->second];
     auto t = torch_value.find(row.torch_name);
     double in_order = 0, as_sets = 0;
-    if (t == torch_value.end() || !SameValuesOtherLayout(*t->second, o.tensor, &in_order, &as_sets))
-      return;
-    row.note = row.note.substr(0, row.note.find(':')) + ": " + row.onnx_tensor +
-               ", the one tensor of its type the call's nodes read from outside, holds its "
-               "values in another order (relative distance " +
-               FormatNumber(in_order) + ", sorted " + FormatNumber(as_sets) + ")";
-    row.onnx_tensor.clear();
-    row.method = AlignMethod::kNone;
-    row.confidence = 0;
+    if (t != torch_value.end() && SameValuesOtherLayout(*t->second, o.tensor, &in_order, &as_sets))
+      unpair(row, "holds its values in another order (relative distance " + FormatNumber(in_order) +
+                      ", sorted " + FormatNumber(as_sets) + ")");
   }));
   for (auto& row : rows) {
     if (!row.onnx_tensor.empty()) al->rename[row.torch_name] = row.onnx_tensor;

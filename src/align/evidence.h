@@ -19,8 +19,8 @@ namespace onnxprobe::align {
 double RelativeDistance(const Tensor& a, const Tensor& b);
 
 // Whether `candidate` holds `reference`'s values in another order (a transpose or permutation of
-// it): far apart element by element (relative L2 > 0.1) while the sorted values agree to float
-// noise. Sets both relative distances.
+// it; same dtype and element count, shapes may differ): far apart element by element (relative L2 >
+// 0.1) while the sorted values agree to float noise. Sets both relative distances.
 bool SameValuesOtherLayout(const Tensor& reference, const Tensor& candidate, double* in_order,
                            double* as_sets);
 

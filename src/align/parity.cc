@@ -149,10 +149,12 @@ class Parity {
     return "";
   }
 
-  // The first node reading a static tensor together with data computed from the graph inputs.
-  const NodeInfo* Reader(const std::string& name) const {
+  // The nodes reading a static tensor (directly or through static nodes such as a Transpose)
+  // together with data computed from the graph inputs, in graph order.
+  std::vector<const NodeInfo*> Readers(const std::string& name) const {
     std::vector<std::string> todo = {name};
     std::set<std::string> seen;
+    std::set<int> found;
     for (size_t k = 0; k < todo.size() && k < 64; ++k) {
       const TensorEntry* e = g_.Find(todo[k]);
       if (e == nullptr) continue;
@@ -160,13 +162,18 @@ class Parity {
         const NodeInfo& n = g_.nodes()[c];
         bool dynamic = false;
         for (const auto& i : n.inputs) dynamic = dynamic || graph_.dynamic(i);
-        if (dynamic) return &n;
+        if (dynamic) {
+          found.insert(c);
+          continue;
+        }
         for (const auto& o : n.outputs) {
           if (seen.insert(o).second) todo.push_back(o);
         }
       }
     }
-    return nullptr;
+    std::vector<const NodeInfo*> out;
+    for (int c : found) out.push_back(&g_.nodes()[c]);
+    return out;
   }
 
   Status Run(ParityReport* report) {
@@ -314,16 +321,26 @@ class Parity {
     f.initializer = init;
     f.parameter = param;
     f.module = module.empty() ? ModuleOf(param) : module;
-    if (const NodeInfo* reader = Reader(init); reader != nullptr) {
-      f.node = reader->name;
-      f.op_type = reader->op_type;
+    for (const NodeInfo* reader : Readers(init)) {
+      if (f.node.empty()) {
+        f.node = reader->name;
+        f.op_type = reader->op_type;
+      }
+      f.readers.push_back(reader->name);
     }
     f.count = count;
     f.differing = d.differing;
     f.max_abs = d.max_abs;
-    std::string where = f.node.empty()
-                            ? "initializer '" + init + "'"
-                            : "node " + f.node + " (" + f.op_type + ") reads '" + init + "', which";
+    std::string where = "initializer '" + init + "'";
+    if (f.readers.size() == 1) {
+      where = "node " + f.node + " (" + f.op_type + ") reads '" + init + "', which";
+    } else if (f.readers.size() > 1) {  // a tied weight
+      where = "nodes ";
+      for (size_t k = 0; k < f.readers.size() && k < 4; ++k)
+        where += (k ? ", " : "") + f.readers[k];
+      if (f.readers.size() > 4) where += " and " + std::to_string(f.readers.size() - 4) + " more";
+      where += " read '" + init + "', which";
+    }
     std::string owner = f.module.empty() ? "parameter '" + param + "'"
                                          : "module " + f.module + "'s parameter '" + param + "'";
     if (issue == ParityIssue::kShapeDiffers) {

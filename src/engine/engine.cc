@@ -130,18 +130,36 @@ void AddParityCulprits(const ParityReport& parity, const Model& model, const Com
   std::vector<Culprit> first;
   std::set<std::string> seen;
   for (const auto& f : parity.findings) {
-    if (f.node.empty() || !seen.insert(f.node).second) continue;
+    // a weight read by several nodes (tied): the reader isolation also names, else the first
+    // reader whose output fails, else the first reader
+    std::string node = f.node;
+    std::string failing;
+    for (const auto& rd : f.readers) {
+      bool isolated = std::any_of(l->culprits.begin(), l->culprits.end(),
+                                  [&](const Culprit& c) { return c.node == rd; });
+      if (isolated) {
+        node = rd;
+        failing.clear();
+        break;
+      }
+      for (const auto& row : r.rows) {
+        if (failing.empty() && !row.pass && row.node == rd) failing = rd;
+      }
+    }
+    if (!failing.empty()) node = failing;
+    if (node.empty() || !seen.insert(node).second) continue;
     auto it = std::find_if(l->culprits.begin(), l->culprits.end(),
-                           [&](const Culprit& c) { return c.node == f.node; });
+                           [&](const Culprit& c) { return c.node == node; });
     Culprit c;
     if (it != l->culprits.end()) {
       c = std::move(*it);
       l->culprits.erase(it);
     } else {
-      c.node = f.node;
+      c.node = node;
       c.op_type = f.op_type;
       for (const auto& n : model.index().nodes()) {
-        if (n.name != f.node || n.outputs.empty()) continue;
+        if (n.name != node || n.outputs.empty()) continue;
+        c.op_type = n.op_type;
         c.tensor = n.outputs[0];
         break;
       }

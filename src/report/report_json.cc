@@ -159,6 +159,9 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     j.BeginObject().Key("node").String(f.node).Key("parameter").String(f.parameter);
     j.Key("module").String(f.module).Key("max_abs").Number(f.max_abs);
     j.Key("differing").UInt(f.differing).Key("count").UInt(f.count);
+    j.Key("readers").BeginArray();
+    for (const auto& n : f.readers) j.String(n);
+    j.EndArray();
     j.Key("message").String(f.message).EndObject();
   }
   j.EndArray().EndObject();

@@ -227,6 +227,56 @@ def test_an_argument_matching_a_tensor_only_by_type_is_not_paired(onnxprobe, tmp
     al = {a["torch"]: a for a in rep["alignment"]}
     assert al["decoder:in1"]["onnx"] is None and "another order" in al["decoder:in1"]["note"]
     assert al["decoder:in0"]["onnx"] is not None  # the queries keep their pair
+    # with the backbone's weight changed in the ONNX file, the ONNX values no longer show the
+    # permutation; PyTorch's own values (the backbone's output) still do
+    m = onnx.load(str(tmp_path / "d.onnx"))
+    conv = next(n for n in m.graph.node if n.op_type == "Conv")
+    init = next(i for i in m.graph.initializer if i.name == conv.input[1])
+    w = numpy_helper.to_array(init).copy()
+    w.flat[7] += 1.0
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "d.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1
+    al = {a["torch"]: a for a in rep["alignment"]}
+    assert al["decoder:in1"]["onnx"] is None and "another order" in al["decoder:in1"]["note"]
+    assert rep["localization"]["culprits"][0]["node"] == conv.name
+
+
+class TiedLm(torch.nn.Module):
+    """An embedding whose weight the output projection reuses (tied weights)."""
+
+    def __init__(self, vocab=40, d=16):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.body = torch.nn.Linear(d, d)
+        self.lm_head = torch.nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.lm_head(torch.tanh(self.body(self.embed(ids))))
+
+
+def test_a_tied_weight_is_named_at_the_reader_whose_output_it_changes(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = TiedLm().eval()
+    ids = torch.tensor([[1, 2, 3, 4, 5]])
+    export(model, ids, str(tmp_path / "t.onnx"))
+    capture(model, ids, str(tmp_path / "t.cap"))
+    m = onnx.load(str(tmp_path / "t.onnx"))
+    init = next(i for i in m.graph.initializer if i.name == "embed.weight")
+    w = numpy_helper.to_array(init).copy()
+    w[30, 3] += 2.0  # token 30 is not in the input: only the output projection sees the change
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "t.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1
+    readers = {n.name for n in m.graph.node if n.op_type in ("Gather", "MatMul", "Gemm")
+               and not n.name.startswith("/body")}
+    (finding,) = rep["parity"]["findings"]
+    assert set(finding["readers"]) == readers and len(readers) == 2
+    top = rep["localization"]["culprits"][0]
+    assert top["evidence"] == "parity" and top["node"].startswith("/lm_head/")
 
 
 class Gate(torch.nn.Module):

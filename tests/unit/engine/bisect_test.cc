@@ -24,7 +24,10 @@ std::string N(int i) { return "N" + std::to_string(i); }
 Model Chain() {
   std::vector<GraphNode> nodes;
   for (int i = 0; i < kChain; ++i) nodes.push_back({N(i), "Relu", {i ? T(i - 1) : "x"}, {T(i)}});
-  auto m = BuildModel(::testing::TempDir() + "/bisect_chain.onnx", nodes, {"x"}, {T(kChain - 1)});
+  // one file per test: ctest runs this binary's tests in parallel processes
+  std::string path = ::testing::TempDir() + "/bisect_chain_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".onnx";
+  auto m = BuildModel(path, nodes, {"x"}, {T(kChain - 1)});
   EXPECT_TRUE(m.ok()) << m.status().message();
   return std::move(*m);
 }
