@@ -37,4 +37,8 @@ struct SubgraphSpec {
 // initializer nor produced inside the set.
 Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& spec);
 
+// An integer attribute of a main-graph node (`def` when it is absent or not an integer).
+int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,
+                         int64_t def);
+
 }  // namespace onnxprobe

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 
+#include "engine/index_ties.h"
 #include "engine/pairing.h"
 #include "onnxprobe/align.h"
 
@@ -85,6 +86,9 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     }
   }
 
+  const Model* graph =
+      job.graph != nullptr ? job.graph : (b.model() != nullptr ? b.model() : a.model());
+  if (graph != nullptr && !r.aborted) SettleIndexTies(a, b, *graph, &r);
   FinishResult(a, b, job, &r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

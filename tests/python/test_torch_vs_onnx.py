@@ -2,6 +2,7 @@
 onnxprobe. Aligned tensors must pass; an injected fault must be named by torch module and node."""
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -277,6 +278,51 @@ def test_a_tied_weight_is_named_at_the_reader_whose_output_it_changes(onnxprobe,
     assert set(finding["readers"]) == readers and len(readers) == 2
     top = rep["localization"]["culprits"][0]
     assert top["evidence"] == "parity" and top["node"].startswith("/lm_head/")
+
+
+class TopKOfRelu(torch.nn.Module):
+    """TopK over ReLU outputs: more picks than positive values, so zeros tie."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 16)
+        self.out = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.fc(x) - 0.3)
+        v, i = h.topk(6, dim=-1)
+        return self.out(v), i
+
+
+def test_indices_that_differ_only_between_tied_values_pass(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = TopKOfRelu().eval()
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(1))
+    export(model, x, str(tmp_path / "k.onnx"))
+    capture(model, x, str(tmp_path / "k.cap"))
+    # reference: ONNX Runtime's Python API breaks the zeros' ties otherwise than PyTorch
+    script = ("import sys, numpy as np, onnxruntime as ort\n"
+              "s = ort.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider'])\n"
+              "np.save(sys.argv[2], s.run(None, {s.get_inputs()[0].name: np.load(sys.argv[3])})[1])\n")
+    np.save(tmp_path / "x.npy", x.numpy())
+    py = os.environ.get("ONNXPROBE_PYENV", sys.executable)
+    ref = subprocess.run([py, "-c", script, str(tmp_path / "k.onnx"), str(tmp_path / "i.npy"),
+                          str(tmp_path / "x.npy")], capture_output=True, text=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    ort_i = np.load(tmp_path / "i.npy")
+    with torch.no_grad():
+        h = torch.relu(model.fc(x) - 0.3)
+        torch_i = model(x)[1].numpy()
+    differ = ort_i != torch_i
+    assert differ.any()  # the case exists
+    picked = h.numpy()
+    rows = np.nonzero(differ)[0]
+    assert np.array_equal(picked[rows, ort_i[differ]], picked[rows, torch_i[differ]])  # all ties
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "k.cap", tmp_path / "k.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]
+    row = next(t for t in rep["tensors"] if t["dtype_a"] == "int64")
+    assert row["verdict"] == "PASS" and "tie" in row["reason"]
+    assert row["mismatches"] == int(differ.sum())
 
 
 class Gate(torch.nn.Module):
