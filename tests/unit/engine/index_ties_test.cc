@@ -37,17 +37,14 @@ TEST(IndexTies, TopKIndicesThatPickEqualValuesAreTies) {
   Tensor x = MakeF32({2, 4}, {1, 0, 0, 3, 2, 2, 1, 0});
   Tensor expected = Indices({2, 2}, {3, 0, 0, 1});
   uint64_t differing = 0;
-  EXPECT_TRUE(
-      OnlyIndexTies(m, n, expected, Indices({2, 2}, {3, 0, 1, 0}), x, kTol, &differing));
+  EXPECT_TRUE(OnlyIndexTies(m, n, expected, Indices({2, 2}, {3, 0, 1, 0}), x, kTol, &differing));
   EXPECT_EQ(differing, 2u);
   // row 0's second pick: 1 against 0 is no tie
-  EXPECT_FALSE(
-      OnlyIndexTies(m, n, expected, Indices({2, 2}, {3, 1, 0, 1}), x, kTol, &differing));
+  EXPECT_FALSE(OnlyIndexTies(m, n, expected, Indices({2, 2}, {3, 1, 0, 1}), x, kTol, &differing));
   // nothing differs: not a tie settlement
   EXPECT_FALSE(OnlyIndexTies(m, n, expected, expected, x, kTol, &differing));
   // out of range
-  EXPECT_FALSE(
-      OnlyIndexTies(m, n, expected, Indices({2, 2}, {3, 0, 9, 1}), x, kTol, &differing));
+  EXPECT_FALSE(OnlyIndexTies(m, n, expected, Indices({2, 2}, {3, 0, 9, 1}), x, kTol, &differing));
 }
 
 TEST(IndexTies, ArgMaxAlongAxisZeroWithinTolerance) {
