@@ -1,6 +1,7 @@
 // Outputs of one module call left with the same single structural candidate: a tuple output the
-// exporter dropped (an LSTM's cell state that nothing reads) leaves its sibling's tensor as the
-// only one of its type in the scope. Values decide which output the tensor is; the others stay
+// exporter dropped (an LSTM's cell state that nothing reads; a residual sum the caller discards)
+// leaves its sibling's tensor (its own, or a submodule's it returns) as the only one in the
+// scope. Values decide which output the tensor is; the others stay
 // unaligned.
 #include <algorithm>
 #include <cmath>
@@ -30,10 +31,17 @@ Status SettleSharedCandidates(Side& torch_side, Side& onnx_side, const TorchCall
                               std::vector<Plan>* plans) {
   const auto& ts = calls.tensors;
   // (call, candidate) -> the call's outputs whose only candidate it is
+  // an output that is the same tensor object as an earlier one (a submodule's output) has that
+  // one's single candidate
+  std::vector<std::string> single(plans->size());
   std::map<std::pair<int, std::string>, std::vector<int>> groups;
   for (size_t i = 0; i < plans->size(); ++i) {
     const Plan& p = (*plans)[i];
-    if (p.candidates.size() == 1) groups[{ts[i].call, p.candidates[0]}].push_back(int(i));
+    if (p.candidates.size() == 1)
+      single[i] = p.candidates[0];
+    else if (p.alias >= 0 && p.fold_of < 0 && p.alias < static_cast<int>(i))
+      single[i] = single[p.alias];
+    if (!single[i].empty()) groups[{ts[i].call, single[i]}].push_back(static_cast<int>(i));
   }
   std::vector<std::string> torch_names, onnx_names;
   std::set<std::string> seen;
@@ -79,6 +87,7 @@ Status SettleSharedCandidates(Side& torch_side, Side& onnx_side, const TorchCall
     for (int m : clear ? lost : order) {
       Plan& p = (*plans)[m];
       p.candidates.clear();
+      p.alias = -1;
       p.method = AlignMethod::kNone;
       p.note = clear ? "its only structural candidate " + cand + " is " + ts[best].name +
                            " (relative distance " + Fixed(d[best]) + ", this output " +

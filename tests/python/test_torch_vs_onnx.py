@@ -197,6 +197,42 @@ def test_an_output_the_exporter_dropped_is_unaligned_not_paired_with_its_sibling
     assert "lstm:2" not in {t["name"] for t in rep["tensors"]}
 
 
+class ResidualAndSkip(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.res = torch.nn.Conv1d(4, 4, 1)
+        self.skip = torch.nn.Conv1d(4, 4, 1)
+
+    def forward(self, x):
+        return x + self.res(x), self.skip(x)
+
+
+class KeepsTheSkip(torch.nn.Module):
+    """The caller discards the block's residual sum: the exporter drops it, and the block's scope
+    hands on only its skip convolution's output."""
+
+    def __init__(self):
+        super().__init__()
+        self.blk = ResidualAndSkip()
+
+    def forward(self, x):
+        _, s = self.blk(x)
+        return s
+
+
+def test_an_output_the_caller_discards_is_not_paired_with_the_returned_submodule_output(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = KeepsTheSkip().eval()
+    x = torch.randn(1, 4, 8)
+    export(model, x, str(tmp_path / "s.onnx"))
+    capture(model, x, str(tmp_path / "s.cap"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "s.cap", tmp_path / "s.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]  # was a FAIL: the residual sum against the skip
+    al = {a["torch"]: a for a in rep["alignment"]}
+    assert al["blk"]["onnx"] is None and "blk:1" in al["blk"]["note"]
+    assert al["blk:1"]["onnx"] == al["blk.skip"]["onnx"] is not None
+
+
 class SquareMemory(torch.nn.Module):
     """A feature map flattened and transposed into (batch, positions, channels) with as many
     positions as channels, read by a batch-first decoder: the exporter merges that transpose with

@@ -409,8 +409,12 @@ def inject_fp16_roundtrip(onnx_path, out_path, position=0.5, onnxprobe=None, cap
     base = onnx.load(onnx_path)
     outs = {o.name for o in base.graph.output}
     inits = {i.name for i in base.graph.initializer}
+    # float32 outputs only: a round trip on an int64 shape computation changes a dtype, not a value
+    typed = onnx.shape_inference.infer_shapes(base).graph.value_info
+    is_float = {v.name for v in typed if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
     names = [n.name for n in base.graph.node
-             if n.op_type in FP16_AFTER and n.output[0] not in outs and not all(x in inits for x in n.input)]
+             if n.op_type in FP16_AFTER and n.output[0] not in outs and n.output[0] in is_float
+             and not all(x in inits for x in n.input)]
     if not names:
         return None
     start = min(len(names) - 1, int(position * len(names)))
