@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -745,13 +746,28 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
         options.candidates != Candidates::kFrontier)
       out.culprits.push_back(std::move(c));
   }
-  // introduced first, then by isolated error; failures to isolate last
-  std::stable_sort(out.culprits.begin(), out.culprits.end(),
-                   [](const Culprit& x, const Culprit& y) {
-                     if (x.introduced != y.introduced) return x.introduced;
-                     if (x.isolated != y.isolated) return x.isolated;
-                     return x.metrics.max_rel > y.metrics.max_rel;
-                   });
+  // introduced first; among those, a culprit whose isolated nodes hold another introduced
+  // culprit's node after it (the other one explains its error: e.g. a TopK with no PyTorch value
+  // run inside the Gather that reads its indices); then by isolated error; failures to isolate
+  // last
+  std::map<const Culprit*, int> holds;
+  for (const Culprit& y : out.culprits) {
+    for (const Culprit& x : out.culprits) {
+      if (&x == &y || !x.introduced || !y.introduced || x.node == y.node) continue;
+      if (std::find(y.nodes.begin(), y.nodes.end(), x.node) != y.nodes.end()) ++holds[&y];
+    }
+  }
+  std::vector<std::pair<int, Culprit>> keyed;
+  for (Culprit& c : out.culprits) keyed.emplace_back(holds[&c], std::move(c));
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& kx, const auto& ky) {
+    const Culprit &x = kx.second, &y = ky.second;
+    if (x.introduced != y.introduced) return x.introduced;
+    if (x.isolated != y.isolated) return x.isolated;
+    if (kx.first != ky.first) return kx.first < ky.first;
+    return x.metrics.max_rel > y.metrics.max_rel;
+  });
+  out.culprits.clear();
+  for (auto& k : keyed) out.culprits.push_back(std::move(k.second));
   if (!any_introduced && r.first_failure >= 0) Upstream(cx, options, r.first_failure);
   if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
   if (!options.repro_dir.empty() && out.repro_dir.empty() && out.note.empty()) {

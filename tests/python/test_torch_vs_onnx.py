@@ -361,6 +361,39 @@ def test_indices_that_differ_only_between_tied_values_pass(onnxprobe, tmp_path):
     assert row["mismatches"] == int(differ.sum())
 
 
+class TopTwoExperts(torch.nn.Module):
+    """A router: softmax gate, top-2 experts, a gather of their outputs by the top-k indices."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = torch.nn.Linear(8, 4)
+        self.val = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        probs = torch.nn.functional.softmax(self.gate(x), dim=-1)
+        w, idx = torch.topk(probs, 2, dim=-1)
+        return (torch.gather(self.val(x), -1, idx) * w).sum(-1)
+
+
+def test_a_culprit_run_inside_another_culprits_span_comes_first(onnxprobe, tmp_path):
+    # TopK's indices have no PyTorch value, so the Gather reading them is isolated together with
+    # the TopK; with the TopK changed both are introduced, and the TopK explains the Gather
+    torch.manual_seed(0)
+    model = TopTwoExperts().eval()
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(1))
+    export(model, x, str(tmp_path / "e.onnx"))
+    capture(model, x, str(tmp_path / "e.cap"))
+    m = onnx.load(str(tmp_path / "e.onnx"))
+    topk = next(n for n in m.graph.node if n.op_type == "TopK")
+    next(a for a in topk.attribute if a.name == "largest").i = 0
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "e.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1
+    culprits = rep["localization"]["culprits"]
+    assert culprits[0]["node"] == topk.name, [c["node"] for c in culprits]
+    assert any(topk.name in c["nodes"] and c["node"] != topk.name for c in culprits[1:])
+
+
 class Gate(torch.nn.Module):
     def forward(self, x, double):
         return x * 2 if double else x
