@@ -5,10 +5,11 @@
 namespace onnxprobe {
 namespace {
 
-// Element-wise arithmetic without attributes: every value input counts.
+// Element-wise arithmetic without attributes, and Concat (an axis only): every value input
+// counts.
 bool Arithmetic(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Neg" ||
-         op == "Identity";
+         op == "Identity" || op == "Concat";
 }
 
 // Data movement whose other inputs give a shape only: the data input (0) counts.
@@ -17,7 +18,10 @@ bool Movement(const std::string& op) {
          op == "Flatten";
 }
 
-bool Source(const std::string& op) { return op == "Constant" || op == "Shape" || op == "Size"; }
+// Values that depend on shapes only (zeros_like is ConstantOfShape of a Shape).
+bool Source(const std::string& op) {
+  return op == "Constant" || op == "Shape" || op == "Size" || op == "ConstantOfShape";
+}
 
 class Trust {
  public:

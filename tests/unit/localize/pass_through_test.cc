@@ -53,8 +53,16 @@ class PassThroughTest : public ::testing::Test {
     AddNode(g, "Tanh", {"x"}, "t");
     AddNode(g, "Mul", {"s", "t"}, "st");
     AddNode(g, "Add", {"st", "bias"}, "out2");
+    // a message-passing update: zeros_like (ConstantOfShape of a Shape), a scatter, a Concat
+    // with a fixed operand
+    AddNode(g, "Shape", {"x"}, "xs");
+    AddNode(g, "ConstantOfShape", {"xs"}, "zeros");
+    AddNode(g, "ScatterElements", {"zeros", "bias", "x"}, "agg");
+    AddNode(g, "Concat", {"agg", "scale"}, "cat");
+    AddNode(g, "Add", {"cat", "bias"}, "out3");
     g->add_output()->set_name("out");
     g->add_output()->set_name("out2");
+    g->add_output()->set_name("out3");
     dir_ = std::filesystem::temp_directory_path() /
            ("onnxprobe_pass_through_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
@@ -90,6 +98,10 @@ TEST_F(PassThroughTest, StopsWhereTwoComputedOperandsMeet) {
   EXPECT_EQ(PassThroughSource(idx, All(), {}, "out2"), Producer("st"));
   // ... unless one of them is fed from outside the span
   EXPECT_EQ(PassThroughSource(idx, All(), {"t"}, "out2"), Producer("s"));
+}
+
+TEST_F(PassThroughTest, StepsBackThroughAConcatToTheScatterOfZeros) {
+  EXPECT_EQ(PassThroughSource(model_->index(), All(), {}, "out3"), Producer("agg"));
 }
 
 TEST_F(PassThroughTest, ANodeThatComputesIsItsOwnSource) {
