@@ -230,7 +230,9 @@ void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp)
         auto it = by_name.find(n);
         if (it == by_name.end() || it->second->state != RowState::kCompared) continue;
         compared = true;
-        failing = failing || !it->second->pass;
+        // an output that passes using more than half of its tolerance carries the error too
+        failing = failing || !it->second->pass ||
+                  it->second->tolerance_ratio > NoiseFloor::kNearTolerance;
       }
       if (!compared || failing) continue;
       row.state = RowState::kAdvisory;

@@ -213,7 +213,8 @@ TEST(RunComparison, AdvisoryRowsAreMeasuredButPass) {
 }
 
 // A value inside a module call ("b") fails only when a row confirming it (the call's output "c")
-// fails too; otherwise it is advisory and the verdict is not touched.
+// fails too or uses more than half of its tolerance; otherwise it is advisory and the verdict is
+// not touched.
 TEST(RunComparison, AnUnconfirmedRowBecomesAdvisoryAConfirmedOneFails) {
   const std::vector<std::string> names = {"a", "b", "c"};
   {
@@ -241,6 +242,19 @@ TEST(RunComparison, AnUnconfirmedRowBecomesAdvisoryAConfirmedOneFails) {
     EXPECT_FALSE(r->rows[1].pass);
     EXPECT_EQ(r->failures, 2u);
     EXPECT_EQ(r->first_failure, 1);
+  }
+  {  // the call's output passes using 3/4 of its tolerance: it carries the error, confirms "b"
+    FakeSide a("A"), b("B");
+    Fill(&a, &b, names, {{"b", {1, 2, 3.5f, 4}}, {"c", {1, 2, 3.003f, 4}}});
+    CompareJob job = PlainJob();
+    job.confirm_by = {{"b", {"c"}}};
+    auto r = RunComparison(a, b, job);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(r->rows[2].pass);
+    EXPECT_GT(r->rows[2].tolerance_ratio, 0.5);
+    EXPECT_EQ(r->rows[1].state, RowState::kCompared);
+    EXPECT_FALSE(r->rows[1].pass);
+    EXPECT_EQ(r->failures, 1u);
   }
   {  // no confirming row was compared: judged as any structural pair
     FakeSide a("A"), b("B");
