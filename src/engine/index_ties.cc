@@ -26,6 +26,10 @@ bool OnlyTies(const Tensor& ia, const Tensor& ib, const Tensor& x, const IndexRo
   Shape is = ia.shape();
   if (!ir.keepdims) is.insert(is.begin() + axis, 1);
   if (static_cast<int64_t>(is.size()) != rank) return false;
+  for (int64_t d = 0; d < rank; ++d) {  // the index tensor spans x except along the axis
+    if (d == axis ? is[d] > xs[d] : is[d] != xs[d]) return false;
+  }
+  if (ib.num_elements() != ia.num_elements() || x.num_elements() == 0) return false;
   std::vector<uint64_t> x_stride(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d) x_stride[d] = x_stride[d + 1] * xs[d + 1];
   const uint64_t n = ia.num_elements();
