@@ -61,6 +61,16 @@ CallGraph::CallGraph(const TorchCalls& calls, const Model& model) : calls_(calls
   std::unordered_set<std::string> is_graph_output(graph_outputs_.begin(), graph_outputs_.end());
   outputs_.assign(n_calls, {});
   inputs_.assign(n_calls, {});
+  unread_.assign(n_calls, {});
+  for (const auto& n : g.nodes()) {
+    int c = owner_[n.topo_index];
+    if (c < 0) continue;
+    for (const auto& o : n.outputs) {
+      const TensorEntry* e = o.empty() ? nullptr : g.Find(o);
+      if (e != nullptr && e->consumers.empty() && !is_graph_output.count(o) && dynamic_.count(o))
+        unread_[c].push_back(o);
+    }
+  }
   for (int c = 0; c < n_calls; ++c) {
     std::unordered_set<std::string> seen_in;
     for (int k : nodes_[c]) {

@@ -29,6 +29,9 @@ class CallGraph {
   const std::vector<std::string>& outputs(int call) const { return outputs_[call]; }
   // Tensors (depending on a graph input) read inside `call` and made outside it.
   const std::vector<std::string>& inputs(int call) const { return inputs_[call]; }
+  // Computed outputs of the call's own nodes that nothing reads and that are not graph outputs
+  // (a recurrent node's final state when only its sequence output is used).
+  const std::vector<std::string>& unread(int call) const { return unread_[call]; }
   bool HasOp(int call, const std::string& op_type) const;
   // Initializer names read by the call's nodes (directly).
   std::set<std::string> InitializersRead(int call) const;
@@ -44,7 +47,7 @@ class CallGraph {
   std::vector<int> owner_;
   std::vector<bool> certain_;
   std::vector<std::vector<int>> nodes_;
-  std::vector<std::vector<std::string>> outputs_, inputs_;
+  std::vector<std::vector<std::string>> outputs_, inputs_, unread_;
   std::set<std::string> dynamic_;
   std::vector<std::string> graph_outputs_;
 };

@@ -115,6 +115,9 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
     for (const auto& c : p.candidates) {
       if (!meta.count(c) && capturable.count(c) && seen.insert(c).second) wanted.push_back(c);
     }
+    for (const auto& c : p.unread) {
+      if (!meta.count(c) && capturable.count(c) && seen.insert(c).second) wanted.push_back(c);
+    }
   }
   OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, wanted, kFetchBudget, [&](const RunOutput& o) {
     if (!o.tensor.empty()) meta[o.name] = {o.tensor.dtype(), o.tensor.shape()};
@@ -131,6 +134,17 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
       if (it == meta.end()) continue;
       if (!ts[i].known_type || (it->second.dtype == ts[i].dtype && it->second.shape == ts[i].shape))
         fit.push_back(c);
+    }
+    if (fit.empty() && ts[i].known_type) {  // the call's own outputs that nothing reads
+      for (const auto& c : p.unread) {
+        auto it = meta.find(c);
+        if (it != meta.end() && it->second.dtype == ts[i].dtype && it->second.shape == ts[i].shape)
+          fit.push_back(c);
+      }
+      if (!fit.empty())
+        p.note =
+            "an output of its own nodes that nothing in the graph reads (the module's "
+            "caller does not use it)";
     }
     if (fit.empty()) {
       p.note = "no structural candidate is " + TypeString(ts[i].dtype, ts[i].shape) + " (" +

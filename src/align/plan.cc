@@ -106,6 +106,7 @@ class Planner {
       return p;
     }
     p.method = folded_bn ? AlignMethod::kFusedNormAct : AlignMethod::kScope;
+    if (!folded_bn) p.unread = graph_.unread(c);
     if (folded_bn) {
       p.fold_of = normalized < i ? normalized : -1;
       p.note = "BatchNorm folded into the convolution before it; paired by the rest of its scope";

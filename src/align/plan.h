@@ -20,6 +20,9 @@ struct Plan {
   // A folded BatchNorm: index of the tensor it normalized. That tensor's counterpart holds the
   // normalized values, so it and its aliases lose it.
   int fold_of = -1;
+  // outputs of the call's own nodes nothing reads: candidates only when no structural one has
+  // the captured type (the exporter keeps a node's unread output, e.g. a GRU's final state)
+  std::vector<std::string> unread;
   std::string chosen;  // set by the evidence stage
   double confidence = 0;
   std::string note;

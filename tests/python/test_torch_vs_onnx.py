@@ -172,11 +172,13 @@ class StackedLstm(torch.nn.Module):
 
     def __init__(self):
         super().__init__()
+        self.gru = torch.nn.GRU(6, 6, batch_first=True)
         self.lstm = torch.nn.LSTM(6, 8, num_layers=2, batch_first=True, bidirectional=True)
         self.fc = torch.nn.Linear(16, 4)
 
     def forward(self, x):
-        y, (h, c) = self.lstm(x)
+        g, _ = self.gru(x)  # the GRU's final state is returned but not used
+        y, (h, c) = self.lstm(g)
         return self.fc(y), h
 
 
@@ -195,6 +197,12 @@ def test_an_output_the_exporter_dropped_is_unaligned_not_paired_with_its_sibling
     assert al["lstm:1"]["onnx"] == "output_1" and al["lstm:1"]["method"] == "scope"
     assert al["lstm:2"]["onnx"] is None and "lstm:1" in al["lstm:2"]["note"]
     assert "lstm:2" not in {t["name"] for t in rep["tensors"]}
+    # the GRU node's final-state output, which nothing reads, is still the GRU's own output
+    m = onnx.load(str(tmp_path / "l.onnx"))
+    gru = next(n for n in m.graph.node if n.op_type == "GRU")
+    assert al["gru:1"]["onnx"] == gru.output[1] and al["gru:1"]["method"] == "scope"
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert rows["gru:1"]["state"] == "compared" and rows["gru:1"]["verdict"] == "PASS"
 
 
 class ResidualAndSkip(torch.nn.Module):
