@@ -225,9 +225,33 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   const auto& fs = calls.functional;
   std::vector<std::vector<std::string>> window(fs.size());
   std::vector<std::string> why(fs.size());
+  // a record that holds exactly the values of an output of a call its call made (`total = 0;
+  // total = total + block(x)` starts with 0 + x): the exporter leaves no node for it, so it
+  // takes no place in the call's node order
+  static const std::set<std::string> can_be_identity = {"add", "sub", "mul", "div"};
+  std::vector<bool> identity(fs.size(), false);
+  for (size_t i = 0; i < fs.size(); ++i) {
+    const TorchFunctional& f = fs[i];
+    if (f.input >= 0 || !f.known_type || !can_be_identity.count(f.function)) continue;
+    std::vector<std::string> names = {f.tensor};
+    for (const auto& t : calls.tensors) {
+      if (t.known_type && t.call >= 0 && calls.calls[t.call].parent == f.call &&
+          t.dtype == f.dtype && t.shape == f.shape)
+        names.push_back(t.name);
+    }
+    if (names.size() < 2) continue;
+    OP_ASSIGN_OR_RETURN(auto tv, torch_side.Fetch(names));
+    for (size_t k = 1; k < tv.size() && !identity[i]; ++k) {
+      if (!tv[0].tensor.empty() && tv[0].tensor.BitwiseEqual(tv[k].tensor)) {
+        identity[i] = true;
+        why[i] = "holds exactly the values of " + tv[k].name +
+                 " (an addition of 0 or the like): the exporter leaves no node for it";
+      }
+    }
+  }
   std::map<int, std::vector<size_t>> by_call;
   for (size_t i = 0; i < fs.size(); ++i) {
-    if (fs[i].input < 0) by_call[fs[i].call].push_back(i);
+    if (fs[i].input < 0 && !identity[i]) by_call[fs[i].call].push_back(i);
   }
   for (const auto& [c, members] : by_call) {
     const std::vector<std::string>& ts = made[c];

@@ -402,6 +402,48 @@ def test_a_culprit_run_inside_another_culprits_span_comes_first(onnxprobe, tmp_p
     assert any(topk.name in c["nodes"] and c["node"] != topk.name for c in culprits[1:])
 
 
+class SumFromZero(torch.nn.Module):
+    """`total = 0; total = total + conv(x)`: the first addition adds 0 and leaves no ONNX node."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([torch.nn.Conv1d(4, 4, 1) for _ in range(4)])
+        self.post = torch.nn.Conv1d(4, 4, 1)
+
+    def forward(self, x):
+        total = 0
+        for c in self.convs:
+            total = total + c(x)
+        return self.post(torch.relu(total))
+
+
+def test_an_addition_of_zero_takes_no_place_among_the_calls_nodes(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = SumFromZero().eval()
+    x = torch.randn(1, 4, 8)
+    export(model, x, str(tmp_path / "s.onnx"))
+    capture(model, x, str(tmp_path / "s.cap"), parameters=False)  # no parity: values must name it
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "s.cap", tmp_path / "s.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]
+    al = {a["torch"]: a for a in rep["alignment"]}
+    m = onnx.load(str(tmp_path / "s.onnx"))
+    adds = [n for n in m.graph.node if n.op_type == "Add"]
+    assert len(adds) == 3  # four additions in PyTorch, the first of them adds 0
+    assert al["model::add"]["onnx"] is None and "exactly the values" in al["model::add"]["note"]
+    for k, node in enumerate(adds, start=1):
+        assert al[f"model::add_{k}"]["onnx"] == node.output[0]
+    # a weight changed in the third convolution is named there, not at a mispaired Add
+    conv = next(n for n in m.graph.node if n.name.startswith("/convs.2/"))
+    init = next(i for i in m.graph.initializer if i.name == conv.input[1])
+    w = numpy_helper.to_array(init).copy()
+    w.flat[5] += 1.0
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "s.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1
+    assert rep["localization"]["culprits"][0]["node"] == conv.name
+
+
 class Gate(torch.nn.Module):
     def forward(self, x, double):
         return x * 2 if double else x
