@@ -130,9 +130,11 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     held_names.push_back(h->second);
   }
   if (!via.empty()) {
-    OP_ASSIGN_OR_RETURN(auto hv, torch_side.Fetch(held_names));
+    auto hv = torch_side.Fetch(held_names);
     std::unordered_map<std::string, const Tensor*> held_value;
-    for (const auto& o : hv) held_value[o.name] = &o.tensor;
+    if (hv.ok()) {
+      for (const auto& o : *hv) held_value[o.name] = &o.tensor;
+    }
     for (const auto& [k, from] : via) {
       AlignmentRow& row = rows[k];
       auto t = torch_value.find(row.torch_name);

@@ -240,11 +240,11 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
         names.push_back(t.name);
     }
     if (names.size() < 2) continue;
-    OP_ASSIGN_OR_RETURN(auto tv, torch_side.Fetch(names));
-    for (size_t k = 1; k < tv.size() && !identity[i]; ++k) {
-      if (!tv[0].tensor.empty() && tv[0].tensor.BitwiseEqual(tv[k].tensor)) {
+    auto tv = torch_side.Fetch(names);  // a value the capture lacks: no identity
+    for (size_t k = 1; tv.ok() && k < tv->size() && !identity[i]; ++k) {
+      if (!(*tv)[0].tensor.empty() && (*tv)[0].tensor.BitwiseEqual((*tv)[k].tensor)) {
         identity[i] = true;
-        why[i] = "holds exactly the values of " + tv[k].name +
+        why[i] = "holds exactly the values of " + (*tv)[k].name +
                  " (an addition of 0 or the like): the exporter leaves no node for it";
       }
     }

@@ -52,13 +52,16 @@ Status SettleSharedCandidates(Side& torch_side, Side& onnx_side, const TorchCall
       onnx_names.push_back(key.second);
   }
   if (torch_names.empty()) return Status::Ok();
-  OP_ASSIGN_OR_RETURN(auto tv, torch_side.Fetch(torch_names));
+  // values a side cannot give leave the plans as structure made them
+  auto tv = torch_side.Fetch(torch_names);
+  if (!tv.ok()) return Status::Ok();
   std::map<std::string, Tensor> value;
-  for (auto& o : tv) value[o.name] = std::move(o.tensor);
+  for (auto& o : *tv) value[o.name] = std::move(o.tensor);
   std::map<std::string, Tensor> onnx_value;
   if (!onnx_names.empty()) {
-    OP_ASSIGN_OR_RETURN(auto ov, onnx_side.Fetch(onnx_names));
-    for (auto& o : ov) onnx_value[o.name] = std::move(o.tensor);
+    auto ov = onnx_side.Fetch(onnx_names);
+    if (!ov.ok()) return Status::Ok();
+    for (auto& o : *ov) onnx_value[o.name] = std::move(o.tensor);
   }
   for (const auto& [key, members] : groups) {
     if (members.size() < 2) continue;
