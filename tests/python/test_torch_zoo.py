@@ -1,7 +1,9 @@
 """PyTorch vs ONNX over a representative zoo (the full one runs in `make bench`, bench/torch_zoo.py):
 hand-written nets (LSTM/GRU, TransformerEncoder and MultiheadAttention, Embedding with int64 token
 ids, several and keyword inputs, dict and tuple outputs, functional code, a module called twice, a
-shared module, a BatchNorm subclass with a built-in activation) and torchvision models at small
+shared module, a BatchNorm subclass with a built-in activation; and the families of
+torch_zoo_families.py: LLaMA, BERT, GPT-2 with tied weights, timm EfficientNet, DETR, stacked
+bidirectional RNNs, TopK over ReLU) and torchvision models at small
 inputs with BatchNorm statistics warmed in train mode, among them the three that raised false
 alarms before. Every unfaulted export must PASS at the default tolerances; with one weight element
 of a mid-depth Conv/Gemm/MatMul changed, the comparison must FAIL and the top culprit must name
@@ -78,9 +80,11 @@ def test_one_weight_element_is_found(onnxprobe, prepared, name, entry):
 # float16 round trip is named as the top culprit when it fails, as the first drift origin when it
 # stays within tolerance
 ATTRIBUTE_CASES = [c for c in CASES if c[0] in ("recurrent", "attention_pool", "two_inputs", "shared_stem",
+                                                "bert_encoder", "timm_efficientnet", "detr_queries",
                                                 "resnet18", "squeezenet1_1")]
 FP16_CASES = [c for c in CASES if c[0] in ("recurrent", "token_transformer", "attention_pool", "two_inputs",
-                                           "shared_stem", "resnet18", "mobilenet_v3_small")]
+                                           "shared_stem", "llama_decoder", "gpt2_tied", "detr_queries",
+                                           "topk_of_relu", "resnet18", "mobilenet_v3_small")]
 
 
 @pytest.mark.parametrize("name,entry", ATTRIBUTE_CASES, ids=[c[0] for c in ATTRIBUTE_CASES])

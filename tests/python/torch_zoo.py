@@ -170,6 +170,10 @@ HANDWRITTEN = {
     "shared_stem": (SharedStem, lambda: (_randn(1, 3, 16, 16),), lambda: (_randn(4, 3, 16, 16, seed=2),)),
     "fused_functions": (FusedFunctions, lambda: (_randn(2, 3, 8, 8),), lambda: (_randn(4, 3, 8, 8, seed=2),)),
 }
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_zoo_families import FAMILIES  # noqa: E402
+
+HANDWRITTEN.update(FAMILIES)
 
 
 # ---- torchvision --------------------------------------------------------------------------------
