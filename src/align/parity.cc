@@ -149,9 +149,14 @@ class Parity {
     return "";
   }
 
-  // The nodes reading a static tensor (directly or through static nodes such as a Transpose)
-  // together with data computed from the graph inputs, in graph order.
+  // The nodes reading a static tensor, directly or through static nodes that only change its
+  // layout (a Transpose, Identity, Reshape, Cast the exporter added); a static node that computes
+  // from it (a Gather of a bias table by a constant index) is itself the reader. In the model
+  // file's order, which is the exporter's call order (a head shared by several pyramid levels is
+  // read first by its first call).
   std::vector<const NodeInfo*> Readers(const std::string& name) const {
+    static const std::set<std::string> layout = {"Transpose", "Identity",  "Reshape", "Squeeze",
+                                                 "Unsqueeze", "Flatten", "Cast"};
     std::vector<std::string> todo = {name};
     std::set<std::string> seen;
     std::set<int> found;
@@ -162,7 +167,7 @@ class Parity {
         const NodeInfo& n = g_.nodes()[c];
         bool dynamic = false;
         for (const auto& i : n.inputs) dynamic = dynamic || graph_.dynamic(i);
-        if (dynamic) {
+        if (dynamic || !layout.count(n.op_type)) {
           found.insert(c);
           continue;
         }
@@ -173,6 +178,9 @@ class Parity {
     }
     std::vector<const NodeInfo*> out;
     for (int c : found) out.push_back(&g_.nodes()[c]);
+    std::stable_sort(out.begin(), out.end(), [](const NodeInfo* a, const NodeInfo* b) {
+      return a->file_index < b->file_index;
+    });
     return out;
   }
 

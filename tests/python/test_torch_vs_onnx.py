@@ -444,6 +444,79 @@ def test_an_addition_of_zero_takes_no_place_among_the_calls_nodes(onnxprobe, tmp
     assert rep["localization"]["culprits"][0]["node"] == conv.name
 
 
+class SharedHead(torch.nn.Module):
+    """One head convolution applied to three pyramid levels (RetinaNet/FCOS style)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c3 = torch.nn.Conv2d(3, 8, 3, 2, 1)
+        self.c4 = torch.nn.Conv2d(8, 8, 3, 2, 1)
+        self.c5 = torch.nn.Conv2d(8, 8, 3, 2, 1)
+        self.head = torch.nn.Conv2d(8, 4, 3, padding=1)
+
+    def forward(self, x):
+        c3 = self.c3(x)
+        c4 = self.c4(c3)
+        c5 = self.c5(c4)
+        return torch.cat([self.head(p).flatten(2) for p in (c3, c4, c5)], 2)
+
+
+class BiasTable(torch.nn.Module):
+    """Attention scores plus a bias gathered from a parameter table by a constant index buffer
+    (LeViT/Swin style): the table is read by a Gather whose inputs are both initializers."""
+
+    def __init__(self):
+        super().__init__()
+        self.qk = torch.nn.Linear(8, 16)
+        self.table = torch.nn.Parameter(torch.randn(5))
+        self.register_buffer("idx", torch.tensor([[0, 1, 2, 3], [1, 0, 1, 2], [2, 1, 0, 1], [3, 2, 1, 0]]))
+        self.out = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        q, k = self.qk(x).chunk(2, -1)
+        return self.out((q @ k.transpose(-2, -1) + self.table[self.idx]).softmax(-1))
+
+
+def _change_initializer(path, out, name, index, delta):
+    m = onnx.load(str(path))
+    init = next(i for i in m.graph.initializer if i.name == name)
+    w = numpy_helper.to_array(init).copy()
+    w.flat[index] += delta
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(m, str(out))
+    return m
+
+
+def test_a_weight_shared_by_several_calls_is_named_at_its_first_call(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = SharedHead().eval()
+    x = torch.randn(1, 3, 32, 32)
+    export(model, x, str(tmp_path / "h.onnx"))
+    capture(model, x, str(tmp_path / "h.cap"))
+    m = _change_initializer(tmp_path / "h.onnx", tmp_path / "bad.onnx", "head.weight", 11, 1.0)
+    readers = [n.name for n in m.graph.node if "head.weight" in n.input]
+    assert len(readers) == 3
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "h.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1
+    (finding,) = rep["parity"]["findings"]
+    assert finding["readers"] == readers  # the file's order: the exporter's call order
+    assert rep["localization"]["culprits"][0]["node"] == readers[0]
+
+
+def test_a_parameter_read_by_a_constant_gather_is_named_at_the_gather(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = BiasTable().eval()
+    x = torch.randn(2, 4, 8)
+    export(model, x, str(tmp_path / "b.onnx"))
+    capture(model, x, str(tmp_path / "b.cap"))
+    m = _change_initializer(tmp_path / "b.onnx", tmp_path / "bad.onnx", "table", 2, 1.5)
+    gather = next(n for n in m.graph.node if n.op_type == "Gather" and "table" in n.input)
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "b.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1
+    assert rep["parity"]["findings"][0]["node"] == gather.name
+    assert rep["localization"]["culprits"][0]["node"] == gather.name
+
+
 class Gate(torch.nn.Module):
     def forward(self, x, double):
         return x * 2 if double else x
