@@ -155,8 +155,8 @@ class Parity {
   // file's order, which is the exporter's call order (a head shared by several pyramid levels is
   // read first by its first call).
   std::vector<const NodeInfo*> Readers(const std::string& name) const {
-    static const std::set<std::string> layout = {"Transpose", "Identity",  "Reshape", "Squeeze",
-                                                 "Unsqueeze", "Flatten", "Cast"};
+    static const std::set<std::string> layout = {"Transpose", "Identity", "Reshape", "Squeeze",
+                                                 "Unsqueeze", "Flatten",  "Cast"};
     std::vector<std::string> todo = {name};
     std::set<std::string> seen;
     std::set<int> found;
