@@ -12,10 +12,10 @@ bool Arithmetic(const std::string& op) {
          op == "Identity" || op == "Concat";
 }
 
-// Data movement whose other inputs give a shape only: the data input (0) counts.
+// Data movement whose other inputs give a shape or a window only: the data input (0) counts.
 bool Movement(const std::string& op) {
   return op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand" ||
-         op == "Flatten";
+         op == "Flatten" || op == "Transpose" || op == "Slice";
 }
 
 // Values that depend on shapes only (zeros_like is ConstantOfShape of a Shape).
