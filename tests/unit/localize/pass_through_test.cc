@@ -53,12 +53,13 @@ class PassThroughTest : public ::testing::Test {
     AddNode(g, "Tanh", {"x"}, "t");
     AddNode(g, "Mul", {"s", "t"}, "st");
     AddNode(g, "Add", {"st", "bias"}, "out2");
-    // a message-passing update: zeros_like (ConstantOfShape of a Shape), a scatter, a Concat
-    // with a fixed operand
+    // a message-passing update: zeros_like (ConstantOfShape of a Shape), a scatter, a Transpose,
+    // a Concat with a fixed operand
     AddNode(g, "Shape", {"x"}, "xs");
     AddNode(g, "ConstantOfShape", {"xs"}, "zeros");
     AddNode(g, "ScatterElements", {"zeros", "bias", "x"}, "agg");
-    AddNode(g, "Concat", {"agg", "scale"}, "cat");
+    AddNode(g, "Transpose", {"agg"}, "aggt");
+    AddNode(g, "Concat", {"aggt", "scale"}, "cat");
     AddNode(g, "Add", {"cat", "bias"}, "out3");
     g->add_output()->set_name("out");
     g->add_output()->set_name("out2");
@@ -100,7 +101,7 @@ TEST_F(PassThroughTest, StopsWhereTwoComputedOperandsMeet) {
   EXPECT_EQ(PassThroughSource(idx, All(), {"t"}, "out2"), Producer("s"));
 }
 
-TEST_F(PassThroughTest, StepsBackThroughAConcatToTheScatterOfZeros) {
+TEST_F(PassThroughTest, StepsBackThroughAConcatAndATransposeToTheScatterOfZeros) {
   EXPECT_EQ(PassThroughSource(model_->index(), All(), {}, "out3"), Producer("agg"));
 }
 
