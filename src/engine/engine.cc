@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "engine/confirm_rows.h"
 #include "engine/side_resources.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/format.h"
@@ -260,19 +261,9 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
       if (it != job.rename.end() && al.rename.count(x) && it->second == al.rename.at(x))
         job.advisory.insert(x);
     }
-    // a value inside a module call is judged only when the call's own outputs confirm it
-    std::map<std::pair<std::string, int>, std::vector<std::string>> outputs_of_call;
-    for (const auto& o : al.rows) {
-      if (!o.inside && !o.onnx_tensor.empty() && o.output_index >= 0 &&
-          !job.advisory.count(o.torch_name))
-        outputs_of_call[{o.module, o.call_index}].push_back(o.torch_name);
-    }
-    for (const auto& row : al.rows) {
-      if (!row.inside || row.onnx_tensor.empty()) continue;
-      auto it = outputs_of_call.find({row.module, row.call_index});
-      job.confirm_by[row.torch_name] =
-          it == outputs_of_call.end() ? std::vector<std::string>() : it->second;
-    }
+    // a value inside a module call is judged only when the call's outputs (or the boundaries of
+    // calls inside it, after the value) confirm it
+    job.confirm_by = ConfirmingRows(al.rows, job.advisory, sb.model());
     report.parity = std::move(al.parity);
     report.alignment = std::move(al.rows);
     if (req.bisect_per_run == 0) job.noise_headroom = req.framework_noise_headroom;

@@ -23,8 +23,12 @@ CASES = [(n, Z.HANDWRITTEN[n]) for n in Z.HANDWRITTEN] + \
 # faults inside a module that PyTorch exposes as one block of many ONNX nodes: the capture records
 # the torch functions the block runs (bmm, softmax, linear ...) and their arguments, paired with the
 # block's own ONNX nodes, so isolation starts right at the faulted node
-INSIDE = [("token_transformer", "/encoder/layers.1/self_attn/"), ("attention_pool", "/attn/")]
-INSIDE_CASES = [(n, scope, kind) for n, scope in INSIDE for kind in Z.ATTRIBUTE_FAULTS_INSIDE]
+INSIDE = [("token_transformer", "/encoder/layers.1/self_attn/", Z.ATTRIBUTE_FAULTS_INSIDE),
+          ("attention_pool", "/attn/", Z.ATTRIBUTE_FAULTS_INSIDE),
+          # the second call of a layer used four times (its Linears are child modules: no Gemm of
+          # its own); its output passes a LayerNorm, the rows of its children confirm the values
+          ("albert_shared_layer", "/layer_1/", ("softmax_axis", "scale_constant"))]
+INSIDE_CASES = [(n, scope, kind) for n, scope, kinds in INSIDE for kind in kinds]
 
 
 @pytest.fixture(scope="module")

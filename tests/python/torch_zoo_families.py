@@ -4,7 +4,8 @@ rotary embeddings, SwiGLU, a causal mask), a BERT-style encoder (three int64 inp
 mask, dict outputs), GPT-2 with its Conv1D (addmm) and tied embedding/output weights, a timm-style
 EfficientNet (Conv2dSame padding, squeeze-excite, drop path), a DETR-style decoder over a square
 feature memory (a transpose the exporter merges into the decoder), stacked bidirectional GRU and
-LSTM whose final states are partly unused, and a TopK over ReLU outputs (ties). Each of them found
+LSTM whose final states are partly unused, a TopK over ReLU outputs (ties), and an ALBERT-style
+layer module called four times (shared parameters, post-LayerNorm). Each of them found
 a false alarm or a misnamed fault when first run. Imported by torch_zoo.py into HANDWRITTEN."""
 import math
 
@@ -349,6 +350,50 @@ class TiesNet(nn.Module):
         return self.out(v), i, h.argmax(-1)
 
 
+class AlbertLayer(nn.Module):
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d)
+        self.ff1 = nn.Linear(d, 2 * d)
+        self.ff2 = nn.Linear(2 * d, d)
+        self.ln2 = nn.LayerNorm(d)
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        sh = lambda z: z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        q, k, v = sh(q), sh(k), sh(v)
+        s = q @ k.transpose(-1, -2) / math.sqrt(d // self.heads) + mask
+        a = s.softmax(-1) @ v
+        x = self.ln1(x + self.proj(a.transpose(1, 2).reshape(b, t, d)))
+        return self.ln2(x + self.ff2(F.gelu(self.ff1(x))))
+
+
+class AlbertLike(nn.Module):
+    def __init__(self, vocab=60, e=16, d=32, n=4):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, e)
+        self.pos = nn.Embedding(16, e)
+        self.eln = nn.LayerNorm(e)
+        self.proj = nn.Linear(e, d)
+        self.layer = AlbertLayer(d)
+        self.n = n
+        self.pool = nn.Linear(d, d)
+        self.cls = nn.Linear(d, 2)
+
+    def forward(self, ids, attn_mask):
+        t = ids.shape[1]
+        pos = torch.arange(t, device=ids.device).unsqueeze(0)
+        x = self.proj(self.eln(self.emb(ids) + self.pos(pos)))
+        mask = (1.0 - attn_mask[:, None, None, :].float()) * -10000.0
+        for _ in range(self.n):
+            x = self.layer(x, mask)
+        return self.cls(torch.tanh(self.pool(x[:, 0])))
+
+
 FAMILIES = {
     "llama_decoder": (TinyLlama, lambda: (_tokens(2, 10, 64, 1),), lambda: (_tokens(2, 10, 64, 2),)),
     "bert_encoder": (TinyBert,
@@ -361,4 +406,7 @@ FAMILIES = {
     "detr_queries": (DetrLike, lambda: (_randn(2, 3, 16, 16),), lambda: (_randn(4, 3, 16, 16, seed=2),)),
     "bidirectional_rnn": (BiRnn, lambda: (_randn(2, 7, 6),), lambda: (_randn(2, 7, 6, seed=2),)),
     "topk_of_relu": (TiesNet, lambda: (_randn(3, 8),), lambda: (_randn(3, 8, seed=2),)),
+    "albert_shared_layer": (AlbertLike,
+                            lambda: (_tokens(2, 10, 60, 1), torch.tensor([[1] * 10, [1] * 7 + [0] * 3])),
+                            lambda: (_tokens(2, 10, 60, 2), torch.ones(2, 10, dtype=torch.long))),
 }
