@@ -89,7 +89,9 @@ struct TensorMetrics {
   // edge of the histogram bin holding numpy's "higher" 99th percentile of the elements binned:
   // never below it, less than 2^(1/8) (~9%) above (docs/metrics.md).
   bool p99_exact = false;
-  double rel_eps = 0;    // the eps the relative errors used
+  double rel_eps = 0;  // the eps the relative errors used
+  // max |a| the tolerance scales with: finite values below 1e30 (mask fills excluded)
+  double scale = 0;
   double atol_used = 0;  // the absolute tolerance applied (atol, scaled when scale_atol)
   std::vector<ChannelError> channels;  // per index of axis 1, for failing tensors of rank >= 2
   bool has_topk = false;

@@ -15,7 +15,8 @@ Tolerance NoiseFloor::Raise(Tolerance t) const {
 void NoiseFloor::Observe(const TensorMetrics& m, bool passed, double tolerance_ratio) {
   if (!passed || m.count == 0 || !std::isfinite(m.max_abs)) return;
   if (tolerance_ratio > kNearTolerance) return;
-  double scale = std::max({1.0, std::fabs(m.stats_a.max), std::fabs(m.stats_a.min)});
+  double scale = std::max(
+      1.0, m.scale > 0 ? m.scale : std::max(std::fabs(m.stats_a.max), std::fabs(m.stats_a.min)));
   if (!base_.scale_atol) scale = 1.0;
   floor_ = std::max(floor_, m.max_abs / scale);
 }

@@ -338,13 +338,16 @@ void RangeF32(const float* pa, const float* pb, uint64_t begin, uint64_t end, co
   }
 }
 
-// max |a| over finite values, the scale of the default relative-error eps
+// max |a| over finite values below 1e30, the scale of the default relative-error eps and of
+// atol: fill values of that size (an attention mask of torch.finfo(float32).min added to scores)
+// are no computed magnitude and would make every error of the scores pass
 __attribute__((target_clones("avx2", "default"))) float MaxAbsF32(const float* p, uint64_t n) {
+  constexpr float kFill = 1e30f;
   float m = 0;
 #pragma omp simd reduction(max : m)
   for (uint64_t i = 0; i < n; ++i) {
     float v = std::fabs(p[i]);
-    m = (v > m && v != INFINITY) ? v : m;  // NaN compares false
+    m = (v > m && v < kFill) ? v : m;  // NaN compares false
   }
   return m;
 }
@@ -572,6 +575,7 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   if (!m.shape_match || !m.dtype_match || a.empty() || b.empty()) return m;
   double scale = f32 ? MaxAbsF32(a.data_as<float>(), a.num_elements())
                      : std::max(std::fabs(m.stats_a.min), std::fabs(m.stats_a.max));
+  m.scale = scale;
   if (rel_eps < 0) rel_eps = std::max(1e-12, kRelEpsScale * scale);
   m.rel_eps = rel_eps;
   Tolerance used = tol_in;

@@ -215,7 +215,9 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop = {},
 // Largest error over the reference's magnitude: rounding noise is near float32's epsilon times
 // the depth of the computation, a float16 round trip near 2^-12.
 double ScaleNormalized(const TensorMetrics& m) {
-  double scale = std::max(std::fabs(m.stats_a.min), std::fabs(m.stats_a.max));
+  // the scale the tolerance used (mask fills such as finfo.min excluded)
+  double scale =
+      m.scale > 0 ? m.scale : std::max(std::fabs(m.stats_a.min), std::fabs(m.stats_a.max));
   return m.max_abs / std::max(scale, 1e-30);
 }
 
