@@ -150,6 +150,11 @@ class NoiseFloor {
   Tolerance Next() const { return Raise(base_); }
   // `t` with its atol raised (never lowered) to `headroom` times the floor seen so far
   Tolerance Raise(Tolerance t) const;
+  // For a Sin or Cos output: they pass their argument's absolute error on unchanged to values of
+  // size 1 (random Fourier features take sin of arguments in the hundreds), so the floor is
+  // absolute: Raise(t), with at least headroom * floor * max(1, argument_scale) allowed, where
+  // argument_scale is max|argument| (TensorMetrics::scale of the argument's row).
+  Tolerance RaiseForPeriodic(Tolerance t, double argument_scale) const;
   // `tolerance_ratio`: the row's error over its allowed error (TensorResult::tolerance_ratio)
   void Observe(const TensorMetrics& m, bool passed, double tolerance_ratio = 0);
   static constexpr double kNearTolerance = 0.5;

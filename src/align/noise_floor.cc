@@ -12,6 +12,12 @@ Tolerance NoiseFloor::Raise(Tolerance t) const {
   return t;
 }
 
+Tolerance NoiseFloor::RaiseForPeriodic(Tolerance t, double argument_scale) const {
+  t = Raise(t);
+  t.noise_floor = std::max(t.noise_floor, headroom_ * floor_ * std::max(1.0, argument_scale));
+  return t;
+}
+
 void NoiseFloor::Observe(const TensorMetrics& m, bool passed, double tolerance_ratio) {
   if (!passed || m.count == 0 || !std::isfinite(m.max_abs)) return;
   if (tolerance_ratio > kNearTolerance) return;

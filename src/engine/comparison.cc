@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <unordered_map>
 
 #include "engine/index_ties.h"
 #include "engine/pairing.h"
@@ -67,6 +68,17 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
   std::optional<NoiseFloor> noise;
   if (job.noise_headroom > 0) noise.emplace(job.policy.global, job.noise_headroom);
   size_t done = 0;
+  // with framework noise: the scale of each compared B tensor, for the Sin/Cos reading it
+  const Model* graph_b = noise ? b.model() : nullptr;
+  std::unordered_map<std::string, double> scale_of;
+  auto argument_scale = [&](const Pair& p) {
+    if (graph_b == nullptr || (p.b->op_type != "Sin" && p.b->op_type != "Cos")) return 0.0;
+    const TensorEntry* e = graph_b->index().Find(p.b->name);
+    if (e == nullptr || e->producer < 0) return 0.0;
+    const NodeInfo& n = graph_b->index().nodes()[e->producer];
+    auto s = n.inputs.empty() ? scale_of.end() : scale_of.find(n.inputs[0]);
+    return s == scale_of.end() ? 0.0 : s->second;
+  };
   while (!planner.Done()) {
     std::vector<Pair> batch = planner.Next();
     ++r.batches;
@@ -77,7 +89,10 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     for (size_t i = 0; i < batch.size(); ++i) {
       RunOutput& oa = va[i];
       RunOutput& ob = vb[i];
-      TensorResult row = ComparePair(batch[i], oa, ob, job, noise ? &*noise : nullptr);
+      TensorResult row =
+          ComparePair(batch[i], oa, ob, job, noise ? &*noise : nullptr, argument_scale(batch[i]));
+      if (graph_b != nullptr && row.state == RowState::kCompared)
+        scale_of[row.name_b] = row.metrics.scale;
       oa = RunOutput();  // free both sides' tensor before the next one
       ob = RunOutput();
       r.rows.push_back(std::move(row));

@@ -134,7 +134,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 }
 
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, NoiseFloor* noise) {
+                         const CompareJob& job, NoiseFloor* noise, double argument_scale) {
   TensorResult row;
   row.name = p.a->name;
   row.name_b = p.b->name;
@@ -146,7 +146,10 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   }
   row.topo_index = p.a->topo_index;
   row.tolerance = job.policy.For(row.name, row.op_type);
-  if (noise != nullptr) row.tolerance = noise->Raise(row.tolerance);
+  if (noise != nullptr) {
+    row.tolerance = argument_scale > 0 ? noise->RaiseForPeriodic(row.tolerance, argument_scale)
+                                       : noise->Raise(row.tolerance);
+  }
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
     row.state = RowState::kNotCompared;
     row.reason = oa.skipped.empty() ? ob.skipped : oa.skipped;

@@ -28,9 +28,11 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 
 // Compares one fetched pair into a row (tolerance, metrics, verdict, grade).
 // With `noise`, the row's tolerance is raised to the framework noise seen so far, and a
-// compared row adds its own error to it.
+// compared row adds its own error to it; `argument_scale` > 0 marks a Sin or Cos output whose
+// argument's row had that scale (NoiseFloor::RaiseForPeriodic).
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, NoiseFloor* noise = nullptr);
+                         const CompareJob& job, NoiseFloor* noise = nullptr,
+                         double argument_scale = 0);
 
 // Splits pairs, in order, into batches whose tensors on both sides fit `max_memory` (0: one
 // batch), one batch at a time, so real sizes of what was fetched plan the next batch: a tensor

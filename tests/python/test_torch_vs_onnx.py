@@ -517,6 +517,48 @@ def test_a_parameter_read_by_a_constant_gather_is_named_at_the_gather(onnxprobe,
     assert rep["localization"]["culprits"][0]["node"] == gather.name
 
 
+class FourierFeatures(torch.nn.Module):
+    """Random Fourier features: sin and cos of projections in the hundreds."""
+
+    def __init__(self, sigma=25.0):
+        super().__init__()
+        self.register_buffer("B", torch.randn(3, 32, generator=torch.Generator().manual_seed(5)) * sigma)
+        self.fc = torch.nn.Linear(64, 4)
+
+    def forward(self, x):
+        proj = 2 * 3.141592653589793 * x @ self.B
+        return self.fc(torch.cat([torch.sin(proj), torch.cos(proj)], -1))
+
+
+def test_sin_of_a_large_argument_is_judged_at_its_arguments_noise(onnxprobe, tmp_path):
+    torch.manual_seed(0)
+    model = FourierFeatures().eval()
+    x = torch.rand(64, 3, generator=torch.Generator().manual_seed(1)) * 2 - 1
+    export(model, x, str(tmp_path / "f.onnx"))
+    capture(model, x, str(tmp_path / "f.cap"))
+    # the reference: PyTorch in float64 shows float32's own error on the arguments (~1e-4 at a
+    # magnitude of hundreds) reaching sin unchanged, far above a 1e-5 atol on values of size 1
+    with torch.no_grad():
+        proj32 = 2 * 3.141592653589793 * x @ model.B
+        proj64 = 2 * 3.141592653589793 * x.double() @ model.B.double()
+    assert proj32.abs().max() > 100
+    assert (torch.sin(proj32).double() - torch.sin(proj64)).abs().max() > 1e-5
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "f.cap", tmp_path / "f.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]  # was a FAIL at the Sin/Cos rows
+    # a float16 round trip on the arguments is still found
+    m = onnx.load(str(tmp_path / "f.onnx"))
+    sin = next(n for n in m.graph.node if n.op_type == "Sin")
+    arg = sin.input[0]
+    from onnx import helper
+    m.graph.node.insert(list(m.graph.node).index(sin), helper.make_node("Cast", [arg + "_h"], [arg + "_f"], name="back", to=onnx.TensorProto.FLOAT))
+    m.graph.node.insert(list(m.graph.node).index(sin) - 1, helper.make_node("Cast", [arg], [arg + "_h"], name="half", to=onnx.TensorProto.FLOAT16))
+    sin.input[0] = arg + "_f"
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "f.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1, r.stdout[-3000:]
+    assert rep["localization"]["culprits"][0]["node"] == "half"
+
+
 class Gate(torch.nn.Module):
     def forward(self, x, double):
         return x * 2 if double else x

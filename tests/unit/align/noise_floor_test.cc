@@ -48,5 +48,22 @@ TEST(NoiseFloor, AbsoluteToleranceIsNotScaled) {
   EXPECT_NEAR(nf.Next().atol, 4e-5, 1e-15);
 }
 
+TEST(NoiseFloor, SinAndCosAllowTheirArgumentsAbsoluteNoise) {
+  NoiseFloor nf(Tolerance{1e-5, 1e-3, true}, 8);
+  nf.Observe(Row(2.4e-5, 6), true);  // 4e-6 per unit of scale
+  // an argument of magnitude 600 carries 600 times that in absolute terms; sin passes it on
+  Tolerance t = nf.RaiseForPeriodic(Tolerance{1e-5, 1e-3, true}, 600);
+  EXPECT_NEAR(t.atol, 3.2e-5, 1e-12);
+  EXPECT_NEAR(t.noise_floor, 8 * 4e-6 * 600, 1e-12);
+  // a small argument: no more than Raise gives
+  EXPECT_NEAR(nf.RaiseForPeriodic(Tolerance{1e-5, 1e-3, true}, 0.5).noise_floor, 3.2e-5, 1e-12);
+  // the scale the tolerance used (mask fills excluded) wins over the statistics
+  TensorMetrics masked = Row(2.4e-5, 3.4e38);
+  masked.scale = 6;
+  NoiseFloor nf2(Tolerance{1e-5, 1e-3, true}, 8);
+  nf2.Observe(masked, true);
+  EXPECT_NEAR(nf2.floor(), 4e-6, 1e-15);
+}
+
 }  // namespace
 }  // namespace onnxprobe
