@@ -59,6 +59,31 @@ class Trust {
   std::map<int, bool> memo_;
 };
 
+// Nothing computed reaches `out`: only fixed values, moved and combined by pass-through nodes.
+// The error is then in a fixed value or in how a node moves values (a Transpose's perm, a
+// Concat's input order, a Slice's window): the earliest such node of the set on the way to
+// `out`, when it is not `out` itself; else -1.
+int MovesValues(const GraphIndex& idx, const std::set<int>& in_set, int out) {
+  static const std::set<std::string> moving = {"Transpose", "Slice", "Concat"};
+  std::vector<int> todo = {out};
+  std::set<int> seen = {out};
+  int earliest = -1;
+  for (size_t k = 0; k < todo.size(); ++k) {
+    const NodeInfo& n = idx.nodes()[todo[k]];
+    if (!Arithmetic(n.op_type) && !Movement(n.op_type)) continue;
+    if (moving.count(n.op_type) && todo[k] != out &&
+        (earliest < 0 || n.topo_index < idx.nodes()[earliest].topo_index))
+      earliest = todo[k];
+    for (const auto& in : Trust::Values(n)) {
+      const TensorEntry* e = in.empty() ? nullptr : idx.Find(in);
+      if (e != nullptr && e->producer >= 0 && in_set.count(e->producer) &&
+          seen.insert(e->producer).second)
+        todo.push_back(e->producer);
+    }
+  }
+  return earliest;
+}
+
 }  // namespace
 
 int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,
@@ -78,7 +103,7 @@ int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,
       passed = in;
       ++open;
     }
-    if (open == 0) return -1;  // nothing computed reaches it: the error is in a fixed value
+    if (open == 0) return steps == 0 ? MovesValues(idx, in_set, cur) : -1;
     if (open != 1) break;
     const TensorEntry* e = idx.Find(passed);
     if (e == nullptr || e->producer < 0 || !in_set.count(e->producer)) break;

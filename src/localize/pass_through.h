@@ -15,7 +15,9 @@ namespace onnxprobe {
 // fed from outside the set as the other operand; Reshape and the like (data input only). From
 // `output`'s producer, steps back through such nodes to the single input they pass on, and
 // returns the first node that is no such step (the source; where two computed operands meet, that
-// node), or -1 when that is `output`'s own producer or no computed input reaches a step. Fixed:
+// node), or -1 when that is `output`'s own producer. When no computed input reaches `output`'s
+// producer, the earliest Transpose, Slice or Concat on the way (a wrong perm, input order or
+// window moves fixed values), or -1 when there is none. Fixed:
 // initializers, graph inputs, `fed` (tensors the set is fed), outputs of Constant/Shape/Size, and
 // outputs of pass-through nodes that read fixed tensors only.
 int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,

@@ -63,7 +63,11 @@ class PassThroughTest : public ::testing::Test {
     AddNode(g, "Add", {"cat", "bias"}, "out3");
     g->add_output()->set_name("out");
     g->add_output()->set_name("out2");
+    // a Ghost-style module: two fed halves concatenated, then a window of channels
+    AddNode(g, "Concat", {"h", "t"}, "halves");
+    AddNode(g, "Slice", {"halves", "bias", "scale"}, "window");
     g->add_output()->set_name("out3");
+    g->add_output()->set_name("window");
     dir_ = std::filesystem::temp_directory_path() /
            ("onnxprobe_pass_through_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
@@ -103,6 +107,14 @@ TEST_F(PassThroughTest, StopsWhereTwoComputedOperandsMeet) {
 
 TEST_F(PassThroughTest, StepsBackThroughAConcatAndATransposeToTheScatterOfZeros) {
   EXPECT_EQ(PassThroughSource(model_->index(), All(), {}, "out3"), Producer("agg"));
+}
+
+TEST_F(PassThroughTest, OnlyFixedValuesReachTheOutputThenTheNodeThatMovesThem) {
+  const GraphIndex& idx = model_->index();
+  std::vector<int> span{Producer("halves"), Producer("window")};
+  EXPECT_EQ(PassThroughSource(idx, span, {"h", "t"}, "window"), Producer("halves"));
+  // nothing moves values before the output: nothing named
+  EXPECT_EQ(PassThroughSource(idx, {Producer("window")}, {"halves"}, "window"), -1);
 }
 
 TEST_F(PassThroughTest, ANodeThatComputesIsItsOwnSource) {
