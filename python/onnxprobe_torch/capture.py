@@ -336,6 +336,7 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
                 "tensors": entries,
                 "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params,
                           "call_inputs": call_inputs, "functional": functions,
+                          "functional_recorded": bool(functional) and not rec.fn_truncated,
                           "functional_truncated": rec.fn_truncated}}
     _write(out, files, manifest)
     return manifest

@@ -18,6 +18,21 @@ namespace {
 
 bool IsConvolution(const std::string& op) { return op == "Conv" || op == "ConvTranspose"; }
 
+// Whether a BatchNorm module reads tensor t, or its call's caller runs a batch_norm function.
+bool BatchNormReads(const TorchCalls& calls, const TorchTensorMeta& t) {
+  for (const auto& c : calls.calls) {
+    if (!c.batchnorm) continue;
+    for (const auto& r : c.inputs) {
+      if (r.kind == TorchRef::Kind::kTensor && r.name == t.name) return true;
+    }
+  }
+  const int caller = calls.calls[t.call].parent;
+  for (const auto& f : calls.functional) {
+    if (f.function == "batch_norm" && (f.call == caller || f.call == t.call)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model& model,
@@ -99,6 +114,10 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
     // captures without parameter names: a module's parameters are named under its path
     if (!calls.dataflow) own = weight.compare(0, call.module.size() + 1, call.module + ".") == 0;
     if (own) continue;
+    // renamed without a BatchNorm after it in PyTorch (a graph tool renamed initializers, a call
+    // of a shared head reads a private copy): the convolution's own value, kept. Without
+    // dataflow, or without the functions a call ran, a functional batch_norm cannot be ruled out.
+    if (calls.dataflow && calls.functional_recorded && !BatchNormReads(calls, ts[i])) continue;
     const std::string x = pair[i];
     for (size_t s = 0; s < n; ++s) {
       if (pair[s] == x && root[s] == root[i])

@@ -271,6 +271,8 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
     }
   }
   std::map<std::string, size_t> functional_of;
+  if (const JsonValue* rec = section->Find("functional_recorded"); rec != nullptr && rec->is_bool())
+    tc.functional_recorded = rec->as_bool();
   if (const JsonValue* fs = section->Find("functional"); fs != nullptr && fs->is_array()) {
     for (size_t i = 0; i < fs->items().size(); ++i) {
       const JsonValue& e = fs->items()[i];

@@ -81,6 +81,9 @@ struct TorchCalls {
   std::vector<TorchCallInput> call_inputs;
   std::vector<TorchFunctional> functional;  // in call order
   bool dataflow = false;  // inputs and same_as are recorded (the companion's "torch" section)
+  // the torch functions every call ran were recorded (torch.functional_recorded): an absent
+  // batch_norm record then means none ran
+  bool functional_recorded = false;
   std::vector<TorchParam> params;
 };
 

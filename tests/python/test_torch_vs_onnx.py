@@ -559,6 +559,38 @@ def test_sin_of_a_large_argument_is_judged_at_its_arguments_noise(onnxprobe, tmp
     assert rep["localization"]["culprits"][0]["node"] == "half"
 
 
+def test_renamed_initializers_are_not_taken_for_a_folded_batchnorm(onnxprobe, tmp_path):
+    # a graph tool renames every initializer: only the convolution a BatchNorm follows in PyTorch
+    # had its weights rewritten; the others keep their pairs, and a changed weight is named
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 1))
+    with torch.no_grad():
+        model.train()(torch.randn(4, 3, 12, 12))
+    model.eval()
+    x = torch.randn(1, 3, 12, 12)
+    export(model, x, str(tmp_path / "c.onnx"))
+    capture(model, x, str(tmp_path / "c.cap"))
+    m = onnx.load(str(tmp_path / "c.onnx"))
+    names = {i.name: f"w{k}" for k, i in enumerate(m.graph.initializer)}
+    for i in m.graph.initializer:
+        i.name = names[i.name]
+    for n in m.graph.node:
+        for k, x_ in enumerate(n.input):
+            n.input[k] = names.get(x_, x_)
+    onnx.save(m, str(tmp_path / "renamed.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "c.cap", tmp_path / "renamed.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]
+    al = {a["torch"]: a for a in rep["alignment"]}
+    assert al["0"]["onnx"] is None and al["1"]["method"] == "bn-folded"
+    assert al["3"]["onnx"] is not None and al["5"]["onnx"] is not None
+    conv = [n for n in m.graph.node if n.op_type == "Conv"][1]
+    _change_initializer(tmp_path / "renamed.onnx", tmp_path / "bad.onnx", conv.input[1], 4, 1.0)
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "c.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1
+    assert rep["localization"]["culprits"][0]["node"] == conv.name
+
+
 class Gate(torch.nn.Module):
     def forward(self, x, double):
         return x * 2 if double else x
