@@ -26,7 +26,7 @@ std::string TypeString(DType d, const Shape& s) {
 }  // namespace
 
 double RelativeDistance(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape())
+  if (a.empty() || b.empty() || a.dtype() != b.dtype() || a.shape() != b.shape())
     return std::numeric_limits<double>::infinity();
   double num = 0, den = 0;
   const uint64_t n = a.num_elements();

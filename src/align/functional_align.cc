@@ -242,7 +242,8 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     if (names.size() < 2) continue;
     auto tv = torch_side.Fetch(names);  // a value the capture lacks: no identity
     for (size_t k = 1; tv.ok() && k < tv->size() && !identity[i]; ++k) {
-      if (!(*tv)[0].tensor.empty() && (*tv)[0].tensor.BitwiseEqual((*tv)[k].tensor)) {
+      if (!(*tv)[0].tensor.empty() && !(*tv)[k].tensor.empty() &&
+          (*tv)[0].tensor.BitwiseEqual((*tv)[k].tensor)) {
         identity[i] = true;
         why[i] = "holds exactly the values of " + (*tv)[k].name +
                  " (an addition of 0 or the like): the exporter leaves no node for it";

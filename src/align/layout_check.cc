@@ -27,7 +27,7 @@ double Relative(const std::vector<double>& a, const std::vector<double>& b) {
 bool SameValuesOtherLayout(const Tensor& reference, const Tensor& candidate, double* in_order,
                            double* as_sets) {
   *in_order = *as_sets = HUGE_VAL;
-  if (reference.dtype() != candidate.dtype() ||
+  if (reference.empty() || candidate.empty() || reference.dtype() != candidate.dtype() ||
       reference.num_elements() != candidate.num_elements())
     return false;
   const uint64_t n = reference.num_elements();

@@ -18,6 +18,7 @@ struct IndexRow {
 // Every differing index pair picks tied values of `x` along `axis`; `differing` counts them.
 bool OnlyTies(const Tensor& ia, const Tensor& ib, const Tensor& x, const IndexRow& ir,
               const Tolerance& tol, uint64_t* differing) {
+  if (ia.empty() || ib.empty() || x.empty()) return false;
   const Shape& xs = x.shape();
   const int64_t rank = static_cast<int64_t>(xs.size());
   int64_t axis = ir.axis < 0 ? ir.axis + rank : ir.axis;
