@@ -10,9 +10,6 @@ namespace onnxprobe::align {
 namespace {
 
 constexpr uint64_t kFetchBudget = 512ull << 20;
-// Relative L2 distances below this are float noise between frameworks (PyTorch vs ONNX Runtime
-// differ by ~1e-6 per op, growing with depth); candidates this close are the same values.
-constexpr double kSameValues = 1e-3;
 
 struct Meta {
   DType dtype = DType::kFloat32;

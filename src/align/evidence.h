@@ -14,6 +14,10 @@
 
 namespace onnxprobe::align {
 
+// Relative L2 distances at or below this are float noise between frameworks (PyTorch vs ONNX
+// Runtime differ by ~1e-6 per op, growing with depth): tensors this close hold the same values.
+constexpr double kSameValues = 1e-3;
+
 // Relative L2 distance ||b - a|| / ||a|| (accumulated in double; 0 when both are all zero, 1
 // when only a is); +inf when shapes or dtypes differ.
 double RelativeDistance(const Tensor& a, const Tensor& b);

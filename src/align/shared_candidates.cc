@@ -5,26 +5,14 @@
 // unaligned.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "align/evidence.h"
+#include "onnxprobe/format.h"
 
 namespace onnxprobe::align {
-namespace {
-
-// Relative distances at or below this are float noise between frameworks (as in evidence.cc).
-constexpr double kSameValues = 1e-3;
-
-std::string Fixed(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2g", v);
-  return buf;
-}
-
-}  // namespace
 
 Status SettleSharedCandidates(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
                               const std::unordered_map<std::string, const Tensor*>& inputs,
@@ -93,8 +81,8 @@ Status SettleSharedCandidates(Side& torch_side, Side& onnx_side, const TorchCall
       p.alias = -1;
       p.method = AlignMethod::kNone;
       p.note = clear ? "its only structural candidate " + cand + " is " + ts[best].name +
-                           " (relative distance " + Fixed(d[best]) + ", this output " +
-                           Fixed(d[m]) + "): the exporter kept no tensor for it"
+                           " (relative distance " + FormatNumber(d[best], 2) + ", this output " +
+                           FormatNumber(d[m], 2) + "): the exporter kept no tensor for it"
                      : std::to_string(members.size()) + " outputs of the call have only " + cand +
                            " as structural candidate, and values do not tell them apart";
     }

@@ -29,6 +29,24 @@ def compare(onnxprobe, tmp_path, a, b, *extra):
     return r, json.loads((tmp_path / "r.json").read_text())
 
 
+def exported(tmp_path, model, x, name, **capture_kw):
+    """Exports `model` on `x` to tmp_path/NAME.onnx and captures it to tmp_path/NAME.cap."""
+    onnx_path, cap = tmp_path / f"{name}.onnx", tmp_path / f"{name}.cap"
+    export(model, x, str(onnx_path))
+    capture(model, x, str(cap), **capture_kw)
+    return onnx_path, cap
+
+
+def _change_initializer(path, out, name, index, delta):
+    m = onnx.load(str(path))
+    init = next(i for i in m.graph.initializer if i.name == name)
+    w = numpy_helper.to_array(init).copy()
+    w.flat[index] += delta
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(m, str(out))
+    return m
+
+
 @pytest.mark.parametrize("factory,shape,min_rows", [
     (torch_models.net, (2, 3, 16, 16), 15),
     (torch_models.tuple_net, (3, 6), 3),
@@ -186,8 +204,7 @@ def test_an_output_the_exporter_dropped_is_unaligned_not_paired_with_its_sibling
     torch.manual_seed(0)
     model = StackedLstm().eval()
     x = torch.randn(2, 7, 6)
-    export(model, x, str(tmp_path / "l.onnx"))
-    capture(model, x, str(tmp_path / "l.cap"))
+    exported(tmp_path, model, x, "l")
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "l.cap", tmp_path / "l.onnx")
     assert r.returncode == 0, r.stdout[-3000:]
     al = {a["torch"]: a for a in rep["alignment"]}
@@ -232,8 +249,7 @@ def test_an_output_the_caller_discards_is_not_paired_with_the_returned_submodule
     torch.manual_seed(0)
     model = KeepsTheSkip().eval()
     x = torch.randn(1, 4, 8)
-    export(model, x, str(tmp_path / "s.onnx"))
-    capture(model, x, str(tmp_path / "s.cap"))
+    exported(tmp_path, model, x, "s")
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "s.cap", tmp_path / "s.onnx")
     assert r.returncode == 0, r.stdout[-3000:]  # was a FAIL: the residual sum against the skip
     al = {a["torch"]: a for a in rep["alignment"]}
@@ -265,8 +281,7 @@ def test_an_argument_matching_a_tensor_only_by_type_is_not_paired(onnxprobe, tmp
     torch.manual_seed(0)
     model = SquareMemory().eval()
     x = torch.randn(2, 3, 16, 16)
-    export(model, x, str(tmp_path / "d.onnx"))
-    capture(model, x, str(tmp_path / "d.cap"))
+    exported(tmp_path, model, x, "d")
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "d.cap", tmp_path / "d.onnx")
     assert r.returncode == 0, r.stdout[-3000:]  # was a FAIL: the memory against its transpose
     al = {a["torch"]: a for a in rep["alignment"]}
@@ -274,13 +289,8 @@ def test_an_argument_matching_a_tensor_only_by_type_is_not_paired(onnxprobe, tmp
     assert al["decoder:in0"]["onnx"] is not None  # the queries keep their pair
     # with the backbone's weight changed in the ONNX file, the ONNX values no longer show the
     # permutation; PyTorch's own values (the backbone's output) still do
-    m = onnx.load(str(tmp_path / "d.onnx"))
-    conv = next(n for n in m.graph.node if n.op_type == "Conv")
-    init = next(i for i in m.graph.initializer if i.name == conv.input[1])
-    w = numpy_helper.to_array(init).copy()
-    w.flat[7] += 1.0
-    init.CopyFrom(numpy_helper.from_array(w, init.name))
-    onnx.save(m, str(tmp_path / "bad.onnx"))
+    conv = next(n for n in onnx.load(str(tmp_path / "d.onnx")).graph.node if n.op_type == "Conv")
+    _change_initializer(tmp_path / "d.onnx", tmp_path / "bad.onnx", conv.input[1], 7, 1.0)
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "d.cap", tmp_path / "bad.onnx")
     assert r.returncode == 1
     al = {a["torch"]: a for a in rep["alignment"]}
@@ -306,14 +316,9 @@ def test_a_tied_weight_is_named_at_the_reader_whose_output_it_changes(onnxprobe,
     torch.manual_seed(0)
     model = TiedLm().eval()
     ids = torch.tensor([[1, 2, 3, 4, 5]])
-    export(model, ids, str(tmp_path / "t.onnx"))
-    capture(model, ids, str(tmp_path / "t.cap"))
-    m = onnx.load(str(tmp_path / "t.onnx"))
-    init = next(i for i in m.graph.initializer if i.name == "embed.weight")
-    w = numpy_helper.to_array(init).copy()
-    w[30, 3] += 2.0  # token 30 is not in the input: only the output projection sees the change
-    init.CopyFrom(numpy_helper.from_array(w, init.name))
-    onnx.save(m, str(tmp_path / "bad.onnx"))
+    exported(tmp_path, model, ids, "t")
+    # row 30 (token 30) is not in the input: only the output projection sees the change
+    m = _change_initializer(tmp_path / "t.onnx", tmp_path / "bad.onnx", "embed.weight", 30 * 16 + 3, 2.0)
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "t.cap", tmp_path / "bad.onnx")
     assert r.returncode == 1
     readers = {n.name for n in m.graph.node if n.op_type in ("Gather", "MatMul", "Gemm")
@@ -342,8 +347,7 @@ def test_indices_that_differ_only_between_tied_values_pass(onnxprobe, tmp_path):
     torch.manual_seed(0)
     model = TopKOfRelu().eval()
     x = torch.randn(3, 8, generator=torch.Generator().manual_seed(1))
-    export(model, x, str(tmp_path / "k.onnx"))
-    capture(model, x, str(tmp_path / "k.cap"))
+    exported(tmp_path, model, x, "k")
     # reference: ONNX Runtime's Python API breaks the zeros' ties otherwise than PyTorch
     script = ("import sys, numpy as np, onnxruntime as ort\n"
               "s = ort.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider'])\n"
@@ -389,8 +393,7 @@ def test_a_culprit_run_inside_another_culprits_span_comes_first(onnxprobe, tmp_p
     torch.manual_seed(0)
     model = TopTwoExperts().eval()
     x = torch.randn(3, 8, generator=torch.Generator().manual_seed(1))
-    export(model, x, str(tmp_path / "e.onnx"))
-    capture(model, x, str(tmp_path / "e.cap"))
+    exported(tmp_path, model, x, "e")
     m = onnx.load(str(tmp_path / "e.onnx"))
     topk = next(n for n in m.graph.node if n.op_type == "TopK")
     next(a for a in topk.attribute if a.name == "largest").i = 0
@@ -421,8 +424,7 @@ def test_an_addition_of_zero_takes_no_place_among_the_calls_nodes(onnxprobe, tmp
     torch.manual_seed(0)
     model = SumFromZero().eval()
     x = torch.randn(1, 4, 8)
-    export(model, x, str(tmp_path / "s.onnx"))
-    capture(model, x, str(tmp_path / "s.cap"), parameters=False)  # no parity: values must name it
+    exported(tmp_path, model, x, "s", parameters=False)  # no parity: values must name it
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "s.cap", tmp_path / "s.onnx")
     assert r.returncode == 0, r.stdout[-3000:]
     al = {a["torch"]: a for a in rep["alignment"]}
@@ -434,11 +436,7 @@ def test_an_addition_of_zero_takes_no_place_among_the_calls_nodes(onnxprobe, tmp
         assert al[f"model::add_{k}"]["onnx"] == node.output[0]
     # a weight changed in the third convolution is named there, not at a mispaired Add
     conv = next(n for n in m.graph.node if n.name.startswith("/convs.2/"))
-    init = next(i for i in m.graph.initializer if i.name == conv.input[1])
-    w = numpy_helper.to_array(init).copy()
-    w.flat[5] += 1.0
-    init.CopyFrom(numpy_helper.from_array(w, init.name))
-    onnx.save(m, str(tmp_path / "bad.onnx"))
+    _change_initializer(tmp_path / "s.onnx", tmp_path / "bad.onnx", conv.input[1], 5, 1.0)
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "s.cap", tmp_path / "bad.onnx")
     assert r.returncode == 1
     assert rep["localization"]["culprits"][0]["node"] == conv.name
@@ -477,22 +475,11 @@ class BiasTable(torch.nn.Module):
         return self.out((q @ k.transpose(-2, -1) + self.table[self.idx]).softmax(-1))
 
 
-def _change_initializer(path, out, name, index, delta):
-    m = onnx.load(str(path))
-    init = next(i for i in m.graph.initializer if i.name == name)
-    w = numpy_helper.to_array(init).copy()
-    w.flat[index] += delta
-    init.CopyFrom(numpy_helper.from_array(w, init.name))
-    onnx.save(m, str(out))
-    return m
-
-
 def test_a_weight_shared_by_several_calls_is_named_at_its_first_call(onnxprobe, tmp_path):
     torch.manual_seed(0)
     model = SharedHead().eval()
     x = torch.randn(1, 3, 32, 32)
-    export(model, x, str(tmp_path / "h.onnx"))
-    capture(model, x, str(tmp_path / "h.cap"))
+    exported(tmp_path, model, x, "h")
     m = _change_initializer(tmp_path / "h.onnx", tmp_path / "bad.onnx", "head.weight", 11, 1.0)
     readers = [n.name for n in m.graph.node if "head.weight" in n.input]
     assert len(readers) == 3
@@ -507,8 +494,7 @@ def test_a_parameter_read_by_a_constant_gather_is_named_at_the_gather(onnxprobe,
     torch.manual_seed(0)
     model = BiasTable().eval()
     x = torch.randn(2, 4, 8)
-    export(model, x, str(tmp_path / "b.onnx"))
-    capture(model, x, str(tmp_path / "b.cap"))
+    exported(tmp_path, model, x, "b")
     m = _change_initializer(tmp_path / "b.onnx", tmp_path / "bad.onnx", "table", 2, 1.5)
     gather = next(n for n in m.graph.node if n.op_type == "Gather" and "table" in n.input)
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "b.cap", tmp_path / "bad.onnx")
@@ -534,8 +520,7 @@ def test_sin_of_a_large_argument_is_judged_at_its_arguments_noise(onnxprobe, tmp
     torch.manual_seed(0)
     model = FourierFeatures().eval()
     x = torch.rand(64, 3, generator=torch.Generator().manual_seed(1)) * 2 - 1
-    export(model, x, str(tmp_path / "f.onnx"))
-    capture(model, x, str(tmp_path / "f.cap"))
+    exported(tmp_path, model, x, "f")
     # the reference: PyTorch in float64 shows float32's own error on the arguments (~1e-4 at a
     # magnitude of hundreds) reaching sin unchanged, far above a 1e-5 atol on values of size 1
     with torch.no_grad():
@@ -569,8 +554,7 @@ def test_renamed_initializers_are_not_taken_for_a_folded_batchnorm(onnxprobe, tm
         model.train()(torch.randn(4, 3, 12, 12))
     model.eval()
     x = torch.randn(1, 3, 12, 12)
-    export(model, x, str(tmp_path / "c.onnx"))
-    capture(model, x, str(tmp_path / "c.cap"))
+    exported(tmp_path, model, x, "c")
     m = onnx.load(str(tmp_path / "c.onnx"))
     names = {i.name: f"w{k}" for k, i in enumerate(m.graph.initializer)}
     for i in m.graph.initializer:
