@@ -8,24 +8,17 @@
 namespace onnxprobe {
 namespace {
 
-struct IndexRow {
-  size_t row;
-  const NodeInfo* node;
-  int64_t axis;
-  bool keepdims;
-};
-
 // Every differing index pair picks tied values of `x` along `axis`; `differing` counts them.
-bool OnlyTies(const Tensor& ia, const Tensor& ib, const Tensor& x, const IndexRow& ir,
+bool OnlyTies(const Tensor& ia, const Tensor& ib, const Tensor& x, int64_t along, bool keepdims,
               const Tolerance& tol, uint64_t* differing) {
   if (ia.empty() || ib.empty() || x.empty()) return false;
   const Shape& xs = x.shape();
   const int64_t rank = static_cast<int64_t>(xs.size());
-  int64_t axis = ir.axis < 0 ? ir.axis + rank : ir.axis;
+  int64_t axis = along < 0 ? along + rank : along;
   if (axis < 0 || axis >= rank || ia.shape() != ib.shape()) return false;
   // the index tensor's shape with the axis kept (size k, or 1 for ArgMax/ArgMin)
   Shape is = ia.shape();
-  if (!ir.keepdims) is.insert(is.begin() + axis, 1);
+  if (!keepdims) is.insert(is.begin() + axis, 1);
   if (static_cast<int64_t>(is.size()) != rank) return false;
   for (int64_t d = 0; d < rank; ++d) {  // the index tensor spans x except along the axis
     if (d == axis ? is[d] > xs[d] : is[d] != xs[d]) return false;
@@ -71,41 +64,38 @@ bool IsIndexOutput(const NodeInfo& n, const std::string& tensor) {
 bool OnlyIndexTies(const Model& graph, const NodeInfo& n, const Tensor& expected,
                    const Tensor& observed, const Tensor& x, const Tolerance& tol,
                    uint64_t* differing) {
-  IndexRow ir{0, &n, -1, true};
-  if (n.op_type != "TopK") {
-    ir.axis = NodeIntAttribute(graph, n, "axis", 0);
-    ir.keepdims = NodeIntAttribute(graph, n, "keepdims", 1) != 0;
-  } else {
-    ir.axis = NodeIntAttribute(graph, n, "axis", -1);
-  }
-  return OnlyTies(expected, observed, x, ir, tol, differing);
+  if (n.op_type == "TopK")
+    return OnlyTies(expected, observed, x, NodeIntAttribute(graph, n, "axis", -1), true, tol,
+                    differing);
+  return OnlyTies(expected, observed, x, NodeIntAttribute(graph, n, "axis", 0),
+                  NodeIntAttribute(graph, n, "keepdims", 1) != 0, tol, differing);
 }
 
 void SettleIndexTies(Side& a, Side& b, const Model& graph, ComparisonResult* r) {
   const GraphIndex& g = graph.index();
-  std::vector<IndexRow> rows;
+  std::vector<std::pair<size_t, const NodeInfo*>> rows;  // failing index rows, their node
   for (size_t i = 0; i < r->rows.size(); ++i) {
     const TensorResult& row = r->rows[i];
     if (row.pass || row.state != RowState::kCompared) continue;
     const TensorEntry* e = g.Find(row.name_b);
     if (e == nullptr || e->producer < 0) continue;
     const NodeInfo& n = g.nodes()[e->producer];
-    if (IsIndexOutput(n, row.name_b)) rows.push_back({i, &n, 0, true});
+    if (IsIndexOutput(n, row.name_b)) rows.emplace_back(i, &n);
   }
-  for (const IndexRow& ir : rows) {
-    TensorResult& row = r->rows[ir.row];
+  for (const auto& [i, node] : rows) {
+    TensorResult& row = r->rows[i];
     auto va = a.Fetch({row.name});
-    auto vb = b.Fetch({row.name_b, ir.node->inputs[0]});
+    auto vb = b.Fetch({row.name_b, node->inputs[0]});
     if (!va.ok() || !vb.ok() || va->size() != 1 || vb->size() != 2) continue;
     uint64_t differing = 0;
-    if (!OnlyIndexTies(graph, *ir.node, (*va)[0].tensor, (*vb)[0].tensor, (*vb)[1].tensor,
+    if (!OnlyIndexTies(graph, *node, (*va)[0].tensor, (*vb)[0].tensor, (*vb)[1].tensor,
                        row.tolerance, &differing))
       continue;
     row.pass = true;
     row.reason = "indices differ at " + std::to_string(differing) + " of " +
                  std::to_string((*va)[0].tensor.num_elements()) + " positions, each between " +
-                 "values of " + ir.node->inputs[0] +
-                 " that tie within tolerance: " + ir.node->op_type + " broke the ties differently";
+                 "values of " + node->inputs[0] + " that tie within tolerance: " + node->op_type +
+                 " broke the ties differently";
   }
 }
 
