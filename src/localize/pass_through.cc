@@ -1,6 +1,7 @@
 #include "localize/pass_through.h"
 
 #include <map>
+#include <set>
 
 namespace onnxprobe {
 namespace {
@@ -16,6 +17,15 @@ bool Arithmetic(const std::string& op) {
 bool Movement(const std::string& op) {
   return op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand" ||
          op == "Flatten" || op == "Transpose" || op == "Slice";
+}
+
+// Element-wise functions of one input without attributes: given the right input they give the
+// right output, so an error they show was made before them.
+bool Unary(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "Erf", "Sqrt", "Exp",        "Log",      "Tanh",     "Sigmoid", "Relu", "Abs",
+      "Sin", "Cos",  "Reciprocal", "Softplus", "Softsign", "Floor",   "Ceil", "Sign"};
+  return ops.count(op) > 0;
 }
 
 // Values that depend on shapes only (zeros_like is ConstantOfShape of a Shape).
@@ -84,6 +94,22 @@ int MovesValues(const GraphIndex& idx, const std::set<int>& in_set, int out) {
   return earliest;
 }
 
+// `unary` reads a value made from fixed values only: the arithmetic node making it (through
+// data movement) used a wrong constant or operand order; with none, `unary` itself.
+int FixedInputMaker(const GraphIndex& idx, const std::set<int>& in_set, int unary) {
+  const NodeInfo& n = idx.nodes()[unary];
+  const TensorEntry* e = n.inputs.empty() ? nullptr : idx.Find(n.inputs[0]);
+  for (size_t steps = 0; e != nullptr && steps <= in_set.size(); ++steps) {
+    if (e->producer < 0 || !in_set.count(e->producer)) break;
+    const NodeInfo& p = idx.nodes()[e->producer];
+    if (Arithmetic(p.op_type) && p.op_type != "Identity" && p.op_type != "Concat")
+      return e->producer;
+    if (!Movement(p.op_type) && p.op_type != "Identity") break;
+    e = p.inputs.empty() ? nullptr : idx.Find(p.inputs[0]);
+  }
+  return unary;
+}
+
 }  // namespace
 
 int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,
@@ -95,13 +121,18 @@ int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,
   int cur = t->producer;
   for (size_t steps = 0; steps <= nodes.size(); ++steps) {
     const NodeInfo& n = idx.nodes()[cur];
-    if (!Arithmetic(n.op_type) && !Movement(n.op_type)) break;
+    bool unary = Unary(n.op_type);
+    if (!unary && !Arithmetic(n.op_type) && !Movement(n.op_type)) break;
     std::string passed;
     int open = 0;
     for (const auto& in : Trust::Values(n)) {
       if (trust.Fixed(in)) continue;
       passed = in;
       ++open;
+    }
+    if (open == 0 && unary) {
+      int k = FixedInputMaker(idx, in_set, cur);
+      return k == t->producer ? -1 : k;
     }
     if (open == 0) return steps == 0 ? MovesValues(idx, in_set, cur) : -1;
     if (open != 1) break;

@@ -13,11 +13,15 @@ namespace onnxprobe {
 // A node passes an error on without making one when it has no attribute that changes values and
 // all but one of its value inputs are fixed: Add/Sub/Mul/Div with a weight, a constant or a tensor
 // fed from outside the set as the other operand; Reshape and the like (data input only). From
-// `output`'s producer, steps back through such nodes to the single input they pass on, and
+// `output`'s producer, steps back through such nodes, and through element-wise functions of one
+// input without attributes (Erf, Sqrt, Sigmoid ...: right input, right output), to the single
+// input they pass on, and
 // returns the first node that is no such step (the source; where two computed operands meet, that
 // node), or -1 when that is `output`'s own producer. When no computed input reaches `output`'s
 // producer, the earliest Transpose, Slice or Concat on the way (a wrong perm, input order or
-// window moves fixed values), or -1 when there is none. Fixed:
+// window moves fixed values), or -1 when there is none. When such a function reads a value made
+// from fixed values only (GELU's Erf of `x / sqrt(2)`), the arithmetic node making it (its
+// constant is wrong), else the function. Fixed:
 // initializers, graph inputs, `fed` (tensors the set is fed), outputs of Constant/Shape/Size, and
 // outputs of pass-through nodes that read fixed tensors only.
 int PassThroughSource(const GraphIndex& idx, const std::vector<int>& nodes,

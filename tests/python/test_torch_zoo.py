@@ -167,3 +167,17 @@ def test_attribute_fault_inside_a_multi_node_module_is_named(onnxprobe, prepared
         assert Z.top_culprit(rep)["introduced"]
     else:
         assert [d["node"] for d in rep["drift_origins"]] == [node.name]
+
+
+def test_a_wrong_constant_inside_gelu_is_named_at_its_reader(onnxprobe, prepared):
+    # nn.GELU at opset 13 is Div(x, sqrt 2), Erf, Add 1, Mul x, Mul 0.5 under one module: with
+    # sqrt(2) doubled, the Div reading it makes the error; the Erf only passes it on
+    get, folder = prepared
+    onnx_path, cap = get("fused_functions", Z.HANDWRITTEN["fused_functions"])
+    bad = str(folder / "fused_gelu_constant.onnx")
+    target = Z.inject_attribute_fault_inside(onnx_path, bad, "/gelu/", "scale_constant")
+    assert target is not None
+    rc, rep, _, out = Z.compare(onnxprobe, cap, bad, str(folder / "fused_gelu_constant.json"))
+    assert rc == 1, out[-3000:]
+    culprit = Z.top_culprit(rep)
+    assert culprit["node"] == target and culprit["introduced"], (target, culprit)

@@ -66,7 +66,19 @@ class PassThroughTest : public ::testing::Test {
     // a Ghost-style module: two fed halves concatenated, then a window of channels
     AddNode(g, "Concat", {"h", "t"}, "halves");
     AddNode(g, "Slice", {"halves", "bias", "scale"}, "window");
+    // GELU as exported: the error of a wrong sqrt(2) shows only after the Erf
+    AddNode(g, "Div", {"x", "scale"}, "xs2");
+    AddNode(g, "Erf", {"xs2"}, "erf");
+    AddNode(g, "Add", {"erf", "bias"}, "erf1");
+    AddNode(g, "Mul", {"x", "erf1"}, "xe");
+    AddNode(g, "Mul", {"xe", "scale"}, "gelu");
+    // a gate computed by a node with an attribute, through a Sigmoid
+    AddNode(g, "LeakyRelu", {"x"}, "lr");
+    AddNode(g, "Sigmoid", {"lr"}, "gate");
+    AddNode(g, "Mul", {"x", "gate"}, "gated");
     g->add_output()->set_name("out3");
+    g->add_output()->set_name("gelu");
+    g->add_output()->set_name("gated");
     g->add_output()->set_name("window");
     dir_ = std::filesystem::temp_directory_path() /
            ("onnxprobe_pass_through_" + std::to_string(::getpid()));
@@ -115,6 +127,15 @@ TEST_F(PassThroughTest, OnlyFixedValuesReachTheOutputThenTheNodeThatMovesThem) {
   EXPECT_EQ(PassThroughSource(idx, span, {"h", "t"}, "window"), Producer("halves"));
   // nothing moves values before the output: nothing named
   EXPECT_EQ(PassThroughSource(idx, {Producer("window")}, {"halves"}, "window"), -1);
+}
+
+TEST_F(PassThroughTest, StepsBackThroughFunctionsOfOneInputToTheArithmeticBeforeThem) {
+  const GraphIndex& idx = model_->index();
+  EXPECT_EQ(PassThroughSource(idx, All(), {}, "gelu"), Producer("xs2"));
+  EXPECT_EQ(PassThroughSource(idx, All(), {}, "gated"), Producer("lr"));
+  // a function of a fed value alone: the function is where the error shows first
+  std::vector<int> tail{Producer("gate"), Producer("gated")};
+  EXPECT_EQ(PassThroughSource(idx, tail, {"lr"}, "gated"), Producer("gate"));
 }
 
 TEST_F(PassThroughTest, ANodeThatComputesIsItsOwnSource) {
