@@ -79,6 +79,8 @@ struct ParityReport {
   size_t parameters = 0;  // saved parameters and buffers
   size_t by_name = 0;     // found as an initializer of the same name and compared
   size_t folded = 0;      // convolutions with a BatchNorm folded in, recomputed and compared
+  size_t renamed = 0;     // initializers found to hold a parameter under another name (same
+                          // bytes, reshaped or transposed; or all but a few elements: a finding)
   std::vector<ParityFinding> findings;
 };
 

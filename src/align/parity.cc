@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "align/finalize.h"
+#include "align/parity_layout.h"
 #include "onnxprobe/graph.h"
 #include "onnxprobe/hash.h"
 
@@ -188,7 +189,8 @@ class Parity {
     report->ran = true;
     report->parameters = calls_.params.size();
     OP_ASSIGN_OR_RETURN(auto hashes, onnx_.model()->InitializerHashes());
-    std::unordered_map<std::string, std::string> hash(hashes.begin(), hashes.end());
+    hash_ = std::unordered_map<std::string, std::string>(hashes.begin(), hashes.end());
+    const auto& hash = hash_;
     std::unordered_map<std::string, const InitializerInfo*> info;
     for (const auto& i : onnx_.model()->summary().initializers) info[i.name] = &i;
     for (size_t p = 0; p < calls_.params.size(); ++p) {
@@ -201,18 +203,113 @@ class Parity {
       }
       if (init.empty() || !hash.count(init) || !info.count(init)) continue;
       ++report->by_name;
+      claimed_.insert(init);
       auto dt = DTypeFromOnnx(info[init]->elem_type);
       if (!dt.ok() || *dt != tp.dtype || info[init]->dims != tp.shape) {
         Report(ParityIssue::kShapeDiffers, init, name, 0, Diff(), report);
         continue;
       }
       OP_ASSIGN_OR_RETURN(const Tensor* t, TorchValue(p));
-      if (Sha256Hex(t->data(), t->byte_size()) == hash[init]) continue;
+      if (Sha256Hex(t->data(), t->byte_size()) == hash.at(init)) continue;
       Diff d;
       d.differing = t->num_elements();  // until the values say how many
       auto values = InitializerValue(init);
       if (values.ok()) d = Difference(*values, AsDoubles(*t), 0);
       if (d.differing > 0) Report(ParityIssue::kDiffers, init, name, t->num_elements(), d, report);
+    }
+    return Status::Ok();
+  }
+
+  // The initializers of convolutions a BatchNorm was folded into (RunFolded's).
+  std::set<std::string> FoldedInitializers(const Alignment& al) const {
+    std::set<std::string> out;
+    for (const auto& row : al.rows) {
+      if (row.method != AlignMethod::kBnFolded || row.onnx_tensor.empty()) continue;
+      const TensorEntry* e = g_.Find(row.onnx_tensor);
+      if (e == nullptr || e->producer < 0) continue;
+      const NodeInfo& conv = g_.nodes()[e->producer];
+      for (size_t k = 1; k < conv.inputs.size(); ++k) out.insert(Initializer(conv.inputs[k]));
+    }
+    return out;
+  }
+
+  // Initializers no parameter names (`skip`: those RunFolded checks) against the parameters, for
+  // the exporter's renames: first by the hash of the parameter's bytes as they are or transposed
+  // (claimed, nothing to report); then an initializer left over is read and compared with the
+  // parameters it could hold: when one of them matches it but for at most a tenth of its
+  // elements, clearly closer than any other, the initializer is that parameter, changed.
+  Status RunRenamed(const std::set<std::string>& skip, ParityReport* report) {
+    std::vector<const InitializerInfo*> open;
+    for (const auto& i : onnx_.model()->summary().initializers) {
+      auto dt = DTypeFromOnnx(i.elem_type);
+      if (i.num_elements < 2 || !dt.ok() || !IsFloating(*dt) || claimed_.count(i.name) ||
+          skip.count(i.name) || !hash_.count(i.name) || g_.Find(i.name) == nullptr ||
+          g_.Find(i.name)->consumers.empty())
+        continue;
+      open.push_back(&i);
+    }
+    if (open.empty()) return Status::Ok();
+    // the parameters (and layouts) each open initializer could hold
+    std::map<const InitializerInfo*, std::vector<std::pair<size_t, KeptAs>>> could;
+    for (size_t p = 0; p < calls_.params.size(); ++p) {
+      const TorchParam& tp = calls_.params[p];
+      if (!IsFloating(tp.dtype)) continue;
+      for (const InitializerInfo* i : open) {
+        auto dt = DTypeFromOnnx(i->elem_type);
+        if (*dt != tp.dtype) continue;
+        for (KeptAs how : Layouts(tp.shape, i->dims)) could[i].emplace_back(p, how);
+      }
+    }
+    std::map<std::pair<size_t, KeptAs>, std::string> hashed;  // of a parameter in a layout
+    std::vector<const InitializerInfo*> left;
+    for (const InitializerInfo* i : open) {
+      bool same = false;
+      for (const auto& pk : could[i]) {
+        auto h = hashed.find(pk);
+        if (h == hashed.end()) {
+          OP_ASSIGN_OR_RETURN(const Tensor* t, TorchValue(pk.first));
+          OP_ASSIGN_OR_RETURN(Tensor v, InLayout(*t, pk.second));
+          h = hashed.emplace(pk, Sha256Hex(v.data(), v.byte_size())).first;
+        }
+        if (h->second == hash_.at(i->name)) {
+          same = true;
+          break;
+        }
+      }
+      if (same) {
+        ++report->renamed;
+        claimed_.insert(i->name);
+      } else if (!could[i].empty()) {
+        left.push_back(i);
+      }
+    }
+    for (const InitializerInfo* i : left) {
+      auto values = InitializerValue(i->name);
+      if (!values.ok() || values->num_elements() != i->num_elements) continue;
+      Diff best, second;
+      best.differing = second.differing = UINT64_MAX;
+      std::pair<size_t, KeptAs> which{0, KeptAs::kSameOrder};
+      for (const auto& pk : could[i]) {
+        OP_ASSIGN_OR_RETURN(const Tensor* t, TorchValue(pk.first));
+        OP_ASSIGN_OR_RETURN(Tensor v, InLayout(*t, pk.second));
+        Diff d = Difference(*values, AsDoubles(v), 0);
+        if (d.differing < best.differing) {
+          second = best;
+          best = d;
+          which = pk;
+        } else if (d.differing < second.differing) {
+          second = d;
+        }
+      }
+      if (best.differing == 0 || best.differing * 10 > i->num_elements ||
+          (second.differing != UINT64_MAX && second.differing < 4 * best.differing))
+        continue;
+      ++report->renamed;
+      claimed_.insert(i->name);
+      const TorchParam& tp = calls_.params[which.first];
+      Report(ParityIssue::kDiffers, i->name, tp.names.empty() ? "" : tp.names.front(),
+             i->num_elements, best, report, "",
+             which.second == KeptAs::kTransposed ? " (kept transposed)" : " (kept renamed)");
     }
     return Status::Ok();
   }
@@ -323,7 +420,8 @@ class Parity {
   }
 
   void Report(ParityIssue issue, const std::string& init, const std::string& param, uint64_t count,
-              const Diff& d, ParityReport* report, const std::string& module = "") {
+              const Diff& d, ParityReport* report, const std::string& module = "",
+              const std::string& kept = "") {
     ParityFinding f;
     f.issue = issue;
     f.initializer = init;
@@ -354,8 +452,8 @@ class Parity {
     if (issue == ParityIssue::kShapeDiffers) {
       f.message = where + " has another type or shape than " + owner;
     } else {
-      f.message = where + " differs from " + owner + ": " + std::to_string(d.differing) + " of " +
-                  std::to_string(count) + " elements, max abs " + Fmt(d.max_abs);
+      f.message = where + " differs from " + owner + kept + ": " + std::to_string(d.differing) +
+                  " of " + std::to_string(count) + " elements, max abs " + Fmt(d.max_abs);
     }
     report->findings.push_back(std::move(f));
   }
@@ -369,6 +467,8 @@ class Parity {
   std::set<std::string> called_;
   std::unordered_map<std::string, size_t> param_of_;  // every name of a saved parameter
   std::map<size_t, Tensor> torch_values_;
+  std::unordered_map<std::string, std::string> hash_;  // of every initializer
+  std::set<std::string> claimed_;                      // initializers a parameter stands for
 };
 
 }  // namespace
@@ -379,6 +479,7 @@ Status CheckParameterParity(Side& torch_side, Side& onnx_side, const TorchCalls&
   Parity parity(torch_side, onnx_side, calls, graph);
   OP_RETURN_IF_ERROR(parity.Run(&alignment->parity));
   OP_RETURN_IF_ERROR(parity.RunFolded(*alignment, &alignment->parity));
+  OP_RETURN_IF_ERROR(parity.RunRenamed(parity.FoldedInitializers(*alignment), &alignment->parity));
   // the rows of the module a finding belongs to say so
   for (const auto& f : alignment->parity.findings) {
     for (auto& r : alignment->rows) {

@@ -160,6 +160,7 @@ class ConsoleReporter : public Reporter {
     if (report.parity.ran) {
       out += "parameter parity: " + std::to_string(report.parity.by_name) + " of " +
              std::to_string(report.parity.parameters) + " PyTorch parameters checked by name, " +
+             std::to_string(report.parity.renamed) + " renamed initializers, " +
              std::to_string(report.parity.folded) + " convolutions with a BatchNorm folded in, " +
              std::to_string(report.parity.findings.size()) + " differ\n";
       for (const auto& f : report.parity.findings) out += "  " + f.message + "\n";

@@ -153,7 +153,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.Key("model_diff").String(report.model_diff);
   j.Key("parity").BeginObject().Key("ran").Bool(report.parity.ran);
   j.Key("parameters").UInt(report.parity.parameters).Key("by_name").UInt(report.parity.by_name);
-  j.Key("folded").UInt(report.parity.folded);
+  j.Key("folded").UInt(report.parity.folded).Key("renamed").UInt(report.parity.renamed);
   j.Key("findings").BeginArray();
   for (const auto& f : report.parity.findings) {
     j.BeginObject().Key("node").String(f.node).Key("parameter").String(f.parameter);

@@ -744,3 +744,45 @@ def test_a_weight_behind_functional_code_is_isolated_without_parameters(onnxprob
     assert top["evidence"] == "isolation" and top["introduced"], top
     assert top["node"] == "/blocks.20/blocks.20.0/Gemm", top
     assert [n for n in top["nodes"] if not n.startswith("Identity")] == ["/blocks.20/blocks.20.0/Gemm"]
+
+
+class SequenceHead(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(12)
+        self.fc1 = torch.nn.Linear(12, 24)
+        self.fc2 = torch.nn.Linear(24, 12)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(self.ln(x))))
+
+
+def test_parity_finds_parameters_the_exporter_renamed_and_transposed(onnxprobe, tmp_path):
+    # exported with constant folding (torch.onnx.export's default): a Linear on a sequence reads
+    # its weight as a transposed copy, onnx::MatMul_N; parity finds it by its values
+    torch.manual_seed(0)
+    model = SequenceHead().eval()
+    x = torch.randn(2, 5, 12)
+    torch.onnx.export(model, x, str(tmp_path / "f.onnx"), opset_version=13)
+    capture(model, x, str(tmp_path / "f.cap"), onnx_path=str(tmp_path / "f.onnx"))
+    m = onnx.load(str(tmp_path / "f.onnx"))
+    kept = [i.name for i in m.graph.initializer if i.name.startswith("onnx::MatMul")]
+    assert len(kept) == 2, [i.name for i in m.graph.initializer]
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "f.cap", tmp_path / "f.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert rep["parity"]["renamed"] == 2 and not rep["parity"]["findings"], rep["parity"]
+    # one element of fc2's transposed weight: [3, 5] of the copy is fc2.weight[5, 3]
+    init = next(i for i in m.graph.initializer if i.name in kept and list(i.dims) == [24, 12])
+    w = numpy_helper.to_array(init).copy()
+    assert np.array_equal(w, model.fc2.weight.detach().numpy().T)  # independent: torch's own values
+    w[3, 5] += np.float32(0.5)
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(m, str(tmp_path / "bad.onnx"))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "f.cap", tmp_path / "bad.onnx")
+    assert r.returncode == 1, r.stdout[-3000:]
+    (f,) = rep["parity"]["findings"]
+    reader = next(n for n in m.graph.node if init.name in n.input)
+    assert f["parameter"] == "fc2.weight" and f["node"] == reader.name and f["differing"] == 1, f
+    assert "kept transposed" in f["message"] and f["max_abs"] == pytest.approx(0.5, rel=1e-6)
+    culprit = rep["localization"]["culprits"][0]
+    assert culprit["node"] == reader.name and culprit["evidence"] == "parity", culprit
