@@ -10,7 +10,7 @@ namespace {
 
 // Every differing index pair picks tied values of `x` along `axis`; `differing` counts them.
 bool OnlyTies(const Tensor& ia, const Tensor& ib, const Tensor& x, int64_t along, bool keepdims,
-              const Tolerance& tol, uint64_t* differing) {
+              const Tolerance& tol, uint64_t* differing, double* worst) {
   if (ia.empty() || ib.empty() || x.empty()) return false;
   const Shape& xs = x.shape();
   const int64_t rank = static_cast<int64_t>(xs.size());
@@ -29,6 +29,7 @@ bool OnlyTies(const Tensor& ia, const Tensor& ib, const Tensor& x, int64_t along
   const uint64_t n = ia.num_elements();
   std::vector<int64_t> coord(rank, 0);
   *differing = 0;
+  *worst = 0;
   for (uint64_t p = 0; p < n; ++p) {
     if (p > 0) {  // next coordinate in the index tensor's shape
       for (int64_t d = rank - 1; d >= 0; --d) {
@@ -47,8 +48,9 @@ bool OnlyTies(const Tensor& ia, const Tensor& ib, const Tensor& x, int64_t along
     }
     double va = ElementAsDouble(x, base + ja * x_stride[axis]);
     double vb = ElementAsDouble(x, base + jb * x_stride[axis]);
-    if (!(std::fabs(va - vb) <= tol.atol + tol.rtol * std::max(std::fabs(va), std::fabs(vb))))
-      return false;
+    double allowed = tol.atol + tol.rtol * std::max(std::fabs(va), std::fabs(vb));
+    if (!(std::fabs(va - vb) <= allowed)) return false;
+    if (allowed > 0) *worst = std::max(*worst, std::fabs(va - vb) / allowed);
   }
   return *differing > 0;
 }
@@ -63,12 +65,16 @@ bool IsIndexOutput(const NodeInfo& n, const std::string& tensor) {
 
 bool OnlyIndexTies(const Model& graph, const NodeInfo& n, const Tensor& expected,
                    const Tensor& observed, const Tensor& x, const Tolerance& tol,
-                   uint64_t* differing) {
-  if (n.op_type == "TopK")
-    return OnlyTies(expected, observed, x, NodeIntAttribute(graph, n, "axis", -1), true, tol,
-                    differing);
-  return OnlyTies(expected, observed, x, NodeIntAttribute(graph, n, "axis", 0),
-                  NodeIntAttribute(graph, n, "keepdims", 1) != 0, tol, differing);
+                   uint64_t* differing, double* ratio) {
+  double worst = 0;
+  bool ties =
+      n.op_type == "TopK"
+          ? OnlyTies(expected, observed, x, NodeIntAttribute(graph, n, "axis", -1), true, tol,
+                     differing, &worst)
+          : OnlyTies(expected, observed, x, NodeIntAttribute(graph, n, "axis", 0),
+                     NodeIntAttribute(graph, n, "keepdims", 1) != 0, tol, differing, &worst);
+  if (ratio != nullptr) *ratio = worst;
+  return ties;
 }
 
 void SettleIndexTies(Side& a, Side& b, const Model& graph, ComparisonResult* r) {
@@ -88,10 +94,12 @@ void SettleIndexTies(Side& a, Side& b, const Model& graph, ComparisonResult* r) 
     auto vb = b.Fetch({row.name_b, node->inputs[0]});
     if (!va.ok() || !vb.ok() || va->size() != 1 || vb->size() != 2) continue;
     uint64_t differing = 0;
+    double ratio = 0;
     if (!OnlyIndexTies(graph, *node, (*va)[0].tensor, (*vb)[0].tensor, (*vb)[1].tensor,
-                       row.tolerance, &differing))
+                       row.tolerance, &differing, &ratio))
       continue;
     row.pass = true;
+    row.tolerance_ratio = ratio;  // of the tied values, which decided
     row.reason = "indices differ at " + std::to_string(differing) + " of " +
                  std::to_string((*va)[0].tensor.num_elements()) + " positions, each between " +
                  "values of " + node->inputs[0] + " that tie within tolerance: " + node->op_type +

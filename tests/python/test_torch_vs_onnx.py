@@ -371,6 +371,8 @@ def test_indices_that_differ_only_between_tied_values_pass(onnxprobe, tmp_path):
     row = next(t for t in rep["tensors"] if t["dtype_a"] == "int64")
     assert row["verdict"] == "PASS" and "tie" in row["reason"]
     assert row["mismatches"] == int(differ.sum())
+    # the share of tolerance reported is the tied values' (exactly equal zeros: none used)
+    assert row["tolerance_ratio"] == 0.0, row
 
 
 class TopTwoExperts(torch.nn.Module):

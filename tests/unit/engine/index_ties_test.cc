@@ -56,8 +56,12 @@ TEST(IndexTies, ArgMaxAlongAxisZeroWithinTolerance) {
   Tensor x = MakeF32({3, 2}, {1.0f, 5, 1.0000001f, 2, 0, 5});
   Tensor expected = Indices({1, 2}, {0, 0});
   uint64_t differing = 0;
-  EXPECT_TRUE(OnlyIndexTies(m, n, expected, Indices({1, 2}, {1, 2}), x, kTol, &differing));
+  double ratio = -1;
+  EXPECT_TRUE(OnlyIndexTies(m, n, expected, Indices({1, 2}, {1, 2}), x, kTol, &differing, &ratio));
   EXPECT_EQ(differing, 2u);
+  // the larger share of the tolerance the tied values use: 1.0000001f - 1 over 1e-5 + 1e-3
+  double allowed = 1e-5 + 1e-3 * double(1.0000001f);
+  EXPECT_NEAR(ratio, (double(1.0000001f) - 1.0) / allowed, 1e-9);
   EXPECT_FALSE(OnlyIndexTies(m, n, expected, Indices({1, 2}, {2, 0}), x, kTol, &differing));
 }
 
