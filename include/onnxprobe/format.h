@@ -9,4 +9,8 @@ namespace onnxprobe {
 // `v` with `digits` significant digits ("2.98e-07", "0.0107", "inf", "nan").
 std::string FormatNumber(double v, int digits = 3);
 
+// A duration in milliseconds as a person reads it: "0.412 ms", "58.3 ms", "2580 ms" (three
+// significant digits, never an exponent below 1e7 ms).
+std::string FormatMs(double ms);
+
 }  // namespace onnxprobe

@@ -109,8 +109,7 @@ class ConsoleReporter : public Reporter {
     for (int i = 0; i < 2; ++i) {
       if (!sides[i]->measured) continue;
       const char* name = i == 0 ? "A " : "B ";
-      lat += std::string(lat.empty() ? "" : ", ") + name +
-             FormatNumber(sides[i]->latency.median_ms) + " ms";
+      lat += std::string(lat.empty() ? "" : ", ") + name + FormatMs(sides[i]->latency.median_ms);
       if (!same) lat += " (" + Runs(sides[i]->latency.runs) + ")";
       if (sides[i]->memory.measured) {
         mem += std::string(mem.empty() ? "" : ", ") + name + "+" +

@@ -15,7 +15,7 @@ constexpr int kProfileSchemaVersion = 1;
 constexpr const char* kMemorySource = "process resident set (/proc/self/status VmRSS, VmHWM)";
 constexpr size_t kTopInJson = 10;
 
-std::string Ms(double us) { return FormatNumber(us / 1000.0) + " ms"; }
+std::string Ms(double us) { return FormatMs(us / 1000.0); }
 std::string Pct(double share) {
   char b[16];
   std::snprintf(b, sizeof b, "%.1f%%", share * 100);
@@ -66,9 +66,9 @@ std::string RenderProfileText(const ProfileReport& r, size_t top) {
   std::string s = "profile     " + r.model_path + " on " + r.runtime + ", " + r.session.provider +
                   ", optimizations " + OptLevelName(r.session.optimization_level) + "\n";
   s += "runs        " + std::to_string(l.runs) + " measured after " + std::to_string(l.warmup) +
-       " warm-up: median " + FormatNumber(l.median_ms) + " ms wall (min " + FormatNumber(l.min_ms) +
-       ", max " + FormatNumber(l.max_ms) + "); runtime's own run " + Ms(r.run_median_us) +
-       "; session creation " + FormatNumber(l.session_ms) + " ms\n";
+       " warm-up: median " + FormatMs(l.median_ms) + " wall (min " + FormatMs(l.min_ms) + ", max " +
+       FormatMs(l.max_ms) + "); runtime's own run " + Ms(r.run_median_us) + "; session creation " +
+       FormatMs(l.session_ms) + "\n";
   s += "nodes       " + std::to_string(r.nodes.size()) + " ran: their medians sum to " +
        Ms(r.nodes_total_us) + "; all kernels of a run take " + Ms(r.kernels_run_median_us) +
        " (median)\n";

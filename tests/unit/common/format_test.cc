@@ -20,5 +20,14 @@ TEST(FormatNumber, SmallMagnitudesKeepTheirDigits) {
   EXPECT_EQ(FormatNumber(-INFINITY), "-inf");
 }
 
+// A ResNet-50 latency printed as "2.58e+03 ms".
+TEST(FormatMs, DurationsReadWithoutAnExponent) {
+  EXPECT_EQ(FormatMs(2580.4), "2580 ms");
+  EXPECT_EQ(FormatMs(250), "250 ms");
+  EXPECT_EQ(FormatMs(58.34), "58.3 ms");
+  EXPECT_EQ(FormatMs(0.4123), "0.412 ms");
+  EXPECT_EQ(FormatMs(NAN), "nan ms");
+}
+
 }  // namespace
 }  // namespace onnxprobe
