@@ -166,6 +166,65 @@ void CallGraph::AssignNodes(const TorchCalls& calls) {
       for (int c = m; c >= 0 && c != common; c = calls.calls[c].parent) certain_[c] = false;
     }
   }
+  AdoptInsertedNodes();
+}
+
+// Nodes a graph tool inserted carry no exporter scope (a float16 converter's Cast, an Identity,
+// a quantizer's pair): by name they would belong to the root, so that a node inserted inside a
+// call's span would make the call's internal tensor an output and its own output an argument.
+// Each connected group of them goes to the innermost call holding every scoped node around it:
+// the producers of what the group reads and the readers of what it makes (a graph input or
+// output counts as the root's). An export without scopes at all is left as it is.
+void CallGraph::AdoptInsertedNodes() {
+  const GraphIndex& g = model_.index();
+  const auto& nodes = g.nodes();
+  std::vector<char> inserted(nodes.size(), 0);
+  bool any_scoped = false;
+  for (const auto& n : nodes) {
+    std::string s;
+    inserted[n.topo_index] = !NodeScope(n.name, &s);
+    any_scoped = any_scoped || !inserted[n.topo_index];
+  }
+  if (!any_scoped || root_ < 0) return;
+  std::unordered_set<std::string> is_graph_output(graph_outputs_.begin(), graph_outputs_.end());
+  std::vector<char> done(nodes.size(), 0);
+  for (const auto& start : nodes) {
+    if (!inserted[start.topo_index] || done[start.topo_index]) continue;
+    std::vector<int> group = {start.topo_index};
+    std::vector<int> around;  // owners of the scoped nodes next to the group
+    done[start.topo_index] = 1;
+    for (size_t k = 0; k < group.size(); ++k) {
+      const NodeInfo& n = nodes[group[k]];
+      auto visit = [&](int m) {
+        if (m < 0) return;
+        if (!inserted[m]) {
+          around.push_back(owner_[m]);
+        } else if (!done[m]) {
+          done[m] = 1;
+          group.push_back(m);
+        }
+      };
+      for (const auto& i : n.inputs) {
+        const TensorEntry* e = i.empty() ? nullptr : g.Find(i);
+        if (e == nullptr) continue;
+        if (e->kind == TensorKind::kGraphInput) around.push_back(root_);
+        visit(e->producer);
+      }
+      for (const auto& o : n.outputs) {
+        const TensorEntry* e = o.empty() ? nullptr : g.Find(o);
+        if (e == nullptr) continue;
+        if (is_graph_output.count(o)) around.push_back(root_);
+        for (int c : e->consumers) visit(c);
+      }
+    }
+    if (around.empty()) continue;
+    int common = around.front();
+    for (int o : around) {
+      while (common >= 0 && !IsAncestorOrSelf(common, o)) common = calls_.calls[common].parent;
+    }
+    if (common < 0) continue;
+    for (int m : group) owner_[m] = common;
+  }
 }
 
 bool CallGraph::IsAncestorOrSelf(int ancestor, int call) const {

@@ -16,7 +16,8 @@ class CallGraph {
  public:
   CallGraph(const TorchCalls& calls, const Model& model);
 
-  // The call whose own scope holds node `n` (-1: none; unscoped nodes belong to the root).
+  // The call whose own scope holds node `n` (-1: none; unscoped nodes belong to the root, nodes
+  // a graph tool inserted to the innermost call around them).
   int owner(int node) const { return owner_[node]; }
   bool IsAncestorOrSelf(int ancestor, int call) const;
   // Nodes of `call` and all its sub-calls, in topological order.
@@ -41,6 +42,7 @@ class CallGraph {
 
  private:
   void AssignNodes(const TorchCalls& calls);
+  void AdoptInsertedNodes();
   const TorchCalls& calls_;
   const Model& model_;
   int root_ = -1;

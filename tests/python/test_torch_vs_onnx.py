@@ -788,3 +788,69 @@ def test_parity_finds_parameters_the_exporter_renamed_and_transposed(onnxprobe, 
     assert "kept transposed" in f["message"] and f["max_abs"] == pytest.approx(0.5, rel=1e-6)
     culprit = rep["localization"]["culprits"][0]
     assert culprit["node"] == reader.name and culprit["evidence"] == "parity", culprit
+
+
+class ScoresToo(torch.nn.Module):
+    """Attention returning its scores as well (Whisper's qkv_attention); the caller drops them."""
+
+    def __init__(self, d=16, h=2):
+        super().__init__()
+        self.h = h
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.out = torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+        qk = q @ k.transpose(-1, -2)
+        w = torch.softmax(qk, dim=-1)
+        return self.out((w @ v).transpose(1, 2).reshape(b, s, d)), qk.detach()
+
+
+class DropsScores(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = ScoresToo()
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.head(x + self.attn(x)[0])
+
+
+def _insert_after(path, out, tensor, nodes):
+    """Inserts `nodes` (a chain from `tensor` to tensor + "_end") after `tensor`'s producer."""
+    m = onnx.load(str(path))
+    g = m.graph
+    for n in g.node:
+        for k, x_ in enumerate(n.input):
+            if x_ == tensor:
+                n.input[k] = tensor + "_end"
+    at = next(k for k, n in enumerate(g.node) if tensor in n.output) + 1
+    for n in reversed(nodes):
+        g.node.insert(at, n)
+    onnx.save(m, str(out))
+
+
+def test_nodes_a_graph_tool_inserted_inside_a_call_stay_in_it(onnxprobe, tmp_path):
+    # a node named outside every scope, inserted after the attention's Softmax, made the Softmax
+    # an output of the call: the dropped scores were paired with it (a false alarm on a no-op
+    # Identity) and a float16 round trip there was named at the Softmax
+    from onnx import helper
+    torch.manual_seed(0)
+    model = DropsScores().eval()
+    x = torch.randn(2, 5, 16)
+    onnx_path, cap = exported(tmp_path, model, x, "s")
+    sm = next(n for n in onnx.load(str(onnx_path)).graph.node if n.op_type == "Softmax").output[0]
+    _insert_after(onnx_path, tmp_path / "id.onnx", sm, [helper.make_node("Identity", [sm], [sm + "_end"],
+                                                                         name="inserted_identity")])
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "id.onnx")
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert not [a for a in rep["alignment"] if a["onnx"] in (sm, sm + "_end") and not a.get("inside")]
+    half, back = helper.make_node("Cast", [sm], [sm + "_h"], name="to_fp16", to=onnx.TensorProto.FLOAT16), \
+        helper.make_node("Cast", [sm + "_h"], [sm + "_end"], name="to_fp32", to=onnx.TensorProto.FLOAT)
+    _insert_after(onnx_path, tmp_path / "half.onnx", sm, [half, back])
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "half.onnx")
+    assert r.returncode in (0, 1), r.stdout[-3000:]
+    named = (rep["localization"]["culprits"] or [{}])[0].get("node") if rep["verdict"] == "FAIL" \
+        else (rep["drift_origins"] or [{}])[0].get("node")
+    assert named == "to_fp16", (rep["verdict"], rep["localization"], rep["drift_origins"][:2])
