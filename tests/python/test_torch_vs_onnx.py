@@ -854,3 +854,39 @@ def test_nodes_a_graph_tool_inserted_inside_a_call_stay_in_it(onnxprobe, tmp_pat
     named = (rep["localization"]["culprits"] or [{}])[0].get("node") if rep["verdict"] == "FAIL" \
         else (rep["drift_origins"] or [{}])[0].get("node")
     assert named == "to_fp16", (rep["verdict"], rep["localization"], rep["drift_origins"][:2])
+
+
+class NormThenCoherentSum(torch.nn.Module):
+    """A LayerNorm over 512 features, then a Linear whose weights share a sign: a constant shift
+    of the normalized rows adds up over the 512 inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(512)
+        self.fc = torch.nn.Linear(512, 16)
+        with torch.no_grad():
+            self.fc.weight.copy_(0.05 + 0.01 * torch.randn(16, 512, generator=torch.Generator().manual_seed(0)))
+
+    def forward(self, x):
+        return self.fc(self.ln(x))
+
+
+def test_a_round_trip_below_the_noise_where_it_sits_is_named_when_it_grows_past_tolerance(onnxprobe, tmp_path):
+    # float16 rounding of the row means (offset 0.04) stays below the noise floor at the
+    # LayerNorm's output and fails the Linear after it: the round trip is the culprit, not the
+    # Linear whose own error is float32 rounding
+    from onnx import helper
+    torch.manual_seed(0)
+    model = NormThenCoherentSum().eval()
+    x = torch.randn(4, 6, 512, generator=torch.Generator().manual_seed(1)) + 0.04
+    onnx_path, cap = exported(tmp_path, model, x, "n")
+    mean = next(n for n in onnx.load(str(onnx_path)).graph.node if n.op_type == "ReduceMean").output[0]
+    half, back = helper.make_node("Cast", [mean], [mean + "_h"], name="to_fp16", to=onnx.TensorProto.FLOAT16), \
+        helper.make_node("Cast", [mean + "_h"], [mean + "_end"], name="to_fp32", to=onnx.TensorProto.FLOAT)
+    _insert_after(onnx_path, tmp_path / "half.onnx", mean, [half, back])
+    r, rep = compare(onnxprobe, tmp_path, cap, tmp_path / "half.onnx")
+    assert r.returncode == 1, r.stdout[-3000:]
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert rows["ln"]["verdict"] == "PASS" and rows["fc"]["verdict"] == "FAIL"  # the case exists
+    culprit = rep["localization"]["culprits"][0]
+    assert culprit["node"] == "to_fp16" and culprit["introduced"], culprit
