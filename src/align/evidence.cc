@@ -80,11 +80,14 @@ int ChooseByValue(const std::vector<double>& d, std::string* why) {
   }
   if (order.size() == 1) return order[0];
   double best = d[order[0]], second = d[order[1]];
-  if (best <= kSameValues && second <= kSameValues) {
+  // copies of one value sit at the same distance from the reference, up to rounding; the steps
+  // of a converging iteration sit within kSameValues of it too, but clearly apart
+  auto copy = [&](double x) { return x <= kSameValues && x <= 4 * best + 1e-6; };
+  if (copy(best) && copy(second)) {
     // several tensors holding the reference's values (copies): the first made is the one
     int first = order[0];
     for (int k : order) {
-      if (d[k] <= kSameValues) first = std::min(first, k);
+      if (copy(d[k])) first = std::min(first, k);
     }
     *why = "candidates hold the same values; the first is taken";
     return first;

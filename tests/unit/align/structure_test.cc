@@ -37,6 +37,8 @@ TEST(ChooseByValue, TakesAClearWinnerOrNothing) {
   EXPECT_EQ(ChooseByValue({0.2, 0.25}, &why), -1);  // no clear winner: unaligned
   EXPECT_NE(why.find("do not tell apart"), std::string::npos);
   EXPECT_EQ(ChooseByValue({1e-7, 2e-7}, &why), 0);  // copies of one value: the first
+  // the steps of a converging iteration: all near the reference, one clearly nearest
+  EXPECT_EQ(ChooseByValue({4e-4, 2e-5, 1e-7, 3e-6}, &why), 2);
   EXPECT_EQ(ChooseByValue({HUGE_VAL, HUGE_VAL}, &why), -1);
 }
 
