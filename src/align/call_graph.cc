@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace onnxprobe::align {
@@ -31,6 +32,19 @@ bool NodeScope(const std::string& node_name, std::string* scope) {
   return true;
 }
 
+bool ScopeOf(const NodeInfo& n, std::string* scope) {
+  for (const auto& o : n.outputs) {
+    if (o.empty()) continue;
+    // exactly ".../<Op>_output_<k>": a tool's derived name ("..._output_0__fp32") is not one
+    const size_t slash = o.rfind('/'), at = o.rfind("_output_");
+    if (o[0] != '/' || at == std::string::npos || at < slash || at + 8 >= o.size()) break;
+    if (o.find_first_not_of("0123456789", at + 8) != std::string::npos) break;
+    *scope = o.substr(0, slash);
+    return true;
+  }
+  return NodeScope(n.name, scope);
+}
+
 CallGraph::CallGraph(const TorchCalls& calls, const Model& model) : calls_(calls), model_(model) {
   const GraphIndex& g = model.index();
   const int n_calls = static_cast<int>(calls.calls.size());
@@ -42,6 +56,7 @@ CallGraph::CallGraph(const TorchCalls& calls, const Model& model) : calls_(calls
   }
   for (const auto& o : model.summary().outputs) graph_outputs_.push_back(o.name);
   AssignNodes(calls);
+  FindForeignReaders();
 
   // tensors that depend on a graph input (not constants or weights)
   for (const auto& in : model.summary().inputs) dynamic_.insert(in.name);
@@ -71,12 +86,20 @@ CallGraph::CallGraph(const TorchCalls& calls, const Model& model) : calls_(calls
         unread_[c].push_back(o);
     }
   }
+  // ONNX Runtime's blocked-channel layout (a model saved at optimization level "all"): those
+  // tensors hold another element order than any PyTorch tensor; ReorderOutput restores it
+  auto blocked = [&](const std::string& t) {
+    const TensorEntry* e = g.Find(t);
+    if (e == nullptr || e->producer < 0) return false;
+    const NodeInfo& p = g.nodes()[e->producer];
+    return p.domain == "com.microsoft.nchwc" && p.op_type != "ReorderOutput";
+  };
   for (int c = 0; c < n_calls; ++c) {
     std::unordered_set<std::string> seen_in;
     for (int k : nodes_[c]) {
       const NodeInfo& node = g.nodes()[k];
       for (const auto& o : node.outputs) {
-        if (o.empty() || !dynamic_.count(o)) continue;
+        if (o.empty() || !dynamic_.count(o) || blocked(o)) continue;
         const TensorEntry* e = g.Find(o);
         bool escapes = is_graph_output.count(o) > 0;
         if (e != nullptr) {
@@ -86,7 +109,7 @@ CallGraph::CallGraph(const TorchCalls& calls, const Model& model) : calls_(calls
         if (escapes) outputs_[c].push_back(o);
       }
       auto read = [&](const std::string& i) {
-        if (i.empty() || !dynamic_.count(i) || seen_in.count(i)) return;
+        if (i.empty() || !dynamic_.count(i) || seen_in.count(i) || blocked(i)) return;
         const TensorEntry* e = g.Find(i);
         bool outside = e == nullptr || e->producer < 0 || owner_[e->producer] < 0 ||
                        !IsAncestorOrSelf(c, owner_[e->producer]);
@@ -117,7 +140,7 @@ void CallGraph::AssignNodes(const TorchCalls& calls) {
   std::map<std::string, std::vector<int>> groups;
   for (const auto& n : g.nodes()) {
     std::string s;
-    if (NodeScope(n.name, &s)) groups[s].push_back(n.topo_index);
+    if (ScopeOf(n, &s)) groups[s].push_back(n.topo_index);
   }
   std::map<std::string, std::map<int, std::vector<int>>> by_family;  // scope -> ordinal -> nodes
   std::set<std::string> ambiguous;
@@ -182,19 +205,25 @@ void CallGraph::AdoptInsertedNodes() {
   bool any_scoped = false;
   for (const auto& n : nodes) {
     std::string s;
-    inserted[n.topo_index] = !NodeScope(n.name, &s);
+    inserted[n.topo_index] = !ScopeOf(n, &s);
     any_scoped = any_scoped || !inserted[n.topo_index];
   }
   if (!any_scoped || root_ < 0) return;
   std::unordered_set<std::string> is_graph_output(graph_outputs_.begin(), graph_outputs_.end());
+  const auto owners = ParameterOwners();
   std::vector<char> done(nodes.size(), 0);
   for (const auto& start : nodes) {
     if (!inserted[start.topo_index] || done[start.topo_index]) continue;
     std::vector<int> group = {start.topo_index};
     std::vector<int> around;  // owners of the scoped nodes next to the group
+    std::set<int> reads;      // calls owning a parameter the group reads
     done[start.topo_index] = 1;
     for (size_t k = 0; k < group.size(); ++k) {
       const NodeInfo& n = nodes[group[k]];
+      for (const auto& i : n.inputs) {
+        auto it = owners.find(i);
+        if (it != owners.end()) reads.insert(it->second.begin(), it->second.end());
+      }
       auto visit = [&](int m) {
         if (m < 0) return;
         if (!inserted[m]) {
@@ -217,6 +246,12 @@ void CallGraph::AdoptInsertedNodes() {
         for (int c : e->consumers) visit(c);
       }
     }
+    // a renamed node reading one call's own parameters is that call's (a Linear writing the
+    // graph's output, whose name carries no scope either)
+    if (reads.size() == 1) {
+      for (int m : group) owner_[m] = *reads.begin();
+      continue;
+    }
     if (around.empty()) continue;
     int common = around.front();
     for (int o : around) {
@@ -224,6 +259,42 @@ void CallGraph::AdoptInsertedNodes() {
     }
     if (common < 0) continue;
     for (int m : group) owner_[m] = common;
+  }
+}
+
+std::unordered_map<std::string, std::vector<int>> CallGraph::ParameterOwners() const {
+  std::unordered_map<std::string, std::vector<int>> owners;  // parameter name -> calls
+  for (size_t c = 0; c < calls_.calls.size(); ++c) {
+    for (const auto& names : calls_.calls[c].params) {
+      for (const auto& name : names) owners[name].push_back(static_cast<int>(c));
+    }
+  }
+  return owners;
+}
+
+void CallGraph::FindForeignReaders() {
+  const GraphIndex& g = model_.index();
+  const auto owners = ParameterOwners();
+  foreign_.assign(g.nodes().size(), std::string());
+  if (owners.empty()) return;
+  for (const auto& n : g.nodes()) {
+    const int owner = owner_[n.topo_index];
+    for (std::string x : n.inputs) {
+      for (int hops = 0; hops < 4 && !x.empty(); ++hops) {  // a layout node the exporter added
+        const TensorEntry* e = g.Find(x);
+        if (e == nullptr || e->producer < 0) break;
+        const NodeInfo& p = g.nodes()[e->producer];
+        if (p.op_type != "Identity" && p.op_type != "Transpose" && p.op_type != "Cast") break;
+        x = p.inputs.empty() ? std::string() : p.inputs[0];
+      }
+      auto it = owners.find(x);
+      if (it == owners.end() || owner < 0) continue;
+      const TensorEntry* e = g.Find(x);
+      if (e == nullptr || e->kind != TensorKind::kInitializer) continue;
+      bool around = std::any_of(it->second.begin(), it->second.end(),
+                                [&](int d) { return IsAncestorOrSelf(d, owner); });
+      if (!around) foreign_[n.topo_index] = x;
+    }
   }
 }
 

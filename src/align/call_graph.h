@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "align/torch_calls.h"
@@ -34,6 +35,12 @@ class CallGraph {
   // (a recurrent node's final state when only its sequence output is used).
   const std::vector<std::string>& unread(int call) const { return unread_[call]; }
   bool HasOp(int call, const std::string& op_type) const;
+  // Whether node k reads a parameter (by name, or through an Identity, Transpose or Cast of it)
+  // that no call around k owns: a fusion moved another module's work into k (ONNX Runtime's
+  // SkipLayerNormalization adding the previous Linear's bias).
+  bool ReadsForeignParameter(int node) const { return !foreign_[node].empty(); }
+  // That parameter's name, or "".
+  const std::string& ForeignParameter(int node) const { return foreign_[node]; }
   // Initializer names read by the call's nodes (directly).
   std::set<std::string> InitializersRead(int call) const;
   bool dynamic(const std::string& tensor) const { return dynamic_.count(tensor) > 0; }
@@ -43,11 +50,14 @@ class CallGraph {
  private:
   void AssignNodes(const TorchCalls& calls);
   void AdoptInsertedNodes();
+  void FindForeignReaders();
+  std::unordered_map<std::string, std::vector<int>> ParameterOwners() const;
   const TorchCalls& calls_;
   const Model& model_;
   int root_ = -1;
   std::vector<int> owner_;
   std::vector<bool> certain_;
+  std::vector<std::string> foreign_;
   std::vector<std::vector<int>> nodes_;
   std::vector<std::vector<std::string>> outputs_, inputs_, unread_;
   std::set<std::string> dynamic_;
@@ -57,5 +67,11 @@ class CallGraph {
 // The scope of a torch-exported node name ("/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0/
 // conv1", "/Add" -> ""); false when the name carries no scope.
 bool NodeScope(const std::string& node_name, std::string* scope);
+
+// The scope a node was made in: that of its first output when the exporter named it
+// ("/layer1/layer1.0/conv1/Conv_output_0"), which survives a tool renaming nodes and a fusion
+// keeping its last node's output (ONNX Runtime's Conv+BatchNorm+ReLU writes ".../relu/
+// Relu_output_0"); else that of the node's name. False when neither carries one.
+bool ScopeOf(const NodeInfo& n, std::string* scope);
 
 }  // namespace onnxprobe::align

@@ -31,6 +31,20 @@ std::string OrderKeepingSource(const Model& model, std::string name) {
   return name;
 }
 
+// Whether a node of `call` reading `t` also reads another module's parameter: a fusion merged
+// work done outside the call into it, so what it reads is not the call's argument (ONNX
+// Runtime's SkipLayerNormalization reads a Linear's output without its bias, and the bias).
+bool FusedReader(const CallGraph& graph, const Model& model, int call, const std::string& t) {
+  const TensorEntry* e = model.index().Find(t);
+  if (e == nullptr) return false;
+  for (int c : e->consumers) {
+    if (graph.owner(c) >= 0 && graph.IsAncestorOrSelf(call, graph.owner(c)) &&
+        graph.ReadsForeignParameter(c))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
@@ -52,7 +66,7 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     if (open.count(ci.call) || !graph.certain(ci.call) || graph.nodes(ci.call).empty()) continue;
     auto& cands = open[ci.call];
     for (const auto& t : graph.inputs(ci.call)) {
-      if (held.count(t)) continue;
+      if (held.count(t) || FusedReader(graph, model, ci.call, t)) continue;
       cands.push_back(t);
       fetch.insert(t);
     }

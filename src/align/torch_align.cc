@@ -18,6 +18,22 @@ namespace {
 
 bool IsConvolution(const std::string& op) { return op == "Conv" || op == "ConvTranspose"; }
 
+// Why call c's output was never made whole in the ONNX graph: a node outside every call owning
+// one of c's parameters reads it (CallGraph::ForeignParameter); "" when none does.
+std::string ReadOutside(const TorchCalls& calls, const CallGraph& graph, const Model& model,
+                        int c) {
+  std::unordered_set<std::string> own;
+  for (const auto& names : calls.calls[c].params) own.insert(names.begin(), names.end());
+  for (const auto& n : model.index().nodes()) {
+    const std::string& p = graph.ForeignParameter(n.topo_index);
+    if (!p.empty() && own.count(p))
+      return "its parameter '" + p + "' is read by node " + n.name +
+             " outside it (a fusion moved part of the module out of its scope): its output has "
+             "no counterpart";
+  }
+  return "";
+}
+
 // Whether a BatchNorm module reads tensor t, or its call's caller runs a batch_norm function.
 bool BatchNormReads(const TorchCalls& calls, const TorchTensorMeta& t) {
   for (const auto& c : calls.calls) {
@@ -65,9 +81,18 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
     method[i] = pair[i].empty() ? AlignMethod::kNone : p.method;
     if (p.alias >= 0 && pair[i].empty()) (*value_eligible)[i] = false;  // follows its target
   }
+  // the node making t's values: through Identity nodes a graph tool inserted after it
   auto producer_op = [&](const std::string& t) -> const NodeInfo* {
-    const TensorEntry* e = g.Find(t);
-    return e == nullptr || e->producer < 0 ? nullptr : &g.nodes()[e->producer];
+    const NodeInfo* prod = nullptr;
+    std::string x = t;
+    for (int hops = 0; hops < 8; ++hops) {
+      const TensorEntry* e = g.Find(x);
+      if (e == nullptr || e->producer < 0) break;
+      prod = &g.nodes()[e->producer];
+      if (prod->op_type != "Identity" || prod->inputs.empty()) break;
+      x = prod->inputs[0];
+    }
+    return prod;
   };
   auto unpair = [&](size_t s, const std::string& why) {
     pair[s].clear();
@@ -133,6 +158,25 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
       method[next] = AlignMethod::kBnFolded;
       confidence[next] = 1;
       note[next] = "folded into " + prod->name + " (a module without nodes right after it)";
+    }
+  }
+  std::unordered_map<int, std::string> read_outside;
+  // a call whose own parameter a node outside it reads (a fusion moved part of the module out
+  // of its scope: a Linear's bias into the activation or normalization after it): its output
+  // was never made; the tensor left in its scope lacks that part
+  for (size_t i = 0; i < n; ++i) {
+    const int c = ts[i].call;
+    if (pair[i].empty() || plans[i].alias >= 0 || !plans[i].alias_input.empty() ||
+        !graph.certain(c) || method[i] == AlignMethod::kBnFolded)
+      continue;
+    auto memo = read_outside.find(c);
+    if (memo == read_outside.end())
+      memo = read_outside.emplace(c, ReadOutside(calls, graph, model, c)).first;
+    const std::string why = memo->second;
+    if (why.empty()) continue;
+    const std::string x = pair[i];
+    for (size_t s = 0; s < n; ++s) {
+      if (pair[s] == x && root[s] == root[i]) unpair(s, why);
     }
   }
   Alignment al;
