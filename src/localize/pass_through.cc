@@ -16,7 +16,8 @@ bool Arithmetic(const std::string& op) {
 // Data movement whose other inputs give a shape or a window only: the data input (0) counts.
 bool Movement(const std::string& op) {
   return op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand" ||
-         op == "Flatten" || op == "Transpose" || op == "Slice";
+         op == "Flatten" || op == "Transpose" || op == "Slice" || op == "ReorderOutput" ||
+         op == "ReorderInput";  // ONNX Runtime's blocked layout
 }
 
 // Element-wise functions of one input without attributes: given the right input they give the
