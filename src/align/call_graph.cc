@@ -55,6 +55,11 @@ CallGraph::CallGraph(const TorchCalls& calls, const Model& model) : calls_(calls
     }
   }
   for (const auto& o : model.summary().outputs) graph_outputs_.push_back(o.name);
+  for (int c = 0; c < n_calls; ++c) {
+    for (const auto& names : calls.calls[c].params) {
+      for (const auto& name : names) owners_[name].push_back(c);
+    }
+  }
   AssignNodes(calls);
   FindForeignReaders();
 
@@ -210,7 +215,6 @@ void CallGraph::AdoptInsertedNodes() {
   }
   if (!any_scoped || root_ < 0) return;
   std::unordered_set<std::string> is_graph_output(graph_outputs_.begin(), graph_outputs_.end());
-  const auto owners = ParameterOwners();
   std::vector<char> done(nodes.size(), 0);
   for (const auto& start : nodes) {
     if (!inserted[start.topo_index] || done[start.topo_index]) continue;
@@ -221,8 +225,8 @@ void CallGraph::AdoptInsertedNodes() {
     for (size_t k = 0; k < group.size(); ++k) {
       const NodeInfo& n = nodes[group[k]];
       for (const auto& i : n.inputs) {
-        auto it = owners.find(i);
-        if (it != owners.end()) reads.insert(it->second.begin(), it->second.end());
+        auto it = owners_.find(i);
+        if (it != owners_.end()) reads.insert(it->second.begin(), it->second.end());
       }
       auto visit = [&](int m) {
         if (m < 0) return;
@@ -262,21 +266,10 @@ void CallGraph::AdoptInsertedNodes() {
   }
 }
 
-std::unordered_map<std::string, std::vector<int>> CallGraph::ParameterOwners() const {
-  std::unordered_map<std::string, std::vector<int>> owners;  // parameter name -> calls
-  for (size_t c = 0; c < calls_.calls.size(); ++c) {
-    for (const auto& names : calls_.calls[c].params) {
-      for (const auto& name : names) owners[name].push_back(static_cast<int>(c));
-    }
-  }
-  return owners;
-}
-
 void CallGraph::FindForeignReaders() {
   const GraphIndex& g = model_.index();
-  const auto owners = ParameterOwners();
   foreign_.assign(g.nodes().size(), std::string());
-  if (owners.empty()) return;
+  if (owners_.empty()) return;
   for (const auto& n : g.nodes()) {
     const int owner = owner_[n.topo_index];
     for (std::string x : n.inputs) {
@@ -287,8 +280,8 @@ void CallGraph::FindForeignReaders() {
         if (p.op_type != "Identity" && p.op_type != "Transpose" && p.op_type != "Cast") break;
         x = p.inputs.empty() ? std::string() : p.inputs[0];
       }
-      auto it = owners.find(x);
-      if (it == owners.end() || owner < 0) continue;
+      auto it = owners_.find(x);
+      if (it == owners_.end() || owner < 0) continue;
       const TensorEntry* e = g.Find(x);
       if (e == nullptr || e->kind != TensorKind::kInitializer) continue;
       bool around = std::any_of(it->second.begin(), it->second.end(),

@@ -51,13 +51,13 @@ class CallGraph {
   void AssignNodes(const TorchCalls& calls);
   void AdoptInsertedNodes();
   void FindForeignReaders();
-  std::unordered_map<std::string, std::vector<int>> ParameterOwners() const;
   const TorchCalls& calls_;
   const Model& model_;
   int root_ = -1;
   std::vector<int> owner_;
   std::vector<bool> certain_;
   std::vector<std::string> foreign_;
+  std::unordered_map<std::string, std::vector<int>> owners_;  // parameter name -> calls
   std::vector<std::vector<int>> nodes_;
   std::vector<std::vector<std::string>> outputs_, inputs_, unread_;
   std::set<std::string> dynamic_;

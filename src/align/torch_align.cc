@@ -19,17 +19,18 @@ namespace {
 bool IsConvolution(const std::string& op) { return op == "Conv" || op == "ConvTranspose"; }
 
 // Why call c's output was never made whole in the ONNX graph: a node outside every call owning
-// one of c's parameters reads it (CallGraph::ForeignParameter); "" when none does.
-std::string ReadOutside(const TorchCalls& calls, const CallGraph& graph, const Model& model,
-                        int c) {
-  std::unordered_set<std::string> own;
-  for (const auto& names : calls.calls[c].params) own.insert(names.begin(), names.end());
-  for (const auto& n : model.index().nodes()) {
-    const std::string& p = graph.ForeignParameter(n.topo_index);
-    if (!p.empty() && own.count(p))
-      return "its parameter '" + p + "' is read by node " + n.name +
-             " outside it (a fusion moved part of the module out of its scope): its output has "
-             "no counterpart";
+// one of c's parameters reads it (`read_by`: parameter -> such a node, from
+// CallGraph::ForeignParameter); "" when none does.
+std::string ReadOutside(const TorchCalls& calls,
+                        const std::unordered_map<std::string, std::string>& read_by, int c) {
+  for (const auto& names : calls.calls[c].params) {
+    for (const auto& p : names) {
+      auto it = read_by.find(p);
+      if (it != read_by.end())
+        return "its parameter '" + p + "' is read by node " + it->second +
+               " outside it (a fusion moved part of the module out of its scope): its output "
+               "has no counterpart";
+    }
   }
   return "";
 }
@@ -160,7 +161,11 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
       note[next] = "folded into " + prod->name + " (a module without nodes right after it)";
     }
   }
-  std::unordered_map<int, std::string> read_outside;
+  std::unordered_map<std::string, std::string> read_by;  // parameter -> node outside its calls
+  for (const auto& node : g.nodes()) {
+    const std::string& p = graph.ForeignParameter(node.topo_index);
+    if (!p.empty()) read_by.emplace(p, node.name);
+  }
   // a call whose own parameter a node outside it reads (a fusion moved part of the module out
   // of its scope: a Linear's bias into the activation or normalization after it): its output
   // was never made; the tensor left in its scope lacks that part
@@ -169,10 +174,7 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
     if (pair[i].empty() || plans[i].alias >= 0 || !plans[i].alias_input.empty() ||
         !graph.certain(c) || method[i] == AlignMethod::kBnFolded)
       continue;
-    auto memo = read_outside.find(c);
-    if (memo == read_outside.end())
-      memo = read_outside.emplace(c, ReadOutside(calls, graph, model, c)).first;
-    const std::string why = memo->second;
+    const std::string why = read_by.empty() ? "" : ReadOutside(calls, read_by, c);
     if (why.empty()) continue;
     const std::string x = pair[i];
     for (size_t s = 0; s < n; ++s) {
