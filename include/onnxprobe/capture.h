@@ -140,8 +140,10 @@ class CaptureSession {
 };
 
 // The node outputs of the graph the runtime runs with `options` after its optimizations (read
-// back from the optimized model it writes). Tensors of `model` not among them were fused away:
-// capturing them would block the fusion. Weights read from a file of more than
+// back from the optimized model it writes), plus the tensors of `model` it keeps in its blocked
+// channel layout under its own names (see BlockedLayoutTensors) when marking them blocks
+// nothing. Tensors of `model` not among them were fused away: capturing them would block the
+// fusion. Weights read from a file of more than
 // `max_initializer_bytes` (0: no limit; a memory budget; see LiftExternalInitializers) enter that
 // session as graph inputs, as writing the optimized model copies each weight: a fusion that
 // needs such a weight as a constant is then not seen, and its tensors are captured. Fails with

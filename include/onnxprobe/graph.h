@@ -16,9 +16,10 @@ Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::str
 
 // The model with every initializer of more than `max_bytes` (0: none) that sessions read from a
 // file (external data, and large embedded weights: see LoadMode::kFull) turned into a graph input
-// of the same type and shape, its data never read; MarkOutputs(model, {}) when there is none.
-// Fails like MarkOutputs.
-Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes);
+// of the same type and shape, its data never read; with `outputs` marked as graph outputs
+// (MarkOutputs(model, outputs) when there is none). Fails like MarkOutputs.
+Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes,
+                                               const std::vector<std::string>& outputs = {});
 
 struct SubgraphSpec {
   std::vector<int> nodes;  // topological indices into model.index().nodes()

@@ -156,8 +156,16 @@ class Model {
   std::shared_ptr<Impl> impl_;
 };
 
-// The outputs of the main graph's nodes in the model file at `path`, read without its weights
+// A main-graph node of a model file read without its weights (see ReadGraphNodes).
+struct FileNode {
+  std::string name, op_type, domain;
+  std::vector<std::string> inputs, outputs;    // "" for omitted optional ones
+  std::map<std::string, std::string> strings;  // the attributes of type STRING, by name
+  std::string attributes;  // every attribute, serialized in order: equal text, equal attributes
+};
+
+// The main graph's nodes of the model file at `path`, in file order, read without its weights
 // (external data is not resolved). Fails with kIoError (unreadable) or kCorrupt (not a model).
-Expected<std::set<std::string>> ReadNodeOutputs(const std::string& path);
+Expected<std::vector<FileNode>> ReadGraphNodes(const std::string& path);
 
 }  // namespace onnxprobe

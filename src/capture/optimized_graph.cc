@@ -7,16 +7,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "capture/blocked_layout.h"
 #include "common/file_util.h"
 #include "common/temp_registry.h"
 #include "onnxprobe/capture.h"
 #include "onnxprobe/graph.h"
 
 namespace onnxprobe {
+namespace {
 
-Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backend& backend,
-                                                      const SessionOptions& options,
-                                                      uint64_t max_initializer_bytes) {
+// The nodes of the graph the runtime makes of `bytes` (a form of `model`) with `options`.
+Expected<std::vector<FileNode>> RuntimeGraph(const Model& model, Backend& backend,
+                                             const SessionOptions& options, std::string bytes) {
   char tmpl[] = "/tmp/onnxprobe-optimized-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return IoError("cannot create a temporary folder in /tmp");
   std::string dir = tmpl;
@@ -30,17 +32,39 @@ Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backen
                   ? Status::Ok()
                   : IoError("cannot create a link in " + dir);
   if (st.ok()) {
-    auto bytes = LiftExternalInitializers(model, max_initializer_bytes);
-    auto session = bytes.ok() ? backend.CreateSession(*bytes, model.dir(), o)
-                              : Expected<std::unique_ptr<BackendSession>>(bytes.status());
+    auto session = backend.CreateSession(bytes, model.dir(), o);
     st = session.ok() ? Status::Ok() : session.status().WithContext(model.path());
   }
-  Expected<std::set<std::string>> present =
-      st.ok() ? ReadNodeOutputs(o.save_optimized_model) : Expected<std::set<std::string>>(st);
+  bytes.clear();
+  bytes.shrink_to_fit();
+  Expected<std::vector<FileNode>> nodes =
+      st.ok() ? ReadGraphNodes(o.save_optimized_model) : Expected<std::vector<FileNode>>(st);
   RemoveAll(dir);
   UnregisterTemporary(dir);
   OP_RETURN_IF_ERROR(st);
-  OP_RETURN_IF_ERROR(present.status().WithContext("reading the runtime's optimized graph"));
+  OP_RETURN_IF_ERROR(nodes.status().WithContext("reading the runtime's optimized graph"));
+  return nodes;
+}
+
+}  // namespace
+
+Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backend& backend,
+                                                      const SessionOptions& options,
+                                                      uint64_t max_initializer_bytes) {
+  OP_ASSIGN_OR_RETURN(std::string bytes, LiftExternalInitializers(model, max_initializer_bytes));
+  OP_ASSIGN_OR_RETURN(auto nodes, RuntimeGraph(model, backend, options, std::move(bytes)));
+  std::set<std::string> present;
+  for (const FileNode& n : nodes) present.insert(n.outputs.begin(), n.outputs.end());
+  present.erase("");
+  // tensors the runtime keeps in its blocked layout under its own names: marked as outputs, each
+  // gets a reorder back to the standard layout. Kept only when the graph's kernels stay the same
+  // with all of them marked; otherwise they count as fused away, as before.
+  std::vector<std::string> blocked = BlockedLayoutTensors(model.index(), nodes, present);
+  if (blocked.empty()) return present;
+  auto marked = LiftExternalInitializers(model, max_initializer_bytes, blocked);
+  if (!marked.ok()) return present;
+  auto with = RuntimeGraph(model, backend, options, std::move(*marked));
+  if (with.ok() && SameKernels(nodes, *with)) present.insert(blocked.begin(), blocked.end());
   return present;
 }
 

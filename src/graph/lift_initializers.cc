@@ -3,6 +3,7 @@
 // every initializer it keeps).
 #include <climits>
 
+#include "graph/outputs_tail.h"
 #include "model/model_impl.h"
 #include "onnxprobe/graph.h"
 #include "onnxprobe/tensor.h"
@@ -19,9 +20,11 @@ bool Lifted(const onnx::TensorProto& t, uint64_t max_bytes) {
 
 }  // namespace
 
-Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes) {
+Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes,
+                                               const std::vector<std::string>& outputs) {
   OP_RETURN_IF_ERROR(model.impl().RequireBytes());
-  if (max_bytes == 0) return MarkOutputs(model, {});
+  if (max_bytes == 0) return MarkOutputs(model, outputs);
+  OP_ASSIGN_OR_RETURN(std::string tail, OutputsTail(model, outputs));
   // large embedded weights are external data of the .onnx file itself in these bytes: small
   const std::string& bytes = model.impl().SerializedProto();
   onnx::ModelProto proto;
@@ -31,7 +34,7 @@ Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_
   auto* kept = g->mutable_initializer();
   bool any = false;
   for (const auto& t : *kept) any = any || Lifted(t, max_bytes);
-  if (!any) return MarkOutputs(model, {});
+  if (!any) return MarkOutputs(model, outputs);
   for (int i = 0; i < kept->size();) {
     const onnx::TensorProto& t = kept->Get(i);
     if (!Lifted(t, max_bytes)) {
@@ -49,7 +52,7 @@ Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_
     }
     kept->DeleteSubrange(i, 1);
   }
-  return proto.SerializeAsString();
+  return proto.SerializeAsString() + tail;
 }
 
 }  // namespace onnxprobe

@@ -1,13 +1,13 @@
 // Protobuf merges repeated occurrences of a message field, so the extra outputs are appended by
 // concatenating a tiny ModelProto{graph{output...}} after the cached serialization: the weights
 // are never copied again.
+#include "graph/outputs_tail.h"
 #include "model/model_impl.h"
 #include "onnxprobe/graph.h"
 
 namespace onnxprobe {
 
-Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::string>& extra) {
-  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
+Expected<std::string> OutputsTail(const Model& model, const std::vector<std::string>& extra) {
   const GraphIndex& idx = model.index();
   onnx::ModelProto tail;
   auto* g = tail.mutable_graph();
@@ -31,9 +31,14 @@ Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::str
       o->mutable_type()->mutable_tensor_type()->set_elem_type(vi->elem_type);
     }
   }
+  return tail.SerializeAsString();
+}
+
+Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::string>& extra) {
+  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
+  OP_ASSIGN_OR_RETURN(std::string tail_bytes, OutputsTail(model, extra));
   // one copy of the weights: sized for the tail up front, so appending never reallocates
   const std::string& serialized = model.impl().SerializedProto();
-  std::string tail_bytes = tail.SerializeAsString();
   std::string bytes;
   bytes.reserve(serialized.size() + tail_bytes.size());
   bytes.append(serialized).append(tail_bytes);

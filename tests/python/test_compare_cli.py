@@ -436,3 +436,52 @@ def test_a_runtime_that_crashes_in_an_isolated_side_is_one_line_and_exit_3(onnxp
     assert "node 'crash' (CrashOp)" in lines[-1], lines
     if os.environ.get("ONNXPROBE_SANITIZE") != "1":  # ASan reports the segfault its own way
         assert len(lines) == 1 and "SIGSEGV" in lines[0]
+
+
+def blocked_layout_models(tmp_path):
+    """cnn.onnx, faulty.onnx, input.npy and onnxruntime's own values (blocked_layout_models.py);
+    skips where this CPU's onnxruntime has no blocked layout."""
+    py = os.environ.get("ONNXPROBE_PYENV")
+    assert py and os.path.exists(py), "ONNXPROBE_PYENV (bootstrap's test environment) is missing"
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "blocked_layout_models.py")
+    r = subprocess.run([py, script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ref = np.load(tmp_path / "ref.npz")
+    if int(ref["layout"]) == 0:
+        pytest.skip("onnxruntime runs no blocked channel layout on this CPU")
+    return ref
+
+
+def test_optimizations_all_blocked_layout_tensors_are_compared(onnxprobe, tmp_path):
+    # at "all" on a CPU with wide vector units, onnxruntime keeps the activations of its
+    # convolutions in a blocked layout under its own names: they are compared, not "fused away"
+    ref = blocked_layout_models(tmp_path)
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "cnn.onnx", "--b-opt-level", "all",
+                     "--input", f"x={tmp_path / 'input.npy'}", "--latency-runs", "0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    compared = {t["name"] for t in rep["tensors"]}
+    # the fused Conv+Relu, Conv+Add+Relu, the pool, a Conv read twice, a Concat on blocked tensors
+    assert {"r1", "r2", "p", "c3", "cat", "y"} <= compared
+    # what the layout's kernels fused (each Conv's own output, the Add, the swish) is listed
+    assert {"c1", "c2", "s2"} <= set(rep["fused_in_b"])
+    assert compared.isdisjoint(rep["fused_in_b"])
+    # B's values are onnxruntime's, and capturing them leaves B's output bit-identical to a plain
+    # session at "all"
+    run([onnxprobe, "run", tmp_path / "cnn.onnx", "--opt-level", "all", "--input",
+         f"x={tmp_path / 'input.npy'}", "-o", tmp_path / "b.npz"])
+    with np.load(tmp_path / "b.npz") as b:
+        assert np.array_equal(b["y"], ref["plain_all"])
+        for name in ("r1", "r2", "p", "c3", "cat"):
+            np.testing.assert_allclose(b[name], ref["off/" + name], rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_optimizations_all_fault_inside_the_blocked_layout_is_named(onnxprobe, tmp_path):
+    blocked_layout_models(tmp_path)
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "cnn.onnx", tmp_path / "faulty.onnx",
+                     "--b-opt-level", "all", "--input", f"x={tmp_path / 'input.npy'}",
+                     "--latency-runs", "0")
+    assert r.returncode == 1, r.stdout + r.stderr
+    # the first divergence is the faulty Conv's fused output, not the pooled graph output
+    assert rep["summary"]["first_divergence"] == "r2"
+    named = [c["node"] for c in rep["localization"]["culprits"]]
+    assert named and named[0] == "conv2", rep["localization"]
