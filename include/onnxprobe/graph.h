@@ -42,4 +42,7 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
 int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,
                          int64_t def);
 
+// A string attribute of a main-graph node ("" when it is absent or not a string).
+std::string NodeStringAttribute(const Model& model, const NodeInfo& node, const std::string& name);
+
 }  // namespace onnxprobe

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxprobe/graph.h"
+
 namespace onnxprobe::align {
 namespace {
 
@@ -221,9 +223,11 @@ void CallGraph::AdoptInsertedNodes() {
     std::vector<int> group = {start.topo_index};
     std::vector<int> around;  // owners of the scoped nodes next to the group
     std::set<int> reads;      // calls owning a parameter the group reads
+    bool merged = false;      // a runtime fusion ran an activation that may be another call's
     done[start.topo_index] = 1;
     for (size_t k = 0; k < group.size(); ++k) {
       const NodeInfo& n = nodes[group[k]];
+      merged = merged || !NodeStringAttribute(model_, n, "activation").empty();
       for (const auto& i : n.inputs) {
         auto it = owners_.find(i);
         if (it != owners_.end()) reads.insert(it->second.begin(), it->second.end());
@@ -251,8 +255,10 @@ void CallGraph::AdoptInsertedNodes() {
       }
     }
     // a renamed node reading one call's own parameters is that call's (a Linear writing the
-    // graph's output, whose name carries no scope either)
-    if (reads.size() == 1) {
+    // graph's output, whose name carries no scope either); not one that also ran an activation
+    // fused into it (ONNX Runtime's FusedGemm of a Linear and the Tanh after the module): whose
+    // that was cannot be told, so the group goes to the call holding both sides of it
+    if (reads.size() == 1 && !merged) {
       for (int m : group) owner_[m] = *reads.begin();
       continue;
     }

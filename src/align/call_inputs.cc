@@ -2,6 +2,7 @@
 // made (x + block(x), a view, a mask) is recorded by the companion, and paired here with the ONNX
 // tensor the call's nodes read from outside, so that comparison, isolation and module isolation
 // can start at it.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -59,13 +60,19 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     holder.emplace(r.onnx_tensor, r.torch_name);
   }
   for (const auto& in : model.summary().inputs) held.insert(in.name);
+  std::map<std::string, DType> model_input_type;
+  for (const auto& in : model.summary().inputs) {
+    auto dt = DTypeFromOnnx(in.elem_type);
+    if (dt.ok()) model_input_type[in.name] = *dt;
+  }
   // per call: the ONNX tensors its nodes read from outside that PyTorch does not hold
   std::map<int, std::vector<std::string>> open;
-  std::set<std::string> fetch;
+  std::set<std::string> fetch, typed;  // candidates; every tensor read from outside, for its type
   for (const auto& ci : calls.call_inputs) {
     if (open.count(ci.call) || !graph.certain(ci.call) || graph.nodes(ci.call).empty()) continue;
     auto& cands = open[ci.call];
     for (const auto& t : graph.inputs(ci.call)) {
+      if (!model_input_type.count(t)) typed.insert(t);
       if (held.count(t) || FusedReader(graph, model, ci.call, t)) continue;
       cands.push_back(t);
       fetch.insert(t);
@@ -74,6 +81,7 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   // dtype and shape on both sides decide among candidates (values do not: an error made by the
   // functional code itself must show at its own row; values only reject a permutation)
   std::unordered_map<std::string, std::pair<DType, Shape>> onnx_type, torch_type;
+  fetch.insert(typed.begin(), typed.end());
   std::vector<std::string> names(fetch.begin(), fetch.end());
   constexpr uint64_t kBudget = uint64_t(1) << 30;
   OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, names, kBudget, [&](const RunOutput& o) {
@@ -88,6 +96,34 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
 
   std::unordered_map<std::string, const Tensor*> torch_value;
   for (const auto& o : tv) torch_value[o.name] = &o.tensor;
+  // a call whose nodes read more floating-point tensors from outside than it takes arguments: a
+  // fusion merged work done outside the call into one of its nodes (ONNX Runtime's
+  // SkipLayerNormalization adds in the residual its LayerNorm's argument was the sum of), so none
+  // of them is the argument
+  std::map<int, std::pair<size_t, size_t>> overfed;  // call -> (read from outside, arguments)
+  for (const auto& [c, cands] : open) {
+    size_t read = 0, args = 0;
+    for (const auto& t : graph.inputs(c)) {
+      auto mi = model_input_type.find(t);
+      auto ot = onnx_type.find(t);
+      if (mi != model_input_type.end() ? IsFloating(mi->second)
+                                       : ot != onnx_type.end() && IsFloating(ot->second.first))
+        ++read;
+    }
+    for (const auto& in : calls.calls[c].inputs) {
+      auto mi = in.kind == TorchRef::Kind::kInput ? model_input_type.find(in.name)
+                                                  : model_input_type.end();
+      auto tt = torch_type.find(in.name);
+      auto meta = std::find_if(calls.tensors.begin(), calls.tensors.end(),
+                               [&](const TorchTensorMeta& m) { return m.name == in.name; });
+      bool floating = mi != model_input_type.end() ? IsFloating(mi->second)
+                      : tt != torch_type.end()     ? IsFloating(tt->second.first)
+                      : meta != calls.tensors.end() && meta->known_type ? IsFloating(meta->dtype)
+                                                                        : true;  // unknown: counted
+      if (floating) ++args;
+    }
+    if (read > args) overfed[c] = {read, args};
+  }
   std::set<std::string> claimed;
   std::vector<AlignmentRow> rows;
   std::vector<std::string> check;  // the chosen ONNX tensors, for the layout check
@@ -99,7 +135,8 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     auto it = open.find(ci.call);
     auto tt = torch_type.find(ci.tensor);
     std::vector<std::string> match;
-    if (it != open.end() && tt != torch_type.end()) {
+    auto over = overfed.find(ci.call);
+    if (it != open.end() && tt != torch_type.end() && over == overfed.end()) {
       for (const auto& c : it->second) {
         auto ot = onnx_type.find(c);
         if (!claimed.count(c) && ot != onnx_type.end() && ot->second == tt->second)
@@ -113,6 +150,11 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
       row.note = what + ": the one tensor of its type the call's nodes read from outside";
       claimed.insert(match[0]);
       check.push_back(match[0]);
+    } else if (over != overfed.end()) {
+      row.note = what + ": the call's nodes read " + std::to_string(over->second.first) +
+                 " floating-point tensors from outside where the call takes " +
+                 std::to_string(over->second.second) +
+                 ": work outside the call was fused into them, so none is its argument";
     } else {
       row.note =
           what + (it == open.end() ? ": the call's nodes are not known"

@@ -14,4 +14,13 @@ int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::st
   return def;
 }
 
+std::string NodeStringAttribute(const Model& model, const NodeInfo& node, const std::string& name) {
+  const auto& g = model.impl().proto.graph();
+  if (node.file_index < 0 || node.file_index >= g.node_size()) return "";
+  for (const auto& a : g.node(node.file_index).attribute()) {
+    if (a.name() == name && a.type() == onnx::AttributeProto::STRING) return a.s();
+  }
+  return "";
+}
+
 }  // namespace onnxprobe

@@ -47,6 +47,24 @@ class EncoderBlock(torch.nn.Module):
         return self.ln(x + self.out(self.act(self.inter(x))))
 
 
+class EmbedPool(torch.nn.Module):
+    """BERT's ends: three embeddings summed by code outside any module, then a LayerNorm; and the
+    pooler, a Linear whose Tanh runs outside the module and writes a named graph output."""
+
+    def __init__(self, vocab=50, d=32):
+        super().__init__()
+        self.word = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Embedding(16, d)
+        self.tok = torch.nn.Embedding(2, d)
+        self.ln = torch.nn.LayerNorm(d)
+        self.pooler = torch.nn.Linear(d, d)
+
+    def forward(self, ids, types):
+        pos = torch.arange(ids.shape[1]).unsqueeze(0)
+        h = self.ln(self.word(ids) + self.pos(pos) + self.tok(types))
+        return {"hidden": h, "pooled": torch.tanh(self.pooler(h[:, 0]))}
+
+
 def _prepare(tmp_path, model, x, name):
     torch.manual_seed(0)
     if any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules()):
@@ -151,4 +169,22 @@ def test_a_model_saved_by_onnx_runtimes_optimizer(onnxprobe, tmp_path, level):
     opt = _ort_optimized(tmp_path, onnx_path, level)
     r, rep = _compare(onnxprobe, tmp_path, cap, opt)
     assert r.returncode == 0, r.stdout[-3000:]
+    assert rep["summary"]["compared"] >= 2
+
+
+@pytest.mark.parametrize("level", ["ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"])
+def test_work_fused_into_a_call_from_outside_it(onnxprobe, tmp_path, level):
+    # SkipLayerNormalization adds the last summand into the LayerNorm, so the LayerNorm's argument
+    # exists nowhere; FusedGemm runs the Tanh after the pooler module inside it: neither is paired
+    # with a tensor that holds less (or more) than the call's argument (or output)
+    ids = torch.randint(0, 50, (2, 8))
+    onnx_path, cap = _prepare(tmp_path, EmbedPool(), (ids, torch.randint(0, 2, (2, 8))), "emb")
+    opt = _ort_optimized(tmp_path, onnx_path, level)
+    ops = {n.op_type for n in onnx.load(str(opt)).graph.node}
+    assert {"SkipLayerNormalization", "FusedGemm"} <= ops, ops
+    r, rep = _compare(onnxprobe, tmp_path, cap, opt)
+    assert r.returncode == 0, r.stdout[-3000:]
+    rows = {a["torch"]: a for a in rep["alignment"]}
+    assert rows["ln:in0"]["onnx"] in ("", None), rows["ln:in0"]
+    assert rows["pooler"]["onnx"] in ("", None), rows["pooler"]
     assert rep["summary"]["compared"] >= 2
