@@ -54,12 +54,12 @@ def main():
             if runs[side][2] != 0:
                 sys.exit(f"onnxprobe run ({side}) failed with exit code {runs[side][2]}")
         rt = run_child([py, "-c", RUNTIME, model, inputs]) if py and os.path.exists(py) else None
-        c_s, c_m, c_rc, _ = run_child([exe, "compare", model, model, "--input", inputs,
-                                       "--b-opt-level", "all", "--max-memory", budget, "-q",
-                                       "--latency-runs", "0"])
+        c_s, c_m, c_rc = run_child([exe, "compare", model, model, "--input", inputs,
+                                    "--b-opt-level", "all", "--max-memory", budget, "-q",
+                                    "--latency-runs", "0"])
         if c_rc not in (0, 1):
             sys.exit(f"onnxprobe compare failed with exit code {c_rc}")
-    (a_s, a_m, _, _), (b_s, b_m, _, _) = runs["A"], runs["B"]
+    (a_s, a_m, _), (b_s, b_m, _) = runs["A"], runs["B"]
     print(f"sparse external data: {sparse_model.ROWS * sparse_model.DIM * 4 / (1 << 30):.2f} GiB table "
           f"({on_disk >> 20} MiB on disk), budget {budget}")
     print(f"  run A (off, output only)   {a_s:6.2f} s, peak RSS {a_m:6.0f} MiB")

@@ -257,7 +257,8 @@ void CallGraph::AdoptInsertedNodes() {
     // a renamed node reading one call's own parameters is that call's (a Linear writing the
     // graph's output, whose name carries no scope either); not one that also ran an activation
     // fused into it (ONNX Runtime's FusedGemm of a Linear and the Tanh after the module): whose
-    // that was cannot be told, so the group goes to the call holding both sides of it
+    // that was cannot be told, so the group goes to the innermost call holding its neighbours
+    // (the root, where it writes a graph output), and the parameters' call loses it
     if (reads.size() == 1 && !merged) {
       for (int m : group) owner_[m] = *reads.begin();
       continue;

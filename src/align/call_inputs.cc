@@ -60,20 +60,29 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     holder.emplace(r.onnx_tensor, r.torch_name);
   }
   for (const auto& in : model.summary().inputs) held.insert(in.name);
-  std::map<std::string, DType> model_input_type;
+  // the element type of every tensor the calls read from outside: declared, or seen when fetched
+  std::map<std::string, DType> static_type;
   for (const auto& in : model.summary().inputs) {
     auto dt = DTypeFromOnnx(in.elem_type);
-    if (dt.ok()) model_input_type[in.name] = *dt;
+    if (dt.ok()) static_type[in.name] = *dt;
   }
+  std::set<std::string> capturable;
+  for (const auto& t : onnx_side.tensors()) capturable.insert(t.name);
   // per call: the ONNX tensors its nodes read from outside that PyTorch does not hold
   std::map<int, std::vector<std::string>> open;
-  std::set<std::string> fetch, typed;  // candidates; every tensor read from outside, for its type
+  std::set<std::string> fetch;
   for (const auto& ci : calls.call_inputs) {
     if (open.count(ci.call) || !graph.certain(ci.call) || graph.nodes(ci.call).empty()) continue;
     auto& cands = open[ci.call];
     for (const auto& t : graph.inputs(ci.call)) {
-      if (!model_input_type.count(t)) typed.insert(t);
-      if (held.count(t) || FusedReader(graph, model, ci.call, t)) continue;
+      const ValueInfo* vi = static_type.count(t) ? nullptr : model.FindValueInfo(t);
+      auto dt = vi != nullptr ? DTypeFromOnnx(vi->elem_type) : Expected<DType>(NotFound(t));
+      if (dt.ok()) static_type[t] = *dt;
+      bool untyped = !static_type.count(t) && capturable.count(t);
+      if (held.count(t) || FusedReader(graph, model, ci.call, t)) {
+        if (untyped) fetch.insert(t);  // only its type is wanted
+        continue;
+      }
       cands.push_back(t);
       fetch.insert(t);
     }
@@ -81,7 +90,6 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   // dtype and shape on both sides decide among candidates (values do not: an error made by the
   // functional code itself must show at its own row; values only reject a permutation)
   std::unordered_map<std::string, std::pair<DType, Shape>> onnx_type, torch_type;
-  fetch.insert(typed.begin(), typed.end());
   std::vector<std::string> names(fetch.begin(), fetch.end());
   constexpr uint64_t kBudget = uint64_t(1) << 30;
   OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, names, kBudget, [&](const RunOutput& o) {
@@ -96,33 +104,56 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
 
   std::unordered_map<std::string, const Tensor*> torch_value;
   for (const auto& o : tv) torch_value[o.name] = &o.tensor;
-  // a call whose nodes read more floating-point tensors from outside than it takes arguments: a
-  // fusion merged work done outside the call into one of its nodes (ONNX Runtime's
-  // SkipLayerNormalization adds in the residual its LayerNorm's argument was the sum of), so none
-  // of them is the argument
+  // a call whose nodes read more floating-point tensors from outside than it takes arguments,
+  // two of them by one node: a fusion merged work done outside the call into that node (ONNX
+  // Runtime's SkipLayerNormalization adds in the residual its LayerNorm's argument was the sum
+  // of), so none of them is the argument
+  auto floating = [&](const std::string& t) {
+    auto st = static_type.find(t);
+    auto ot = onnx_type.find(t);
+    return st != static_type.end() ? IsFloating(st->second)
+                                   : ot != onnx_type.end() && IsFloating(ot->second.first);
+  };
+  std::unordered_map<std::string, const TorchTensorMeta*> meta;
+  for (const auto& m : calls.tensors) meta.emplace(m.name, &m);
+  std::map<std::pair<int, int>, std::string> recorded;  // (call, argument) -> capture tensor
+  for (const auto& ci : calls.call_inputs) recorded[{ci.call, ci.input}] = ci.tensor;
   std::map<int, std::pair<size_t, size_t>> overfed;  // call -> (read from outside, arguments)
   for (const auto& [c, cands] : open) {
-    size_t read = 0, args = 0;
+    std::set<std::string> read;
     for (const auto& t : graph.inputs(c)) {
-      auto mi = model_input_type.find(t);
-      auto ot = onnx_type.find(t);
-      if (mi != model_input_type.end() ? IsFloating(mi->second)
-                                       : ot != onnx_type.end() && IsFloating(ot->second.first))
-        ++read;
+      if (floating(t)) read.insert(t);
     }
-    for (const auto& in : calls.calls[c].inputs) {
-      auto mi = in.kind == TorchRef::Kind::kInput ? model_input_type.find(in.name)
-                                                  : model_input_type.end();
-      auto tt = torch_type.find(in.name);
-      auto meta = std::find_if(calls.tensors.begin(), calls.tensors.end(),
-                               [&](const TorchTensorMeta& m) { return m.name == in.name; });
-      bool floating = mi != model_input_type.end() ? IsFloating(mi->second)
-                      : tt != torch_type.end()     ? IsFloating(tt->second.first)
-                      : meta != calls.tensors.end() && meta->known_type ? IsFloating(meta->dtype)
-                                                                        : true;  // unknown: counted
-      if (floating) ++args;
+    bool merged = false;  // one node reads two of them, one a candidate
+    for (int k : graph.nodes(c)) {
+      const NodeInfo& n = model.index().nodes()[k];
+      size_t outside = 0;
+      bool candidate = false;
+      for (const auto& i : std::set<std::string>(n.inputs.begin(), n.inputs.end())) {
+        if (!read.count(i)) continue;
+        ++outside;
+        candidate = candidate || std::count(cands.begin(), cands.end(), i) > 0;
+      }
+      merged = merged || (outside >= 2 && candidate);
     }
-    if (read > args) overfed[c] = {read, args};
+    if (!merged) continue;
+    size_t args = 0;
+    const auto& ins = calls.calls[c].inputs;
+    for (size_t p = 0; p < ins.size(); ++p) {
+      const TorchRef& in = ins[p];
+      std::string name = in.name;
+      auto rec = recorded.find({c, static_cast<int>(p)});
+      if (in.kind == TorchRef::Kind::kUnknown && rec != recorded.end()) name = rec->second;
+      auto st = in.kind == TorchRef::Kind::kInput ? static_type.find(name) : static_type.end();
+      auto tt = torch_type.find(name);
+      auto m = meta.find(name);
+      bool is_float = st != static_type.end()                    ? IsFloating(st->second)
+                      : tt != torch_type.end()                   ? IsFloating(tt->second.first)
+                      : m != meta.end() && m->second->known_type ? IsFloating(m->second->dtype)
+                                                                 : true;  // unknown: counted
+      if (is_float) ++args;
+    }
+    if (read.size() > args) overfed[c] = {read.size(), args};
   }
   std::set<std::string> claimed;
   std::vector<AlignmentRow> rows;
@@ -154,7 +185,8 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
       row.note = what + ": the call's nodes read " + std::to_string(over->second.first) +
                  " floating-point tensors from outside where the call takes " +
                  std::to_string(over->second.second) +
-                 ": work outside the call was fused into them, so none is its argument";
+                 ", one node two of them: work outside the call seems fused into it, so none is "
+                 "paired with the argument";
     } else {
       row.note =
           what + (it == open.end() ? ": the call's nodes are not known"

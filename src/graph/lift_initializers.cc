@@ -52,7 +52,11 @@ Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_
     }
     kept->DeleteSubrange(i, 1);
   }
-  return proto.SerializeAsString() + tail;
+  std::string out;
+  out.reserve(proto.ByteSizeLong() + tail.size());
+  proto.AppendToString(&out);
+  out.append(tail);
+  return out;
 }
 
 }  // namespace onnxprobe

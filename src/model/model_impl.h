@@ -35,6 +35,7 @@ struct Model::Impl {
     uint64_t offset, size;
   };
   std::vector<FileRange> embedded;  // large raw_data of main-graph initializers, in the file
+  std::string embedded_location;    // the file's name as those references give it (`dir` holds it)
   mutable std::once_flag session_once;
   mutable std::string session_bytes;
 

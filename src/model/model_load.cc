@@ -236,7 +236,7 @@ const std::string& Model::Impl::SerializedProto() const {
   std::call_once(session_once, [this] {
     onnx::ModelProto p = proto;  // the graph without its large weights: small
     auto* inits = p.mutable_graph()->mutable_initializer();
-    const std::string location = fs::path(path).filename().string();
+    const std::string& location = embedded_location;
     for (const FileRange& e : embedded) {
       onnx::TensorProto* t = inits->Mutable(e.initializer);
       t->clear_raw_data();
@@ -255,12 +255,37 @@ const std::string& Model::Impl::SerializedProto() const {
   return session_bytes;
 }
 
+namespace {
+
+// A model reached through a symbolic link (a model hub's cache links each file to a blob stored
+// elsewhere): ONNX Runtime resolves an external data location to its real path and refuses one
+// outside the folder it was given, so the references to the weights the file holds itself name
+// the real file in its real folder. Left as is when the model also reads external data files of
+// its own: those are found next to the path as given, as ONNX Runtime alone would look for them.
+void LocateThroughLinks(Model::Impl* impl) {
+  if (impl->embedded.empty()) return;
+  for (const auto& i : impl->summary.initializers) {
+    if (i.external) return;
+  }
+  std::error_code ec;
+  fs::path real = fs::canonical(impl->path, ec);
+  if (ec) return;
+  fs::path given = fs::weakly_canonical(impl->dir, ec);
+  if (ec || real.parent_path() == given) return;
+  impl->dir = real.parent_path().string();
+  impl->embedded_location = real.filename().string();
+}
+
+}  // namespace
+
 Expected<Model> Model::Load(const std::string& path, LoadMode mode) {
   auto impl = std::make_shared<Impl>();
   impl->path = path;
   impl->dir = fs::path(path).parent_path().string();
   if (impl->dir.empty()) impl->dir = ".";
   OP_RETURN_IF_ERROR(mode == LoadMode::kFull ? LoadFull(impl.get()) : LoadGraphOnly(impl.get()));
+  impl->embedded_location = fs::path(path).filename().string();
+  LocateThroughLinks(impl.get());
   Model m;
   m.impl_ = std::move(impl);
   return m;

@@ -5,7 +5,8 @@ Runs in the test environment that has PyPI onnxruntime (ONNXPROBE_PYENV):
   python blocked_layout_models.py OUT_DIR
 writes OUT_DIR/cnn.onnx, OUT_DIR/faulty.onnx (one weight of the second Conv changed),
 OUT_DIR/input.npy and OUT_DIR/ref.npz: every intermediate tensor with optimizations off, the
-graph output of a plain session at "all", and `layout`, the optimized graph's NCHWc node count.
+graph output of a plain session at "all", `layout`, the optimized graph's NCHWc node count, and
+`optimized_outputs`, the tensor names in the graph onnxruntime runs at "all".
 """
 import os
 import sys
@@ -78,7 +79,9 @@ def main():
     for n in names:
         every.graph.output.append(helper.make_empty_tensor_value_info(n))
     off = session(every, ort.GraphOptimizationLevel.ORT_DISABLE_ALL).run(names, {"x": x})
+    kept = sorted(o for n in opt.graph.node for o in n.output if o)
     np.savez(os.path.join(out, "ref.npz"), plain_all=plain_all, layout=np.array(layout),
+             optimized_outputs=np.array(kept),
              **{"off/" + n: v for n, v in zip(names, off)})
 
 

@@ -119,3 +119,33 @@ def test_embedded_weights_are_mapped_not_copied(onnxprobe, tmp_path):
     expected = np.maximum(w["E"][ids] @ w["W1"] + w["b1"], 0) @ w["W2"]
     with np.load(tmp_path / "r.npz") as got:
         np.testing.assert_allclose(got["y"], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_model_reached_through_a_symbolic_link(onnxprobe, tmp_path):
+    """A model hub's cache: snapshots/<rev>/model.onnx links to blobs/<hash>. ONNX Runtime resolves
+    external data to its real path and refuses one outside the folder it was given, so the
+    references to the file's own embedded weights must name the real file; both runtimes run it
+    and give numpy's numbers."""
+    (tmp_path / "blobs").mkdir()
+    path, picked = sparse_model.make_embedded(str(tmp_path / "blobs"))
+    blob = tmp_path / "blobs" / "8d1f0c"
+    os.rename(path, blob)
+    snap = tmp_path / "snapshots" / "main"
+    snap.mkdir(parents=True)
+    (snap / "model.onnx").symlink_to(os.path.relpath(blob, snap))
+    rng = np.random.default_rng(4)
+    ids = rng.choice(picked, sparse_model.SEQ).reshape(1, sparse_model.SEQ)
+    np.savez(tmp_path / "in.npz", ids=ids)
+    import onnx
+    from onnx import numpy_helper
+    w = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(blob)).graph.initializer}
+    expected = np.maximum(w["E"][ids] @ w["W1"] + w["b1"], 0) @ w["W2"]
+    for extra in ([], ["--ort-version", "1.20.1"]):
+        out = tmp_path / f"r{len(extra)}.npz"
+        r = run([onnxprobe, "run", snap / "model.onnx", "--input", tmp_path / "in.npz", "-q", "-o", out] + extra)
+        assert r.returncode == 0, r.stderr
+        with np.load(out) as got:
+            np.testing.assert_allclose(got["y"], expected, rtol=1e-5, atol=1e-5)
+    r = run([onnxprobe, "compare", snap / "model.onnx", "--b-opt-level", "all", "--latency-runs", "0",
+             "--input", tmp_path / "in.npz", "-q"])
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -61,7 +61,9 @@ class BlockedLayoutTest : public ::testing::Test {
     AddNode(g, "BatchNormalization", {"r2", "w1", "w2", "w3", "w4"}, "bn");
     AddNode(g, "MaxPool", {"bn"}, "p");
     AddNode(g, "Concat", {"p", "r2"}, "cat");  // a standard op working on blocked tensors
-    AddNode(g, "Conv", {"cat", "w3"}, "c3");   // read twice: its Relu cannot be told to follow
+    // read twice: its Relu cannot be told to follow (a graph the runtime never writes: it would not
+    // fuse a Relu into a Conv whose output another node reads)
+    AddNode(g, "Conv", {"cat", "w3"}, "c3");
     AddNode(g, "Relu", {"c3"}, "r3");
     AddNode(g, "Sigmoid", {"c3"}, "s3");
     AddNode(g, "Add", {"r3", "s3"}, "out");
@@ -114,6 +116,23 @@ TEST_F(BlockedLayoutTest, LeavesOutWhatIsPresentAndGraphOutputs) {
   // no blocked layout at all: nothing
   std::vector<FileNode> plain{Standard("Conv", "n_c1", {"x", "w1"}, "c1")};
   EXPECT_TRUE(BlockedLayoutTensors(model_->index(), plain, {}).empty());
+}
+
+TEST_F(BlockedLayoutTest, ClaimsNoGraphOutputNoUnknownAndNoMismatchedNode) {
+  std::vector<FileNode> nodes{
+      // a standard node listed before the blocked node it reads (file order is not topological)
+      Standard("Concat", "n_cat", {"t4", "t2"}, "t5"),
+      Blocked("MaxPool", "p_nchwc", {"t3"}, "t4"),
+      Blocked("Conv", "c2_nchwc", {"t1", "w2", "", "t1"}, "t2", "Relu"),
+      // a blocked node named after the graph output, one named after no tensor at all
+      Blocked("GlobalAveragePool", "out_nchwc", {"t5"}, "t7"),
+      Blocked("Conv", "nothing_nchwc", {"t5", "w4"}, "t8"),
+      // a node of the original's name but another op: not the original node
+      Standard("Relu", "n_s3", {"t8"}, "t9"),
+  };
+  auto found = BlockedLayoutTensors(model_->index(), nodes, {});
+  std::set<std::string> got(found.begin(), found.end());
+  EXPECT_EQ(got, (std::set<std::string>{"cat", "p", "r2"}));
 }
 
 TEST_F(BlockedLayoutTest, SameKernelsIgnoresReordersOnly) {
