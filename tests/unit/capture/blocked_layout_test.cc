@@ -10,17 +10,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../graph_builder.h"
+
 namespace onnxprobe {
 namespace {
 
-void AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-             const std::string& out) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name("n_" + out);
-  for (const auto& x : in) n->add_input(x);
-  n->add_output(out);
-}
+using test::AddInitializer;
+using test::AddNode;
 
 FileNode Blocked(const std::string& op, const std::string& name, std::vector<std::string> in,
                  const std::string& out, const std::string& activation = "") {
@@ -40,19 +36,9 @@ FileNode Standard(const std::string& op, const std::string& name, std::vector<st
 class BlockedLayoutTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(13);
+    onnx::ModelProto m = test::ModelWithInputX();
     onnx::GraphProto* g = m.mutable_graph();
-    g->set_name("g");
-    g->add_input()->set_name("x");
-    for (const char* w : {"w1", "w2", "w3", "w4"}) {
-      onnx::TensorProto* t = g->add_initializer();
-      t->set_name(w);
-      t->set_data_type(onnx::TensorProto::FLOAT);
-      t->add_dims(1);
-      t->add_float_data(0.5f);
-    }
+    for (const char* w : {"w1", "w2", "w3", "w4"}) AddInitializer(g, w);
     AddNode(g, "Conv", {"x", "w1"}, "c1");  // Conv + Relu, fused before the layout
     AddNode(g, "Relu", {"c1"}, "r1");
     AddNode(g, "Conv", {"r1", "w2"}, "c2");  // Conv + Add + Relu, all fused by the layout
@@ -68,14 +54,9 @@ class BlockedLayoutTest : public ::testing::Test {
     AddNode(g, "Sigmoid", {"c3"}, "s3");
     AddNode(g, "Add", {"r3", "s3"}, "out");
     g->add_output()->set_name("out");
-    dir_ = std::filesystem::temp_directory_path() /
-           ("onnxprobe_blocked_layout_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    std::string path = (dir_ / "m.onnx").string();
-    std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-    auto loaded = Model::Load(path);
-    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-    model_ = std::make_unique<Model>(std::move(*loaded));
+    std::string error;
+    model_ = test::WriteAndLoad(m, "onnxprobe_blocked_layout", &dir_, &error);
+    ASSERT_NE(model_, nullptr) << error;
     // what the runtime writes: its own names for blocked tensors, the original tensor's name
     // on the node that replaced it, a reorder back where the standard layout is needed
     optimized_ = {

@@ -9,35 +9,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../graph_builder.h"
+
 namespace onnxprobe {
 namespace {
 
-void AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-             const std::string& out) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name("n_" + out);
-  for (const auto& x : in) n->add_input(x);
-  n->add_output(out);
-}
-
-void AddInitializer(onnx::GraphProto* g, const std::string& name) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_dims(1);
-  t->add_float_data(0.5f);
-}
+using test::AddInitializer;
+using test::AddNode;
 
 class PassThroughTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(13);
+    onnx::ModelProto m = test::ModelWithInputX();
     onnx::GraphProto* g = m.mutable_graph();
-    g->set_name("g");
-    g->add_input()->set_name("x");
     AddInitializer(g, "bias");
     AddInitializer(g, "scale");
     // Hardswish-like: HardSigmoid, Mul by the module's input; then Reshape, Unsqueeze'd weight
@@ -84,14 +68,9 @@ class PassThroughTest : public ::testing::Test {
     g->add_output()->set_name("gated");
     g->add_output()->set_name("reordered");
     g->add_output()->set_name("window");
-    dir_ = std::filesystem::temp_directory_path() /
-           ("onnxprobe_pass_through_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    std::string path = (dir_ / "m.onnx").string();
-    std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-    auto loaded = Model::Load(path);
-    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-    model_ = std::make_unique<Model>(std::move(*loaded));
+    std::string error;
+    model_ = test::WriteAndLoad(m, "onnxprobe_pass_through", &dir_, &error);
+    ASSERT_NE(model_, nullptr) << error;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
