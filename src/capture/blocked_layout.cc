@@ -30,8 +30,10 @@ const NodeInfo* SoleConsumer(const GraphIndex& idx, const std::string& name,
   return wanted && !n.outputs.empty() && !n.outputs[0].empty() ? &n : nullptr;
 }
 
-// The original tensor a node of the layout's domain computes; "" when it cannot be told.
-std::string ReplacedTensor(const GraphIndex& idx, const FileNode& n) {
+// The original tensor a node of the layout's domain computes; "" when it cannot be told. `rule`
+// says how it was found (e.g. "Conv+Add+Relu": followed through the Add and the activation).
+std::string ReplacedTensor(const GraphIndex& idx, const FileNode& n, std::string* rule) {
+  *rule = n.op_type;
   const std::string suffix = "_nchwc";
   if (!EndsWith(n.name, suffix)) return "";
   std::string t = n.name.substr(0, n.name.size() - suffix.size());
@@ -44,6 +46,7 @@ std::string ReplacedTensor(const GraphIndex& idx, const FileNode& n) {
     const NodeInfo* add = SoleConsumer(idx, t, {"Add", "Sum"});
     if (add == nullptr) return "";
     t = add->outputs[0];
+    *rule += "+" + add->op_type;
   }
   auto act = n.strings.find("activation");
   if (act != n.strings.end() && !act->second.empty()) {
@@ -54,6 +57,7 @@ std::string ReplacedTensor(const GraphIndex& idx, const FileNode& n) {
       const NodeInfo* a = SoleConsumer(idx, t, {act->second});
       if (a == nullptr) return "";
       t = a->outputs[0];
+      *rule += "+" + a->op_type;
     }
   }
   return t;
@@ -61,21 +65,23 @@ std::string ReplacedTensor(const GraphIndex& idx, const FileNode& n) {
 
 }  // namespace
 
-std::vector<std::string> BlockedLayoutTensors(const GraphIndex& idx,
-                                              const std::vector<FileNode>& optimized,
-                                              const std::set<std::string>& present) {
-  std::vector<std::string> found;
+std::vector<BlockedTensor> BlockedLayoutTensors(const GraphIndex& idx,
+                                                const std::vector<FileNode>& optimized,
+                                                const std::set<std::string>& present) {
+  std::vector<BlockedTensor> found;
   std::set<std::string> seen;
-  auto add = [&](const std::string& t) {
-    if (Intermediate(idx, t) && !present.count(t) && seen.insert(t).second) found.push_back(t);
+  auto add = [&](const std::string& t, const std::string& rule) {
+    if (Intermediate(idx, t) && !present.count(t) && seen.insert(t).second)
+      found.push_back({t, rule});
   };
   std::set<std::string> blocked;  // tensors of the optimized graph in the blocked layout
   for (const FileNode& n : optimized) {
     if (n.domain != kLayoutDomain || n.op_type == "ReorderOutput") continue;
     blocked.insert(n.outputs.begin(), n.outputs.end());
     if (n.op_type != "ReorderInput") {
-      std::string t = ReplacedTensor(idx, n);
-      if (!t.empty()) add(t);
+      std::string rule;
+      std::string t = ReplacedTensor(idx, n, &rule);
+      if (!t.empty()) add(t, rule);
     }
   }
   if (blocked.empty()) return found;
@@ -104,7 +110,8 @@ std::vector<std::string> BlockedLayoutTensors(const GraphIndex& idx,
       const NodeInfo& orig = idx.nodes()[it->second];
       if (orig.op_type != n.op_type) continue;
       for (size_t k = 0; k < std::min(orig.outputs.size(), n.outputs.size()); ++k) {
-        if (!orig.outputs[k].empty() && !n.outputs[k].empty()) add(orig.outputs[k]);
+        if (!orig.outputs[k].empty() && !n.outputs[k].empty())
+          add(orig.outputs[k], "kept " + n.op_type);
       }
     }
   }

@@ -16,10 +16,16 @@ namespace onnxprobe {
 // named after the tensor it replaces ("<tensor>_nchwc", "<tensor>_bn_nchwc"), then absorbs the
 // Add it sums into and its activation; a standard node working on blocked tensors keeps its
 // original name. Tensors in `present` are left out. Marking these as outputs adds a reorder
-// after each and should block nothing: callers confirm that (SameKernels) before relying on it.
-std::vector<std::string> BlockedLayoutTensors(const GraphIndex& idx,
-                                              const std::vector<FileNode>& optimized,
-                                              const std::set<std::string>& present);
+// after each and should block nothing: callers confirm that (SameKernels) before relying on it,
+// rule by rule where all together do not pass (a runtime may fuse an activation only while its
+// output is no graph output).
+struct BlockedTensor {
+  std::string name;  // the original tensor
+  std::string rule;  // how it was found: "Conv+Add+Relu", "MaxPool", "kept Concat", ...
+};
+std::vector<BlockedTensor> BlockedLayoutTensors(const GraphIndex& idx,
+                                                const std::vector<FileNode>& optimized,
+                                                const std::set<std::string>& present);
 
 // Whether two optimized graphs run the same kernels with the same attributes, the layout's
 // reorders back to the standard layout aside.

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <map>
+
 #include "capture/blocked_layout.h"
 #include "common/file_util.h"
 #include "common/temp_registry.h"
@@ -58,13 +61,36 @@ Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backen
   present.erase("");
   // tensors the runtime keeps in its blocked layout under its own names: marked as outputs, each
   // gets a reorder back to the standard layout. Kept only when the graph's kernels stay the same
-  // with all of them marked; otherwise they count as fused away, as before.
-  std::vector<std::string> blocked = BlockedLayoutTensors(model.index(), nodes, present);
-  if (blocked.empty()) return present;
-  auto marked = LiftExternalInitializers(model, max_initializer_bytes, blocked);
-  if (!marked.ok()) return present;
-  auto with = RuntimeGraph(model, backend, options, std::move(*marked));
-  if (with.ok() && SameKernels(nodes, *with)) present.insert(blocked.begin(), blocked.end());
+  // with them marked: all at once, else the rules that pass alone (then once more together);
+  // the rest count as fused away, as before.
+  std::vector<BlockedTensor> blocked = BlockedLayoutTensors(model.index(), nodes, present);
+  auto same = [&](const std::vector<std::string>& names) {
+    auto marked = LiftExternalInitializers(model, max_initializer_bytes, names);
+    if (!marked.ok()) return false;
+    auto with = RuntimeGraph(model, backend, options, std::move(*marked));
+    return with.ok() && SameKernels(nodes, *with);
+  };
+  std::map<std::string, std::vector<std::string>> by_rule;
+  for (const auto& b : blocked) by_rule[b.rule].push_back(b.name);
+  std::vector<std::string> all;
+  for (const auto& b : blocked) all.push_back(b.name);
+  if (all.empty()) return present;
+  if (!same(all)) {
+    all.clear();
+    size_t passed = 0;
+    std::vector<const std::vector<std::string>*> rules;  // the largest first, a few at most
+    for (const auto& [rule, names] : by_rule) rules.push_back(&names);
+    std::stable_sort(rules.begin(), rules.end(),
+                     [](const auto* x, const auto* y) { return x->size() > y->size(); });
+    rules.resize(std::min<size_t>(rules.size(), 6));
+    for (const auto* names : by_rule.size() > 1 ? rules : decltype(rules)()) {
+      if (!same(*names)) continue;
+      all.insert(all.end(), names->begin(), names->end());
+      ++passed;
+    }
+    if (passed > 1 && !same(all)) all.clear();
+  }
+  present.insert(all.begin(), all.end());
   return present;
 }
 

@@ -33,14 +33,17 @@ def build(rng):
         helper.make_node("Conv", ["p", "w3", "b3"], ["c3"], name="conv3", pads=[1, 1, 1, 1]),
         helper.make_node("Sigmoid", ["c3"], ["g"], name="gate"),
         helper.make_node("Mul", ["c3", "g"], ["m"], name="swish"),
-        helper.make_node("Concat", ["m", "p"], ["cat"], name="concat", axis=1),
+        helper.make_node("Conv", ["p", "w4", "b4"], ["c4"], name="conv4", pads=[1, 1, 1, 1]),
+        helper.make_node("HardSwish", ["c4"], ["h4"], name="hswish"),
+        helper.make_node("Concat", ["m", "p", "h4"], ["cat"], name="concat", axis=1),
         helper.make_node("GlobalAveragePool", ["cat"], ["y"], name="gap"),
     ]
     inits = [weight("w1", 32, 16, 3, 3), weight("b1", 32), weight("w2", 32, 32, 3, 3),
-             weight("b2", 32), weight("w3", 32, 32, 3, 3), weight("b3", 32)]
+             weight("b2", 32), weight("w3", 32, 32, 3, 3), weight("b3", 32),
+             weight("w4", 32, 32, 3, 3), weight("b4", 32)]
     g = helper.make_graph(nodes, "blocked", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 24, 24])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
 
 
 def session(model, level, saved=None):

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "../graph_builder.h"
 
@@ -82,17 +83,27 @@ class BlockedLayoutTest : public ::testing::Test {
 TEST_F(BlockedLayoutTest, NamesTheOriginalTensorsTheLayoutComputes) {
   std::set<std::string> present{"r3", "s3", "out"};
   auto found = BlockedLayoutTensors(model_->index(), optimized_, present);
-  std::set<std::string> got(found.begin(), found.end());
+  std::set<std::string> got;
+  std::map<std::string, std::string> rule;
+  for (const auto& b : found) {
+    got.insert(b.name);
+    rule[b.name] = b.rule;
+  }
   // r1: activation fused before the layout; r2: the Add and the Relu absorbed; bn: a
   // BatchNormalization as a convolution; cat: a standard node on blocked tensors. c3 is read
   // twice, so the Relu cannot have been absorbed into it: nothing is claimed for that node.
   EXPECT_EQ(got, (std::set<std::string>{"r1", "r2", "bn", "p", "cat"}));
   EXPECT_EQ(found.size(), got.size());
+  // how each was found, the groups checked apart when marking all of them changes a kernel
+  EXPECT_EQ(rule["r1"], "Conv");
+  EXPECT_EQ(rule["r2"], "Conv+Add+Relu");
+  EXPECT_EQ(rule["cat"], "kept Concat");
 }
 
 TEST_F(BlockedLayoutTest, LeavesOutWhatIsPresentAndGraphOutputs) {
-  auto found = BlockedLayoutTensors(model_->index(), optimized_, {"r1", "cat"});
-  std::set<std::string> got(found.begin(), found.end());
+  std::set<std::string> got;
+  for (const auto& b : BlockedLayoutTensors(model_->index(), optimized_, {"r1", "cat"}))
+    got.insert(b.name);
   EXPECT_EQ(got, (std::set<std::string>{"r2", "bn", "p"}));
   // no blocked layout at all: nothing
   std::vector<FileNode> plain{Standard("Conv", "n_c1", {"x", "w1"}, "c1")};
@@ -111,8 +122,8 @@ TEST_F(BlockedLayoutTest, ClaimsNoGraphOutputNoUnknownAndNoMismatchedNode) {
       // a node of the original's name but another op: not the original node
       Standard("Relu", "n_s3", {"t8"}, "t9"),
   };
-  auto found = BlockedLayoutTensors(model_->index(), nodes, {});
-  std::set<std::string> got(found.begin(), found.end());
+  std::set<std::string> got;
+  for (const auto& b : BlockedLayoutTensors(model_->index(), nodes, {})) got.insert(b.name);
   EXPECT_EQ(got, (std::set<std::string>{"cat", "p", "r2"}));
 }
 
