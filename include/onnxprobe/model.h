@@ -161,7 +161,8 @@ struct FileNode {
   std::string name, op_type, domain;
   std::vector<std::string> inputs, outputs;    // "" for omitted optional ones
   std::map<std::string, std::string> strings;  // the attributes of type STRING, by name
-  std::string attributes;  // every attribute, serialized in order: equal text, equal attributes
+  std::string attributes;  // every attribute by name (a body or tensor by its size): equal text,
+                           // equal attributes
 };
 
 // The main graph's nodes of the model file at `path`, in file order, read without its weights

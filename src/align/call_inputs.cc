@@ -4,6 +4,7 @@
 // can start at it.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -44,6 +45,49 @@ bool FusedReader(const CallGraph& graph, const Model& model, int call, const std
       return true;
   }
   return false;
+}
+
+// Calls whose nodes read more floating-point tensors from outside than the call takes arguments,
+// two of them by one node, one of those a candidate (`open`): a fusion merged work done outside
+// the call into that node (ONNX Runtime's SkipLayerNormalization adds in the residual its
+// LayerNorm's argument was the sum of), so none of them is the argument. Each with (read from
+// outside, arguments).
+std::map<int, std::pair<size_t, size_t>> OverfedCalls(
+    const TorchCalls& calls, const CallGraph& graph, const Model& model,
+    const std::map<int, std::vector<std::string>>& open,
+    const std::function<bool(const std::string&)>& onnx_floating,
+    const std::function<bool(const TorchRef&, const std::string&)>& torch_floating) {
+  std::map<std::pair<int, int>, std::string> recorded;  // (call, argument) -> capture tensor
+  for (const auto& ci : calls.call_inputs) recorded[{ci.call, ci.input}] = ci.tensor;
+  std::map<int, std::pair<size_t, size_t>> overfed;
+  for (const auto& [c, cands] : open) {
+    std::set<std::string> read;
+    for (const auto& t : graph.inputs(c)) {
+      if (onnx_floating(t)) read.insert(t);
+    }
+    bool merged = false;
+    for (int k : graph.nodes(c)) {
+      const NodeInfo& n = model.index().nodes()[k];
+      size_t outside = 0;
+      bool candidate = false;
+      for (const auto& i : std::set<std::string>(n.inputs.begin(), n.inputs.end())) {
+        if (!read.count(i)) continue;
+        ++outside;
+        candidate = candidate || std::count(cands.begin(), cands.end(), i) > 0;
+      }
+      merged = merged || (outside >= 2 && candidate);
+    }
+    if (!merged) continue;
+    size_t args = 0;
+    const auto& ins = calls.calls[c].inputs;
+    for (size_t p = 0; p < ins.size(); ++p) {
+      auto rec = recorded.find({c, static_cast<int>(p)});
+      bool by_record = ins[p].kind == TorchRef::Kind::kUnknown && rec != recorded.end();
+      if (torch_floating(ins[p], by_record ? rec->second : ins[p].name)) ++args;
+    }
+    if (read.size() > args) overfed[c] = {read.size(), args};
+  }
+  return overfed;
 }
 
 }  // namespace
@@ -104,11 +148,7 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
 
   std::unordered_map<std::string, const Tensor*> torch_value;
   for (const auto& o : tv) torch_value[o.name] = &o.tensor;
-  // a call whose nodes read more floating-point tensors from outside than it takes arguments,
-  // two of them by one node: a fusion merged work done outside the call into that node (ONNX
-  // Runtime's SkipLayerNormalization adds in the residual its LayerNorm's argument was the sum
-  // of), so none of them is the argument
-  auto floating = [&](const std::string& t) {
+  auto onnx_floating = [&](const std::string& t) {
     auto st = static_type.find(t);
     auto ot = onnx_type.find(t);
     return st != static_type.end() ? IsFloating(st->second)
@@ -116,45 +156,16 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   };
   std::unordered_map<std::string, const TorchTensorMeta*> meta;
   for (const auto& m : calls.tensors) meta.emplace(m.name, &m);
-  std::map<std::pair<int, int>, std::string> recorded;  // (call, argument) -> capture tensor
-  for (const auto& ci : calls.call_inputs) recorded[{ci.call, ci.input}] = ci.tensor;
-  std::map<int, std::pair<size_t, size_t>> overfed;  // call -> (read from outside, arguments)
-  for (const auto& [c, cands] : open) {
-    std::set<std::string> read;
-    for (const auto& t : graph.inputs(c)) {
-      if (floating(t)) read.insert(t);
-    }
-    bool merged = false;  // one node reads two of them, one a candidate
-    for (int k : graph.nodes(c)) {
-      const NodeInfo& n = model.index().nodes()[k];
-      size_t outside = 0;
-      bool candidate = false;
-      for (const auto& i : std::set<std::string>(n.inputs.begin(), n.inputs.end())) {
-        if (!read.count(i)) continue;
-        ++outside;
-        candidate = candidate || std::count(cands.begin(), cands.end(), i) > 0;
-      }
-      merged = merged || (outside >= 2 && candidate);
-    }
-    if (!merged) continue;
-    size_t args = 0;
-    const auto& ins = calls.calls[c].inputs;
-    for (size_t p = 0; p < ins.size(); ++p) {
-      const TorchRef& in = ins[p];
-      std::string name = in.name;
-      auto rec = recorded.find({c, static_cast<int>(p)});
-      if (in.kind == TorchRef::Kind::kUnknown && rec != recorded.end()) name = rec->second;
-      auto st = in.kind == TorchRef::Kind::kInput ? static_type.find(name) : static_type.end();
-      auto tt = torch_type.find(name);
-      auto m = meta.find(name);
-      bool is_float = st != static_type.end()                    ? IsFloating(st->second)
-                      : tt != torch_type.end()                   ? IsFloating(tt->second.first)
-                      : m != meta.end() && m->second->known_type ? IsFloating(m->second->dtype)
-                                                                 : true;  // unknown: counted
-      if (is_float) ++args;
-    }
-    if (read.size() > args) overfed[c] = {read.size(), args};
-  }
+  auto torch_floating = [&](const TorchRef& in, const std::string& name) {
+    auto st = in.kind == TorchRef::Kind::kInput ? static_type.find(name) : static_type.end();
+    auto tt = torch_type.find(name);
+    auto m = meta.find(name);
+    return st != static_type.end()                    ? IsFloating(st->second)
+           : tt != torch_type.end()                   ? IsFloating(tt->second.first)
+           : m != meta.end() && m->second->known_type ? IsFloating(m->second->dtype)
+                                                      : true;  // unknown: counted
+  };
+  const auto overfed = OverfedCalls(calls, graph, model, open, onnx_floating, torch_floating);
   std::set<std::string> claimed;
   std::vector<AlignmentRow> rows;
   std::vector<std::string> check;  // the chosen ONNX tensors, for the layout check

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "capture/blocked_layout.h"
@@ -49,6 +50,35 @@ Expected<std::vector<FileNode>> RuntimeGraph(const Model& model, Backend& backen
   return nodes;
 }
 
+// The blocked tensors whose marking leaves the kernels the same (`same`): all at once, else the
+// groups found by one rule that pass alone (the six largest), confirmed once more together. The
+// rest count as fused away.
+std::vector<std::string> ConfirmedBlocked(
+    const std::vector<BlockedTensor>& blocked,
+    const std::function<bool(const std::vector<std::string>&)>& same) {
+  std::vector<std::string> all;
+  std::map<std::string, std::vector<std::string>> by_rule;
+  for (const auto& b : blocked) {
+    all.push_back(b.name);
+    by_rule[b.rule].push_back(b.name);
+  }
+  if (all.empty() || same(all)) return all;
+  if (by_rule.size() < 2) return {};
+  std::vector<const std::vector<std::string>*> groups;
+  for (const auto& [rule, names] : by_rule) groups.push_back(&names);
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto* x, const auto* y) { return x->size() > y->size(); });
+  groups.resize(std::min<size_t>(groups.size(), 6));
+  std::vector<std::string> kept;
+  size_t passed = 0;
+  for (const auto* names : groups) {
+    if (!same(*names)) continue;
+    kept.insert(kept.end(), names->begin(), names->end());
+    ++passed;
+  }
+  return passed > 1 && !same(kept) ? std::vector<std::string>() : kept;
+}
+
 }  // namespace
 
 Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backend& backend,
@@ -60,36 +90,15 @@ Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backen
   for (const FileNode& n : nodes) present.insert(n.outputs.begin(), n.outputs.end());
   present.erase("");
   // tensors the runtime keeps in its blocked layout under its own names: marked as outputs, each
-  // gets a reorder back to the standard layout. Kept only when the graph's kernels stay the same
-  // with them marked: all at once, else the rules that pass alone (then once more together);
-  // the rest count as fused away, as before.
-  std::vector<BlockedTensor> blocked = BlockedLayoutTensors(model.index(), nodes, present);
+  // gets a reorder back to the standard layout
   auto same = [&](const std::vector<std::string>& names) {
     auto marked = LiftExternalInitializers(model, max_initializer_bytes, names);
     if (!marked.ok()) return false;
     auto with = RuntimeGraph(model, backend, options, std::move(*marked));
     return with.ok() && SameKernels(nodes, *with);
   };
-  std::map<std::string, std::vector<std::string>> by_rule;
-  for (const auto& b : blocked) by_rule[b.rule].push_back(b.name);
-  std::vector<std::string> all;
-  for (const auto& b : blocked) all.push_back(b.name);
-  if (all.empty()) return present;
-  if (!same(all)) {
-    all.clear();
-    size_t passed = 0;
-    std::vector<const std::vector<std::string>*> rules;  // the largest first, a few at most
-    for (const auto& [rule, names] : by_rule) rules.push_back(&names);
-    std::stable_sort(rules.begin(), rules.end(),
-                     [](const auto* x, const auto* y) { return x->size() > y->size(); });
-    rules.resize(std::min<size_t>(rules.size(), 6));
-    for (const auto* names : by_rule.size() > 1 ? rules : decltype(rules)()) {
-      if (!same(*names)) continue;
-      all.insert(all.end(), names->begin(), names->end());
-      ++passed;
-    }
-    if (passed > 1 && !same(all)) all.clear();
-  }
+  std::vector<std::string> all =
+      ConfirmedBlocked(BlockedLayoutTensors(model.index(), nodes, present), same);
   present.insert(all.begin(), all.end());
   return present;
 }
