@@ -1,0 +1,95 @@
+// Isolation's shared pieces (src/localize/isolate.cc, plan.cc, drift.cc): a plan is a node (plus
+// the nodes only side B has before it) run alone on side B's runtime with side A's tensors.
+#pragma once
+
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "localize/growth.h"
+#include "onnxprobe/localize.h"
+
+namespace onnxprobe::isolation {
+
+struct Plan {
+  std::string name_b;
+  std::vector<int> nodes;                 // topo indices in the graph of B
+  std::vector<std::string> boundary;      // tensors fed from side A (B names)
+  std::vector<std::string> graph_inputs;  // tensors fed from the shared inputs
+  std::string error;
+};
+
+struct Ctx {
+  Side& a;
+  Side& b;
+  const Model& g;
+  const CompareJob& job;
+  const ComparisonResult& r;
+  LocalizeResult* out;
+  std::unordered_map<std::string, std::string> b_to_a;
+  std::set<std::string> a_names;
+  // B's tensors its optimized graph fuses away: fed from A they split the fused region, which
+  // must run whole to reproduce what B computes (MakePlan's through_fused; B names)
+  std::set<std::string> hidden_b;
+  std::unordered_map<std::string, const Tensor*> shared;
+  std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
+  // side A is a PyTorch capture: every isolated node differs by framework rounding, so a
+  // sub-tolerance source must stand out from its neighbours' noise (StandOutLevel)
+  bool framework_noise = false;
+
+  std::string AName(const std::string& b_name) const {
+    auto m = b_to_a.find(b_name);
+    return m == b_to_a.end() ? b_name : m->second;
+  }
+};
+
+struct Run {
+  std::string bytes;
+  std::vector<std::pair<std::string, const Tensor*>> feed;
+  const Tensor* expected = nullptr;
+  Tensor observed;
+  std::string error;
+};
+
+// A pair of Cast nodes in a plan, the first read only by the second (float32 -> float16 ->
+// float32 and the like): `from` is what the first reads, `to` what the second makes.
+struct RoundTrip {
+  int first = -1, second = -1;
+  std::string from, to;
+};
+
+// The node producing `name_b` plus the nodes it needs that side A cannot provide (nodes only in
+// B), and any node in `expand`; through_fused: B's fused-away tensors are not boundaries.
+Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
+              const std::set<int>& expand = {}, bool through_fused = false);
+// Fetches from side A, in one run, every tensor the plans need that is not fetched yet.
+Status FetchFor(Ctx& cx, const std::vector<Plan>& plans);
+// The side-A tensors each plan reads, for GroupByBudget (fetch_groups.h).
+std::vector<std::set<std::string>> NeedsOf(const Ctx& cx, const std::vector<Plan>& plans);
+// Builds the plan's model (without `drop`, with `aliases` as Identity nodes) and runs it on side
+// B's runtime with side A's tensors.
+Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop = {},
+            const std::vector<std::pair<std::string, std::string>>& aliases = {});
+// Largest error over the reference's magnitude.
+double ScaleNormalized(const TensorMetrics& m);
+// The scale-normalized error a source must reach to stand out from framework rounding.
+double StandOutLevel(const Ctx& cx, const std::vector<Culprit>& culprits);
+std::string NodeName(const NodeInfo& n, int k);
+// A culprit record for a plan, with the nodes only in B named.
+Culprit Describe(const Ctx& cx, const Plan& p, int row);
+// Names the nodes only in B as culprit when the candidate's node alone matches.
+void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c);
+std::vector<RoundTrip> RoundTrips(const Ctx& cx, const Plan& p);
+// Names a Cast round trip whose removal removes the error; whether one was named.
+bool BypassRoundTrips(Ctx& cx, const Plan& p, const Tolerance& tol, bool failed, Culprit* c);
+// On a PyTorch side, the node making what the plan's output node only passes on.
+void NarrowToSource(const Ctx& cx, const Plan& p, Culprit* c);
+// Where differences of any size are born (drift origins), into cx.out.
+void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& growth);
+// `rows` by growth, the first `max` (how many were dropped in `dropped`).
+std::vector<int> ByGrowth(std::vector<int> rows, const std::vector<RowGrowth>& growth, size_t max,
+                          size_t* dropped);
+
+}  // namespace onnxprobe::isolation
