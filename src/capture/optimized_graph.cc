@@ -13,7 +13,6 @@
 
 #include "capture/blocked_layout.h"
 #include "common/file_util.h"
-#include "common/temp_registry.h"
 #include "onnxprobe/capture.h"
 #include "onnxprobe/graph.h"
 
@@ -23,10 +22,7 @@ namespace {
 // The nodes of the graph the runtime makes of `bytes` (a form of `model`) with `options`.
 Expected<std::vector<FileNode>> RuntimeGraph(const Model& model, Backend& backend,
                                              const SessionOptions& options, std::string bytes) {
-  char tmpl[] = "/tmp/onnxprobe-optimized-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return IoError("cannot create a temporary folder in /tmp");
-  std::string dir = tmpl;
-  RegisterTemporary(dir);
+  OP_ASSIGN_OR_RETURN(std::string dir, MakeTemporaryFolder("onnxprobe-optimized"));
   SessionOptions o = options;
   o.save_optimized_model = dir + "/optimized.onnx";
   // packing weights for kernels happens after the graph is final: not needed to read it
@@ -43,8 +39,7 @@ Expected<std::vector<FileNode>> RuntimeGraph(const Model& model, Backend& backen
   bytes.shrink_to_fit();
   Expected<std::vector<FileNode>> nodes =
       st.ok() ? ReadGraphNodes(o.save_optimized_model) : Expected<std::vector<FileNode>>(st);
-  RemoveAll(dir);
-  UnregisterTemporary(dir);
+  RemoveTemporary(dir);
   OP_RETURN_IF_ERROR(st);
   OP_RETURN_IF_ERROR(nodes.status().WithContext("reading the runtime's optimized graph"));
   return nodes;

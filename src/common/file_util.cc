@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -50,6 +51,16 @@ std::error_code RenameTemporary(const std::string& tmp, const std::string& path)
   fs::rename(tmp, path, ec);
   if (!ec) UnregisterTemporary(tmp);
   return ec;
+}
+
+Expected<std::string> MakeTemporaryFolder(const std::string& prefix) {
+  const char* env = std::getenv("TMPDIR");
+  std::string parent = env != nullptr && env[0] != '\0' ? env : "/tmp";
+  std::string tmpl = parent + "/" + prefix + "-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr)
+    return IoError("cannot create a temporary folder in " + parent + ": " + std::strerror(errno));
+  RegisterTemporary(tmpl);
+  return tmpl;
 }
 
 void RemoveTemporary(const std::string& tmp) {

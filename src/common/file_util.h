@@ -22,6 +22,10 @@ std::string TempSiblingPath(const std::string& path);
 // Renames temporary `tmp` (file or folder) to `path`; on success it is no longer a temporary.
 std::error_code RenameTemporary(const std::string& tmp, const std::string& path);
 
+// Creates a fresh private folder `<prefix>-XXXXXX` in $TMPDIR (or /tmp when unset), registered
+// as a temporary: remove it with RemoveTemporary. Fails naming the folder it could not create in.
+Expected<std::string> MakeTemporaryFolder(const std::string& prefix);
+
 // Removes temporary `tmp` (file or folder tree), best effort, and forgets it.
 void RemoveTemporary(const std::string& tmp);
 

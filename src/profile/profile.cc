@@ -2,10 +2,7 @@
 // provider. The trace goes to a private temporary folder and is removed afterwards.
 #include "onnxprobe/profile.h"
 
-#include <stdlib.h>
-
 #include "common/file_util.h"
-#include "common/temp_registry.h"
 #include "profile/ort_trace.h"
 
 namespace onnxprobe {
@@ -22,10 +19,7 @@ Expected<ProfileReport> Profile(const ProfileRequest& req) {
   report.session = req.session;
   report.notes = prep.notes;
 
-  char tmpl[] = "/tmp/onnxprobe-profile-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return IoError("cannot create a temporary folder in /tmp");
-  std::string dir = tmpl;
-  RegisterTemporary(dir);
+  OP_ASSIGN_OR_RETURN(std::string dir, MakeTemporaryFolder("onnxprobe-profile"));
   SessionOptions options = req.session;
   options.profile_prefix = dir + "/trace";
   auto measured = MeasureLatency(model, *backend, options, inputs, req.runs, true);
@@ -34,8 +28,7 @@ Expected<ProfileReport> Profile(const ProfileRequest& req) {
   if (measured.ok()) measured->session.reset();
   Expected<std::string> text =
       trace_path.ok() ? ReadFile(*trace_path) : Expected<std::string>(trace_path.status());
-  RemoveAll(dir);
-  UnregisterTemporary(dir);
+  RemoveTemporary(dir);
   OP_RETURN_IF_ERROR(text.status());
   if (!req.trace_output.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(req.trace_output, *text));
   report.latency = measured->latency;

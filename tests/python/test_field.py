@@ -1,7 +1,6 @@
 """Field commands: run --fail-on-nonfinite, inspect of dumps, profile, compare --sweep and
 compare --model-explorer. Models are built here with onnx.helper; numbers are checked against
 numpy (and ONNX Runtime's Python profiler where the test environment has it)."""
-import glob
 import json
 import os
 import subprocess
@@ -211,17 +210,15 @@ def profile_model(path):
     return save(g, path), w.nbytes
 
 
-def profile_dirs():
-    return set(glob.glob("/tmp/onnxprobe-profile-*"))
-
-
 def test_profile_json(onnxprobe, tmp_path):
     model, weight_bytes = profile_model(tmp_path / "p.onnx")
-    before = profile_dirs()
+    private_tmp = tmp_path / "tmp"  # the trace's folder goes to $TMPDIR, private to this test
+    private_tmp.mkdir()
     r = run([onnxprobe, "profile", model, "--json", "--runs", "4", "--intra-threads", "1"],
-            cwd=tmp_path)
+            cwd=tmp_path, env={**os.environ, "TMPDIR": str(private_tmp)})
     assert r.returncode == 0, r.stderr
-    assert profile_dirs() - before == set()  # the trace and its folder are gone
+    # the trace and its folder are gone (ONNX Runtime keeps a '.ses' id file of its own there)
+    assert list(private_tmp.glob("onnxprobe-*")) == []
     assert not list(tmp_path.glob("*.json"))  # nothing written where it ran
     p = json.loads(r.stdout)
     assert p["schema"] == "onnxprobe-profile" and p["schema_version"] == 1
@@ -475,18 +472,20 @@ def test_interrupted_profile_leaves_no_trace_folder(onnxprobe, tmp_path):
     import signal
     import time
     model, _ = profile_model(tmp_path / "p.onnx")
-    before = profile_dirs()
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
     proc = subprocess.Popen([onnxprobe, "profile", str(model), "--runs", "10000"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(private_tmp)})
     deadline = time.monotonic() + 120
-    while not (profile_dirs() - before):  # wait until its trace folder exists
+    while not list(private_tmp.glob("onnxprobe-profile-*")):  # wait until its trace folder exists
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.005)
     time.sleep(0.3)  # the profiler is recording runs now
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGINT
-    assert profile_dirs() - before == set()
+    assert list(private_tmp.glob("onnxprobe-*")) == []
 
 
 def test_sweep_over_two_dimensions_runs_every_combination(onnxprobe, tmp_path):
