@@ -2,7 +2,8 @@
 // discovered test as a separate process, in parallel; tests that write fixed names under
 // ::testing::TempDir() (a model and its external-data file) would otherwise overwrite each other's
 // files mid-test. googletest reads TEST_TMPDIR before TMPDIR, so setting it here moves every
-// TempDir() below a fresh mkdtemp directory, removed again when the tests end.
+// TempDir() below a fresh mkdtemp directory, removed again when the tests end; TMPDIR moves the
+// library's own temporary folders there too.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   if (mkdtemp(pattern.data()) != nullptr) {
     dir = pattern;
     setenv("TEST_TMPDIR", dir.c_str(), 1);
+    setenv("TMPDIR", dir.c_str(), 1);
   }
   int rc = RUN_ALL_TESTS();
   if (!dir.empty()) {

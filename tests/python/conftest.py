@@ -1,5 +1,6 @@
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -19,6 +20,16 @@ def onnxprobe():
 @pytest.fixture(scope="session")
 def tensor_tool():
     return _bin("TENSOR_TOOL")
+
+
+@pytest.fixture(autouse=True)
+def _fixed_seeds():
+    """Every test starts from the same random state, whichever tests ran before it (-k, order)."""
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(0)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(0)
+    yield
 
 
 def run(cmd, **kw):

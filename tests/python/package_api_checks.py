@@ -364,7 +364,7 @@ def test_the_gil_is_released_while_comparing(tmp_path):
     start, end = span["start"], span["end"]
     middle = [x for x in ticks if start + 0.2 * (end - start) < x < end - 0.2 * (end - start)]
     # with the GIL held for the whole call this thread could not run at all in the middle of it
-    assert len(middle) > 1000, (len(middle), end - start)
+    assert len(middle) > 100, (len(middle), end - start)
     assert span["report"].to_dict()["summary"]["compared"] == 48
 
 

@@ -4,6 +4,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from html.parser import HTMLParser
 
 import numpy as np
@@ -237,9 +238,10 @@ def visible_text(dom):
 
 def render_in_chromium(html_path):
     """The DOM after the page's script ran; fails on a script error or a console error."""
-    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-                        "--v=0", "--virtual-time-budget=5000", "--dump-dom", f"file://{html_path}"],
-                       capture_output=True, text=True, timeout=120)
+    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:  # none shared between suites
+        p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                            f"--user-data-dir={profile}", "--v=0", "--virtual-time-budget=5000", "--dump-dom",
+                            f"file://{html_path}"], capture_output=True, text=True, timeout=120)
     dom = p.stdout
     assert 'data-rendered="ok"' in dom, p.stderr[-2000:]
     assert not re.search(r"<body[^>]*data-error", dom)
