@@ -4,7 +4,6 @@
 // /dev/null, so a model of several GB costs no disk write and is never read back. Writing it
 // still copies each weight once (one at a time): weights over the caller's limit are kept out
 // of that session altogether, and the session never prepacks weights it will not run.
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>

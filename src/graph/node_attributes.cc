@@ -3,24 +3,31 @@
 #include "onnxprobe/graph.h"
 
 namespace onnxprobe {
+namespace {
+
+// The attribute `name` of `node` when it has that type; null otherwise.
+const onnx::AttributeProto* FindAttribute(const Model& model, const NodeInfo& node,
+                                          const std::string& name,
+                                          onnx::AttributeProto::AttributeType type) {
+  const auto& g = model.impl().proto.graph();
+  if (node.file_index < 0 || node.file_index >= g.node_size()) return nullptr;
+  for (const auto& a : g.node(node.file_index).attribute()) {
+    if (a.name() == name && a.type() == type) return &a;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,
                          int64_t def) {
-  const auto& g = model.impl().proto.graph();
-  if (node.file_index < 0 || node.file_index >= g.node_size()) return def;
-  for (const auto& a : g.node(node.file_index).attribute()) {
-    if (a.name() == name && a.type() == onnx::AttributeProto::INT) return a.i();
-  }
-  return def;
+  const auto* a = FindAttribute(model, node, name, onnx::AttributeProto::INT);
+  return a != nullptr ? a->i() : def;
 }
 
 std::string NodeStringAttribute(const Model& model, const NodeInfo& node, const std::string& name) {
-  const auto& g = model.impl().proto.graph();
-  if (node.file_index < 0 || node.file_index >= g.node_size()) return "";
-  for (const auto& a : g.node(node.file_index).attribute()) {
-    if (a.name() == name && a.type() == onnx::AttributeProto::STRING) return a.s();
-  }
-  return "";
+  const auto* a = FindAttribute(model, node, name, onnx::AttributeProto::STRING);
+  return a != nullptr ? a->s() : "";
 }
 
 }  // namespace onnxprobe

@@ -29,7 +29,6 @@ def _fixed_seeds():
         sys.modules["numpy"].random.seed(0)
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(0)
-    yield
 
 
 def run(cmd, **kw):

@@ -210,10 +210,16 @@ def profile_model(path):
     return save(g, path), w.nbytes
 
 
-def test_profile_json(onnxprobe, tmp_path):
+@pytest.fixture
+def private_tmp(tmp_path):
+    """A $TMPDIR of the test's own: the profiler's trace folder goes there, no other suite's."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    return folder
+
+
+def test_profile_json(onnxprobe, tmp_path, private_tmp):
     model, weight_bytes = profile_model(tmp_path / "p.onnx")
-    private_tmp = tmp_path / "tmp"  # the trace's folder goes to $TMPDIR, private to this test
-    private_tmp.mkdir()
     r = run([onnxprobe, "profile", model, "--json", "--runs", "4", "--intra-threads", "1"],
             cwd=tmp_path, env={**os.environ, "TMPDIR": str(private_tmp)})
     assert r.returncode == 0, r.stderr
@@ -468,12 +474,10 @@ def test_compare_reports_latency_and_peak_memory_per_side(onnxprobe, tmp_path):
     assert r.returncode == 2 and "--latency-runs does nothing" in r.stderr
 
 
-def test_interrupted_profile_leaves_no_trace_folder(onnxprobe, tmp_path):
+def test_interrupted_profile_leaves_no_trace_folder(onnxprobe, tmp_path, private_tmp):
     import signal
     import time
     model, _ = profile_model(tmp_path / "p.onnx")
-    private_tmp = tmp_path / "tmp"
-    private_tmp.mkdir()
     proc = subprocess.Popen([onnxprobe, "profile", str(model), "--runs", "10000"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "TMPDIR": str(private_tmp)})
