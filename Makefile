@@ -21,7 +21,9 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-demo: build
+# the demo needs the library and the CLI only, not the test and benchmark targets
+demo: configure
+	cmake --build $(BUILD) -j$(JOBS) --target onnxprobe
 	@bash scripts/demo.sh $(BIN)
 
 # after the suites, one line per ONNX Runtime and conformance suite: "ONNX Runtime X: N/M ..."

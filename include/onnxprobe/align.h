@@ -117,9 +117,10 @@ double StructuralCoverage(const Alignment& alignment);
 // against a live ONNX side whose inputs are set: structural pairing from the capture's module
 // calls, BatchNorm folding, candidates checked by dtype and shape and, where several remain,
 // chosen by values, then an advisory value search for what is left, and parameter parity when
-// the capture holds its parameters. Runs `onnx_side` a few times. Fails when the capture's manifest
-// cannot be read or a side fails to produce tensors.
-Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side);
+// the capture holds its parameters. Runs `onnx_side` a few times, each run holding at most
+// `max_memory` bytes of its tensors (0: no limit). Fails when the capture's manifest cannot be
+// read or a side fails to produce tensors.
+Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side, uint64_t max_memory = 0);
 
 struct ModuleIsolation {
   std::string output_torch, output_onnx;  // the call's output that was compared
@@ -136,37 +137,6 @@ struct ModuleIsolation {
 Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
                                             const Alignment& alignment, const ModuleSpan& span,
                                             const Tolerance& tolerance, JudgeBy judge);
-
-// Tolerance that knows framework noise (docs/metrics.md). PyTorch and ONNX Runtime round
-// differently and the difference grows with depth, so a row may use more absolute tolerance
-// than the default once the rows before it show that much noise: the tolerance for the next row
-// is the base one, its atol raised (never lowered) to `headroom` times the largest
-// scale-normalized error (max_abs / max(1, max|a|)) of the passing rows seen so far. Feed rows
-// in topological order; failing rows do not raise it (an error born upstream never loosens the
-// judgement of where it was born), nor do rows that pass using more than kNearTolerance of their
-// tolerance (a fault just under tolerance is no measure of noise: it would loosen the judgement
-// of every row after it; unfaulted exports use a tenth of it at most).
-class NoiseFloor {
- public:
-  explicit NoiseFloor(Tolerance base, double headroom = 8) : base_(base), headroom_(headroom) {}
-  Tolerance Next() const { return Raise(base_); }
-  // `t` with its atol raised (never lowered) to `headroom` times the floor seen so far
-  Tolerance Raise(Tolerance t) const;
-  // For a Sin or Cos output: they pass their argument's absolute error on unchanged to values of
-  // size 1 (random Fourier features take sin of arguments in the hundreds), so the floor is
-  // absolute: Raise(t), with at least headroom * floor * max(1, argument_scale) allowed, where
-  // argument_scale is max|argument| (TensorMetrics::scale of the argument's row).
-  Tolerance RaiseForPeriodic(Tolerance t, double argument_scale) const;
-  // `tolerance_ratio`: the row's error over its allowed error (TensorResult::tolerance_ratio)
-  void Observe(const TensorMetrics& m, bool passed, double tolerance_ratio = 0);
-  static constexpr double kNearTolerance = 0.5;
-  double floor() const { return floor_; }  // the largest normalized error seen on passing rows
-
- private:
-  Tolerance base_;
-  double headroom_;
-  double floor_ = 0;
-};
 
 // The module path of a torch-exported node name; "" when the name carries no scope.
 // `call` receives the call index of the last component ("relu_2" -> 2) when `modules` knows

@@ -27,6 +27,9 @@ struct InputOptions {
   // In-memory tensors by input name (a caller holding arrays, e.g. the Python package), checked
   // like files; an input given both here and in a file fails.
   std::vector<NamedTensor> tensors;
+  // A given floating-point input that is NaN/Inf in every value fails (kInvalidArgument) unless
+  // this is set: nothing computed from it can differ.
+  bool allow_nonfinite = false;
 };
 
 // The part of InputOptions an input error is about (for front ends that name their options).
@@ -34,7 +37,9 @@ enum class InputField { kNone, kFiles, kShapes, kDimParams };
 
 // What PrepareInputs tells its caller besides the tensors.
 struct InputPreparation {
-  std::vector<std::string> notes;         // bindings the caller did not spell out
+  std::vector<std::string> notes;  // bindings the caller did not spell out
+  // one line per given input holding NaN/Inf: which input, what share of its values
+  std::vector<std::string> nonfinite_inputs;
   InputField failed = InputField::kNone;  // on failure: what the error is about
 };
 
@@ -44,7 +49,8 @@ struct InputPreparation {
 // A bare .npy whose file stem names no input binds to the model's only input (with a note).
 // Fails naming the input or file on a missing, extra, duplicated, wrongly-shaped or
 // wrongly-typed tensor, an input file that holds nothing, a shape for an input that does not
-// exist or is loaded from a file, and a dimension name no input has (listing those that exist).
+// exist or is loaded from a file, a dimension name no input has (listing those that exist), and
+// a floating-point input that is NaN/Inf in every value (unless allow_nonfinite).
 Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& options,
                                                  InputPreparation* preparation = nullptr);
 

@@ -23,6 +23,13 @@ struct Tolerance {
   double noise_floor = 0;
 };
 
+// The budget of a Sin or Cos output whose argument has magnitude `argument_scale` (max|x| of
+// the argument's row): they map an argument of any size to values of size 1 and pass its
+// absolute error on unchanged (|sin x - sin y| <= |x - y|), so the absolute error allowed
+// their argument, atol * max(1, argument_scale), is allowed them too (docs/metrics.md). Depends
+// on the argument's magnitude only, never on an error measured upstream.
+Tolerance PeriodicBudget(Tolerance t, double argument_scale);
+
 // How a tensor is judged once shapes, dtypes and NaN/Inf are in order.
 enum class JudgeBy { kElementwise, kMax, kMean, kP99 };
 const char* JudgeByName(JudgeBy j);

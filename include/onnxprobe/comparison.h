@@ -30,10 +30,6 @@ struct CompareJob {
   // outputs): a failing row none of whose confirming rows fails, where at least one was
   // compared, becomes advisory (a pairing the module's boundary does not confirm never fails).
   std::map<std::string, std::vector<std::string>> confirm_by;
-  // > 0: the rows' absolute tolerance follows the framework noise measured on the passing rows
-  // before them (NoiseFloor in align.h: raised to this many times the largest normalized error
-  // seen, never lowered). For PyTorch-vs-ONNX rows, fed in execution order; not in bisection.
-  double noise_headroom = 0;
   // Pairing chosen by structure (a quantized side B, quant/): only `rename` pairs, A's other
   // tensors are only in A (never paired by an equal name), and `judge` replaces JudgeRow.
   bool rename_only = false;
@@ -119,6 +115,11 @@ struct ComparisonResult {
   Status abort_status;
   double seconds = 0;
 };
+
+// The rows that introduce error, one per tensor of side B: where a module and the containers
+// whose last child it is share a tensor, the first row (the smallest module, which PyTorch
+// finishes first) stands for it; a container is never a culprit of its own.
+std::vector<int> FrontierOf(const ComparisonResult& r);
 
 using RowCallback = std::function<void(const TensorResult& row, size_t done, size_t total)>;
 

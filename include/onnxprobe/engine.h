@@ -45,10 +45,6 @@ struct CompareRequest {
   // Both sides run one model on one runtime and differ only in optimization level: also walk
   // the optimization ladder and name the graph transformers that change the outputs.
   bool explain_optimizations = false;
-  // A PyTorch capture on side A: each row's absolute tolerance follows the framework noise
-  // (float rounding that grows with depth) measured on the passing rows before it, with this
-  // headroom (docs/metrics.md); 0 keeps the fixed tolerance.
-  double framework_noise_headroom = 8;
   // A float side A against its quantized version B: pairing by structure, the quantization-aware
   // rule, per-layer isolation (replaces the generic localization) and an exclusion list.
   QuantOptions quant;
@@ -90,6 +86,9 @@ struct CompareReport {
   std::vector<AlignmentRow> alignment;  // a PyTorch capture on side A (empty otherwise)
   ParityReport parity;             // a PyTorch capture's parameters against the ONNX initializers
   std::vector<std::string> notes;  // what the caller should know (e.g. how an input bound)
+  // Given inputs that hold NaN/Inf, one line each with the share (InputPreparation): every
+  // report states them first, since the tensors computed from them compare NaN with NaN.
+  std::vector<std::string> nonfinite_inputs;
   // On a FAIL whose failing tensors are all inherited (no row introduces the error), where the
   // error is born instead or why that cannot be said; "" otherwise.
   std::string origin_note;

@@ -16,10 +16,8 @@ struct LocalizeOptions {
   Candidates candidates = Candidates::kFrontier;
   size_t max_subgraph_nodes = 32;  // nodes only in B pulled in around a candidate
   std::string repro_dir;           // write a bundle for the top culprit here ("" = none)
-  // Failing rows that look inherited but may introduce error of their own (a fault downstream
-  // of another): the ones whose error grows most over their inputs' are isolated too, at most
-  // this many.
-  size_t max_growth_candidates = 32;
+  // Every failing row is isolated (kFrontier lists those that introduce error, kFailing every
+  // failing row, kAll every row), side A's tensors fetched in groups within the memory budget.
   // Drift origins: the nodes that introduce a difference of any size, also when every tensor
   // passes. Rows whose inputs are bit-exact need no run; others are isolated (compared
   // bitwise), the largest error growth first, at most max_drift_candidates.

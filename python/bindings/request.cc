@@ -129,8 +129,8 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   Get(d, "noise_floor_file", &r.noise_floor_file);
   Get(d, "bisect_per_run", &r.bisect_per_run);
   Get(d, "explain_optimizations", &r.explain_optimizations);
-  bool fixed = false;
-  if (Get(d, "fixed_tolerance", &fixed) && fixed) r.framework_noise_headroom = 0;
+  bool fixed = false;  // accepted for older callers: every row is judged at the given tolerance
+  Get(d, "fixed_tolerance", &fixed);
   Get(d, "repro_dir", &r.localize_options.repro_dir);
   std::string isolate;
   if (Get(d, "isolate", &isolate)) OP_RETURN_IF_ERROR(SetCandidates(isolate, &r));

@@ -66,8 +66,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     tensors per run; isolate: "frontier", "failing", "all" or "none"; isolate_runtime: live sides
     run in child processes, so a crashing runtime raises BackendError instead of ending Python
     (the library refuses it, raising Unsupported, once this process has loaded ONNX Runtime).
-    fixed_tolerance: a PyTorch capture's rows are judged at the given tolerance instead of one
-    that rises with the framework noise measured upstream (docs/metrics.md).
+    fixed_tolerance: accepted for older callers; every row is judged at the given tolerance,
+    which no error measured upstream raises (docs/metrics.md).
 
     A comparison that stops because a side failed mid-way raises the error with the partial
     report as its ``report`` attribute.

@@ -135,8 +135,7 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   // functional code itself must show at its own row; values only reject a permutation)
   std::unordered_map<std::string, std::pair<DType, Shape>> onnx_type, torch_type;
   std::vector<std::string> names(fetch.begin(), fetch.end());
-  constexpr uint64_t kBudget = uint64_t(1) << 30;
-  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, names, kBudget, [&](const RunOutput& o) {
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, names, calls.fetch_budget, [&](const RunOutput& o) {
     if (!o.tensor.empty()) onnx_type[o.name] = {o.tensor.dtype(), o.tensor.shape()};
   }));
   std::vector<std::string> torch_names;
@@ -253,7 +252,7 @@ Status PairCallInputs(Side& torch_side, Side& onnx_side, const TorchCalls& calls
   }
   check.clear();
   for (const auto& [name, k] : row_of) check.push_back(name);
-  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, check, kBudget, [&](const RunOutput& o) {
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, check, calls.fetch_budget, [&](const RunOutput& o) {
     auto k = row_of.find(o.name);
     if (k == row_of.end()) return;
     AlignmentRow& row = rows[k->second];

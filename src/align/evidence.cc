@@ -9,8 +9,6 @@
 namespace onnxprobe::align {
 namespace {
 
-constexpr uint64_t kFetchBudget = 512ull << 20;
-
 struct Meta {
   DType dtype = DType::kFloat32;
   Shape shape;
@@ -63,7 +61,7 @@ Status FetchInBatches(Side& side, const std::vector<std::string>& names, uint64_
   };
   for (const auto& n : names) {
     uint64_t b = size.count(n) ? size[n] : 0;
-    if (!batch.empty() && bytes + b > budget) OP_RETURN_IF_ERROR(flush());
+    if (budget > 0 && !batch.empty() && bytes + b > budget) OP_RETURN_IF_ERROR(flush());
     batch.push_back(n);
     bytes += b;
   }
@@ -119,7 +117,7 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
       if (!meta.count(c) && capturable.count(c) && seen.insert(c).second) wanted.push_back(c);
     }
   }
-  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, wanted, kFetchBudget, [&](const RunOutput& o) {
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, wanted, calls.fetch_budget, [&](const RunOutput& o) {
     if (!o.tensor.empty()) meta[o.name] = {o.tensor.dtype(), o.tensor.shape()};
   }));
 
@@ -207,7 +205,10 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
     std::vector<std::string> tb;
     std::set<std::string> need;
     uint64_t bytes = 0;
-    for (; at < open.size() && (tb.empty() || bytes < kFetchBudget / 2); ++at) {
+    // half the budget for PyTorch's tensors, half for the ONNX candidates fetched against them
+    for (; at < open.size() &&
+           (tb.empty() || calls.fetch_budget == 0 || bytes < calls.fetch_budget / 2);
+         ++at) {
       const auto& t = ts[open[at]];
       tb.push_back(t.name);
       for (const auto& c : (*plans)[open[at]].candidates) need.insert(c);
@@ -234,9 +235,10 @@ Status ApplyEvidence(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
       else
         fetch.push_back(c);
     }
-    OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, fetch, kFetchBudget, [&](const RunOutput& o) {
-      if (!o.tensor.empty()) score(o.name, o.tensor);
-    }));
+    OP_RETURN_IF_ERROR(
+        FetchInBatches(onnx_side, fetch, calls.fetch_budget, [&](const RunOutput& o) {
+          if (!o.tensor.empty()) score(o.name, o.tensor);
+        }));
   }
   for (int i : open) {
     Plan& p = (*plans)[i];

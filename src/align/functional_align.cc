@@ -16,8 +16,6 @@
 namespace onnxprobe::align {
 namespace {
 
-constexpr uint64_t kBudget = 512ull << 20;
-
 const std::map<std::string, std::vector<std::string>>& FunctionTable() {
   // torch function -> the op types that can end its export (decompositions end in their last
   // node: linear as MatMul then Add, gelu as ... Mul, layer_norm as ... Add)
@@ -213,7 +211,7 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     }
   }
   std::unordered_map<std::string, Meta> meta;
-  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, fetch, kBudget, [&](const RunOutput& o) {
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, fetch, calls.fetch_budget, [&](const RunOutput& o) {
     if (!o.tensor.empty()) meta[o.name] = {o.tensor.dtype(), o.tensor.shape()};
   }));
   auto producer = [&](const std::string& t) -> const NodeInfo* {
@@ -330,7 +328,7 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
     std::unordered_map<std::string, std::vector<double>> dist;
     for (size_t i : open) dist[fs[i].tensor].assign(window[i].size(), HUGE_VAL);
     std::vector<std::string> on(onnx_names.begin(), onnx_names.end());
-    OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, on, kBudget, [&](const RunOutput& o) {
+    OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, on, calls.fetch_budget, [&](const RunOutput& o) {
       if (o.tensor.empty()) return;
       for (size_t i : open) {
         auto t = tval.find(fs[i].tensor);
@@ -388,7 +386,7 @@ Status PairFunctional(Side& torch_side, Side& onnx_side, const TorchCalls& calls
         more.push_back(x);
     }
   }
-  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, more, kBudget, [&](const RunOutput& o) {
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, more, calls.fetch_budget, [&](const RunOutput& o) {
     if (!o.tensor.empty()) meta[o.name] = {o.tensor.dtype(), o.tensor.shape()};
   }));
   for (size_t i = 0; i < fs.size(); ++i) {

@@ -265,13 +265,14 @@ double StructuralCoverage(const Alignment& al) {
   return rows == 0 ? 0 : static_cast<double>(paired) / static_cast<double>(rows);
 }
 
-Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side) {
+Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side, uint64_t max_memory) {
   const Model* model = onnx_side.model();
   if (model == nullptr)
     return InvalidArgument(
         "aligning a PyTorch capture needs a live ONNX side (a model), not a dump");
   OP_ASSIGN_OR_RETURN(align::TorchCalls calls,
                       align::ReadTorchCalls(torch_side.info().path, torch_side.tensors()));
+  calls.fetch_budget = max_memory;
   align::CallGraph graph(calls, *model);
   std::vector<align::Plan> plans = align::PlanAlignment(calls, graph, *model);
   OP_RETURN_IF_ERROR(align::ApplyEvidence(torch_side, onnx_side, calls, &plans));

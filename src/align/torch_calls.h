@@ -85,6 +85,9 @@ struct TorchCalls {
   // batch_norm record then means none ran
   bool functional_recorded = false;
   std::vector<TorchParam> params;
+  // bytes of ONNX tensors one alignment fetch may hold (the comparison's --max-memory; 0: no
+  // limit): FetchInBatches splits every run of the ONNX side by it
+  uint64_t fetch_budget = 0;
 };
 
 // Reads the "torch" section of the capture at `dump_path` (folder or .npz). Falls back to

@@ -16,8 +16,6 @@ constexpr int kWindow = 32;  // ONNX tensors either side of the expected positio
 constexpr size_t kMaxPerRow = 16;
 constexpr size_t kMaxCandidates = 512;  // one run's worth
 constexpr double kMaxDistance = 1e-2;   // relative L2: values that agree beyond doubt
-constexpr uint64_t kBudget = 512ull << 20;
-
 }  // namespace
 
 Status AdvisoryValueSearch(Side& torch_side, Side& onnx_side, const TorchCalls& calls,
@@ -64,7 +62,7 @@ Status AdvisoryValueSearch(Side& torch_side, Side& onnx_side, const TorchCalls& 
   for (const auto& o : tv) tval[o.name] = &o.tensor;
   std::unordered_map<std::string, std::unordered_map<std::string, double>> dist;
   std::vector<std::string> onames(fetch.begin(), fetch.end());
-  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, onames, kBudget, [&](const RunOutput& o) {
+  OP_RETURN_IF_ERROR(FetchInBatches(onnx_side, onames, calls.fetch_budget, [&](const RunOutput& o) {
     if (o.tensor.empty()) return;
     for (const auto& [i, c] : todo) {
       if (std::find(c.begin(), c.end(), o.name) != c.end())

@@ -5,6 +5,7 @@
 
 #include "onnxprobe/capture.h"
 #include "onnxprobe/dump.h"
+#include "onnxprobe/format.h"
 #include "onnxprobe/npy.h"
 
 namespace fs = std::filesystem;
@@ -235,6 +236,28 @@ Status CheckGiven(const ValueInfo& in, const Tensor& t) {
   return Status::Ok();
 }
 
+// An input that is NaN/Inf everywhere makes every tensor after it NaN/Inf on both sides, which
+// compare as equal: a comparison that can only pass. Refused unless allowed; a partly
+// non-finite input is noted with its share, which every report states first.
+Status CheckFinite(const std::string& name, const Given& g, bool allow, InputPreparation* prep) {
+  const Tensor& t = g.tensor;
+  if (!IsFloating(t.dtype()) || t.num_elements() == 0) return Status::Ok();
+  TensorStats st = ComputeStats(t);
+  uint64_t bad = st.nan_count + st.inf_count;
+  if (bad == 0) return Status::Ok();
+  std::string what = "input '" + name + "' (from " + g.source + ")";
+  if (bad == t.num_elements() && !allow) {
+    return InvalidArgument(what + " is NaN/Inf in all " + std::to_string(bad) +
+                           " values: every tensor computed from it is too, and NaN compares "
+                           "equal to NaN; --allow-nonfinite-inputs runs it anyway");
+  }
+  prep->nonfinite_inputs.push_back(
+      what + ": " + FormatNumber(100.0 * double(bad) / double(t.num_elements())) + "% of its " +
+      std::to_string(t.num_elements()) + " values are NaN/Inf (" + std::to_string(st.nan_count) +
+      " NaN, " + std::to_string(st.inf_count) + " Inf)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const InputOptions& o,
@@ -307,6 +330,7 @@ Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const Input
     auto g = given.find(in.name);
     if (g != given.end()) {
       Status st = CheckGiven(in, g->second.tensor);
+      if (st.ok()) st = CheckFinite(in.name, g->second, o.allow_nonfinite, prep);
       if (!st.ok()) return fail(InputField::kFiles, st);
       out.push_back({in.name, std::move(g->second.tensor)});
       continue;

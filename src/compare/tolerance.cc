@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <regex>
 
@@ -75,6 +76,12 @@ Tolerance TolerancePolicy::For(const std::string& tensor, const std::string& op_
     }
   }
   if (auto it = noise_floor.find(tensor); it != noise_floor.end()) t.noise_floor = it->second;
+  return t;
+}
+
+Tolerance PeriodicBudget(Tolerance t, double argument_scale) {
+  if (!t.scale_atol || !(argument_scale > 1)) return t;  // an absolute atol passes through as is
+  t.noise_floor = std::max(t.noise_floor, t.atol * argument_scale);
   return t;
 }
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/index_ties.h"
 #include "engine/pairing.h"
@@ -37,6 +37,16 @@ const char* RowStateName(RowState s) {
   return "?";
 }
 
+std::vector<int> FrontierOf(const ComparisonResult& r) {
+  std::vector<int> out;
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (r.rows[i].role == Role::kIntroduced && seen.insert(r.rows[i].name_b).second)
+      out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
 bool RowIdentical(const TensorResult& row) {
   const TensorMetrics& m = row.metrics;
   return row.state == RowState::kNotCompared ||
@@ -65,11 +75,9 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
                       PairTensors(a, b, job, &r.only_a, &r.only_b, &r.hidden_b));
 
   BatchPlanner planner(pairs, job.max_memory);
-  std::optional<NoiseFloor> noise;
-  if (job.noise_headroom > 0) noise.emplace(job.policy.global, job.noise_headroom);
   size_t done = 0;
-  // with framework noise: the scale of each compared B tensor, for the Sin/Cos reading it
-  const Model* graph_b = noise ? b.model() : nullptr;
+  // the magnitude of each compared B tensor, for the budget of a Sin/Cos reading it
+  const Model* graph_b = b.model();
   std::unordered_map<std::string, double> scale_of;
   auto argument_scale = [&](const Pair& p) {
     if (graph_b == nullptr || (p.b->op_type != "Sin" && p.b->op_type != "Cos")) return 0.0;
@@ -89,8 +97,7 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     for (size_t i = 0; i < batch.size(); ++i) {
       RunOutput& oa = va[i];
       RunOutput& ob = vb[i];
-      TensorResult row =
-          ComparePair(batch[i], oa, ob, job, noise ? &*noise : nullptr, argument_scale(batch[i]));
+      TensorResult row = ComparePair(batch[i], oa, ob, job, argument_scale(batch[i]));
       if (graph_b != nullptr && row.state == RowState::kCompared)
         scale_of[row.name_b] = row.metrics.scale;
       oa = RunOutput();  // free both sides' tensor before the next one

@@ -83,6 +83,7 @@ Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const CompareR
   InputPreparation prep;
   auto prepared = PrepareInputs(*m, req.inputs, &prep);
   report->notes.insert(report->notes.end(), prep.notes.begin(), prep.notes.end());
+  report->nonfinite_inputs = prep.nonfinite_inputs;
   return prepared;
 }
 
@@ -178,26 +179,6 @@ void AddParityCulprits(const ParityReport& parity, const Model& model, const Com
                      std::make_move_iterator(first.end()));
 }
 
-// What the framework-noise tolerance did, so a reader knows which rows were judged looser.
-std::string FrameworkNoiseNote(const ComparisonResult& r, const CompareJob& job) {
-  size_t raised = 0;
-  double largest = 0;
-  for (const auto& row : r.rows) {
-    Tolerance base = job.policy.For(row.name, row.op_type);
-    if (row.tolerance.atol > base.atol) {
-      ++raised;
-      largest = std::max(largest, row.tolerance.atol / base.atol);
-    }
-  }
-  if (raised == 0)
-    return "PyTorch vs ONNX: framework noise stayed below the given tolerance on every row";
-  return "PyTorch vs ONNX: the absolute tolerance of " + std::to_string(raised) + " of " +
-         std::to_string(r.rows.size()) +
-         " rows follows the framework noise measured upstream (up to " + FormatNumber(largest) +
-         "x the given atol; " + FormatNumber(job.noise_headroom) +
-         "x the largest normalized error of the passing rows before it)";
-}
-
 }  // namespace
 
 const char* InputOriginName(InputOrigin o) {
@@ -252,7 +233,7 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
 
   // a PyTorch capture on side A: align its module outputs with the ONNX tensors
   if (sa.info().kind == SideKind::kTorchCapture && sb.model() != nullptr) {
-    auto aligned = AlignTorchCapture(sa, sb);
+    auto aligned = AlignTorchCapture(sa, sb, job.max_memory);
     if (!aligned.ok()) return aligned.status().WithContext("aligning the PyTorch capture");
     Alignment& al = *aligned;
     for (const auto& [x, y] : al.rename) job.rename.emplace(x, y);  // explicit entries win
@@ -266,7 +247,6 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     job.confirm_by = ConfirmingRows(al.rows, job.advisory, sb.model());
     report.parity = std::move(al.parity);
     report.alignment = std::move(al.rows);
-    if (req.bisect_per_run == 0) job.noise_headroom = req.framework_noise_headroom;
   }
 
   OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job, &report.notes));
@@ -281,7 +261,6 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     if (row.state == RowState::kAdvisory && job.confirm_by.count(row.name))
       job.rename.erase(row.name);
   }
-  if (job.noise_headroom > 0) report.notes.push_back(FrameworkNoiseNote(r, job));
   bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll ||
                 (req.localize_options.drift && r.first_difference >= 0 && sb.model() != nullptr);
   if (quantized) {  // quantized layers are isolated their own way

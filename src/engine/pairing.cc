@@ -35,13 +35,21 @@ bool ClassificationLike(const SideTensor& a, const SideTensor* b, const Shape& s
 // producer reads a tainted tensor.
 void MarkRoles(const Model& model, ComparisonResult* r) {
   const GraphIndex& g = model.index();
-  // the graph may be either side's: know rows by both names
-  std::unordered_map<std::string, int> row_of;
+  // the graph may be either side's: know rows by both names. Several rows can share one tensor
+  // (a PyTorch module and the containers whose last child it is): they share its role.
   // A's names first: a B name equal to another A tensor's (a quantized model's pre-Relu
   // tensor keeps the Relu output's name) must not take that tensor's row
-  for (size_t i = 0; i < r->rows.size(); ++i) row_of.emplace(r->rows[i].name, static_cast<int>(i));
-  for (size_t i = 0; i < r->rows.size(); ++i)
-    row_of.emplace(r->rows[i].name_b, static_cast<int>(i));
+  std::unordered_map<std::string, std::vector<int>> by_a, by_b;
+  for (size_t i = 0; i < r->rows.size(); ++i) by_a[r->rows[i].name].push_back(static_cast<int>(i));
+  for (size_t i = 0; i < r->rows.size(); ++i) {
+    const std::string& nb = r->rows[i].name_b;
+    if (!by_a.count(nb)) by_b[nb].push_back(static_cast<int>(i));
+  }
+  auto rows_of = [&](const std::string& name) -> const std::vector<int>* {
+    if (auto it = by_a.find(name); it != by_a.end()) return &it->second;
+    if (auto it = by_b.find(name); it != by_b.end()) return &it->second;
+    return nullptr;
+  };
   std::unordered_set<std::string> tainted;
   for (const auto& node : g.nodes()) {
     bool input_tainted = false;
@@ -49,19 +57,27 @@ void MarkRoles(const Model& model, ComparisonResult* r) {
       input_tainted = input_tainted || (!in.empty() && tainted.count(in));
     for (const auto& out : node.outputs) {
       if (out.empty()) continue;
-      auto it = row_of.find(out);
-      if (it == row_of.end()) {
+      const std::vector<int>* rows = rows_of(out);
+      bool compared = false, failed = false;
+      for (int i : rows ? *rows : std::vector<int>{}) {
+        const TensorResult& row = r->rows[i];
+        compared = compared || row.state != RowState::kNotCompared;
+        failed = failed || !row.pass;
+      }
+      if (!compared) {  // no value: it carries what it reads
         if (input_tainted) tainted.insert(out);
         continue;
       }
-      TensorResult& row = r->rows[it->second];
-      if (row.state == RowState::kNotCompared) {  // no value: it carries what it reads
-        if (input_tainted) tainted.insert(out);
-        continue;
-      }
-      if (row.pass) continue;
+      if (!failed) continue;
       tainted.insert(out);
-      row.role = input_tainted ? Role::kInherited : Role::kIntroduced;
+      // the first failing row (the smallest module) makes the error; the containers it is the
+      // last child of only pass it on
+      bool first = true;
+      for (int i : *rows) {
+        if (r->rows[i].pass) continue;
+        r->rows[i].role = first && !input_tainted ? Role::kIntroduced : Role::kInherited;
+        first = false;
+      }
     }
   }
   // rows the graph does not know (renamed, missing) are judged on their own
@@ -134,7 +150,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 }
 
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, NoiseFloor* noise, double argument_scale) {
+                         const CompareJob& job, double argument_scale) {
   TensorResult row;
   row.name = p.a->name;
   row.name_b = p.b->name;
@@ -146,10 +162,7 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   }
   row.topo_index = p.a->topo_index;
   row.tolerance = job.policy.For(row.name, row.op_type);
-  if (noise != nullptr) {
-    row.tolerance = argument_scale > 0 ? noise->RaiseForPeriodic(row.tolerance, argument_scale)
-                                       : noise->Raise(row.tolerance);
-  }
+  if (argument_scale > 0) row.tolerance = PeriodicBudget(row.tolerance, argument_scale);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
     row.state = RowState::kNotCompared;
     row.reason = oa.skipped.empty() ? ob.skipped : oa.skipped;
@@ -165,8 +178,6 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   } else {
     JudgeRow(oa.tensor, ob.tensor, job.policy, k, &row);
   }
-  if (noise != nullptr && row.state == RowState::kCompared)
-    noise->Observe(row.metrics, row.within_tolerance, row.tolerance_ratio);
   return row;
 }
 
@@ -234,8 +245,7 @@ void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp)
         if (it == by_name.end() || it->second->state != RowState::kCompared) continue;
         compared = true;
         // an output that passes using more than half of its tolerance carries the error too
-        failing = failing || !it->second->pass ||
-                  it->second->tolerance_ratio > NoiseFloor::kNearTolerance;
+        failing = failing || !it->second->pass || it->second->tolerance_ratio > kConfirmingShare;
       }
       if (!compared || failing) continue;
       row.state = RowState::kAdvisory;
@@ -264,9 +274,7 @@ void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp)
     }
     r.rows[r.first_failure].role = Role::kIntroduced;
   }
-  for (size_t i = 0; i < r.rows.size(); ++i) {
-    if (r.rows[i].role == Role::kIntroduced) r.frontier.push_back(static_cast<int>(i));
-  }
+  r.frontier = FrontierOf(r);
   r.runs_a = a.runs();
   r.runs_b = b.runs();
   r.side_a = a.info();

@@ -8,10 +8,6 @@
 #include "onnxprobe/comparison.h"
 
 namespace onnxprobe {
-class NoiseFloor;
-}
-
-namespace onnxprobe {
 
 struct Pair {
   const SideTensor* a;
@@ -26,13 +22,16 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
                                         std::vector<std::string>* only_b,
                                         std::vector<std::string>* hidden);
 
-// Compares one fetched pair into a row (tolerance, metrics, verdict, grade).
-// With `noise`, the row's tolerance is raised to the framework noise seen so far, and a
-// compared row adds its own error to it; `argument_scale` > 0 marks a Sin or Cos output whose
-// argument's row had that scale (NoiseFloor::RaiseForPeriodic).
+// Compares one fetched pair into a row (tolerance, metrics, verdict, grade) at the policy's
+// tolerance for it; `argument_scale` > 0 marks a Sin or Cos output whose argument's row had
+// that scale (PeriodicBudget). No error measured on another row changes a row's tolerance.
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, NoiseFloor* noise = nullptr,
-                         double argument_scale = 0);
+                         const CompareJob& job, double argument_scale = 0);
+
+// A module call's output that passes using more than this share of its tolerance still carries
+// an error, so it does not confirm the values inside the call (FinishResult): half, the largest
+// share an output can use and still hold a second, equal error within tolerance.
+constexpr double kConfirmingShare = 0.5;
 
 // Splits pairs, in order, into batches whose tensors on both sides fit `max_memory` (0: one
 // batch), one batch at a time, so real sizes of what was fetched plan the next batch: a tensor

@@ -12,7 +12,9 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "engine/fetch_groups.h"
 #include "localize/growth.h"
 #include "localize/isolation.h"
 #include "localize/repro.h"
@@ -22,7 +24,6 @@
 namespace onnxprobe {
 namespace {
 
-using isolation::ByGrowth;
 using isolation::Bypass;
 using isolation::BypassRoundTrips;
 using isolation::Ctx;
@@ -32,6 +33,7 @@ using isolation::Execute;
 using isolation::FetchFor;
 using isolation::MakePlan;
 using isolation::NarrowToSource;
+using isolation::NeedsOf;
 using isolation::Plan;
 using isolation::RoundTrips;
 using isolation::Run;
@@ -163,8 +165,6 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   cx.out->culprits.insert(cx.out->culprits.begin(), std::move(c));
 }
 
-constexpr double kMinGrowthDb = 1.0;  // error relative to signal grows by >= 12%
-
 }  // namespace
 
 Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs,
@@ -194,26 +194,19 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
     return finish();
   }
-  std::vector<int> rows, inherited;
+  // every failing row is isolated (no growth gate: a second fault downstream of a first adds
+  // little to the error it inherits and is still a fault), its inputs fetched from side A in
+  // groups that fit the memory budget
+  std::vector<int> rows;
   std::set<std::string> planned;  // several rows can pair with one tensor (containers)
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const TensorResult& t = r.rows[i];
     if (planned.count(t.name_b) || t.state != RowState::kCompared) continue;
-    bool take = options.candidates == Candidates::kAll ||
-                (options.candidates == Candidates::kFailing && !t.pass) ||
-                (options.candidates == Candidates::kFrontier && t.role == Role::kIntroduced);
-    if (take) {
+    if (options.candidates == Candidates::kAll || !t.pass) {
       rows.push_back(static_cast<int>(i));
       planned.insert(t.name_b);
-    } else if (!t.pass && growth[i].growth_db >= kMinGrowthDb) {
-      inherited.push_back(static_cast<int>(i));
     }
   }
-  // every introduced error, not only the first: inherited-looking rows whose error grows most
-  for (int i : ByGrowth(inherited, growth, options.max_growth_candidates, nullptr)) {
-    if (planned.insert(r.rows[i].name_b).second) rows.push_back(i);
-  }
-  std::sort(rows.begin(), rows.end());
   if (rows.empty()) {
     out.note = r.failures > 0 ? "no failing row can be isolated (none was compared on its own)"
                               : "no candidate to isolate";
@@ -222,45 +215,49 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
   }
   std::vector<Plan> plans;
   for (int i : rows) plans.push_back(MakePlan(cx, r.rows[i].name_b, options.max_subgraph_nodes));
-  Status fetched = FetchFor(cx, plans);
-  if (!fetched.ok()) {
-    out.note = "side A could not provide the candidates' inputs: " + fetched.message();
-    if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
-    return finish();
-  }
   bool any_introduced = false;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    const TensorResult& row = r.rows[rows[i]];
-    Culprit c = Describe(cx, plans[i], rows[i]);
-    c.accumulated_max_rel = row.metrics.max_rel;
-    if (c.error.empty()) {
-      Run run = Execute(cx, plans[i]);
-      c.error = run.error;
-      if (run.error.empty()) {
-        TensorResult iso;
-        iso.tolerance = row.tolerance;
-        JudgeRow(*run.expected, run.observed, job.policy, job.kernel, &iso);
-        c.metrics = iso.metrics;
-        c.reason = iso.reason;
-        c.isolated = true;
-        c.introduced = !iso.within_tolerance;
-        if (c.introduced) {
-          if (!BypassRoundTrips(cx, plans[i], row.tolerance, true, &c)) {
-            Bypass(cx, plans[i], row.tolerance, &c);
-            NarrowToSource(cx, plans[i], &c);
+  for (const auto& [begin, end] : GroupByBudget(NeedsOf(cx, plans), a.tensors(), job.max_memory)) {
+    cx.from_a.clear();
+    std::vector<Plan> group(plans.begin() + begin, plans.begin() + end);
+    Status fetched = FetchFor(cx, group);
+    if (!fetched.ok()) {
+      out.note = "side A could not provide the candidates' inputs: " + fetched.message();
+      break;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const TensorResult& row = r.rows[rows[i]];
+      Culprit c = Describe(cx, plans[i], rows[i]);
+      c.accumulated_max_rel = row.metrics.max_rel;
+      if (c.error.empty()) {
+        Run run = Execute(cx, plans[i]);
+        c.error = run.error;
+        if (run.error.empty()) {
+          TensorResult iso;
+          iso.tolerance = row.tolerance;
+          JudgeRow(*run.expected, run.observed, job.policy, job.kernel, &iso);
+          c.metrics = iso.metrics;
+          c.reason = iso.reason;
+          c.isolated = true;
+          c.introduced = !iso.within_tolerance;
+          if (c.introduced) {
+            if (!BypassRoundTrips(cx, plans[i], row.tolerance, true, &c)) {
+              Bypass(cx, plans[i], row.tolerance, &c);
+              NarrowToSource(cx, plans[i], &c);
+            }
+            MaybeWriteRepro(cx, options, plans[i], run, c);
           }
-          MaybeWriteRepro(cx, options, plans[i], run, c);
         }
       }
+      if (c.isolated && !row.pass)
+        out.settled.emplace_back(rows[i], c.introduced ? Role::kIntroduced : Role::kInherited);
+      any_introduced = any_introduced || c.introduced;
+      // a row found to only inherit is listed only when asked for every candidate
+      if (row.role == Role::kIntroduced || c.introduced ||
+          options.candidates != Candidates::kFrontier)
+        out.culprits.push_back(std::move(c));
     }
-    if (c.isolated && !row.pass)
-      out.settled.emplace_back(rows[i], c.introduced ? Role::kIntroduced : Role::kInherited);
-    any_introduced = any_introduced || c.introduced;
-    // a row picked for its error growth is listed only when it does introduce error
-    if (row.role == Role::kIntroduced || c.introduced ||
-        options.candidates != Candidates::kFrontier)
-      out.culprits.push_back(std::move(c));
   }
+  cx.from_a.clear();
   // introduced first; among those, a culprit whose isolated nodes hold another introduced
   // culprit's node after it (the other one explains its error: e.g. a TopK with no PyTorch value
   // run inside the Gather that reads its indices); then by isolated error; failures to isolate
@@ -292,13 +289,19 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
 }
 
 void ApplyRoles(const LocalizeResult& l, ComparisonResult* r) {
+  // a role settled for a tensor holds for every row paired with it (a module and its containers)
+  std::unordered_map<std::string, Role> settled;
   for (const auto& [row, role] : l.settled) {
-    if (row >= 0 && row < static_cast<int>(r->rows.size())) r->rows[row].role = role;
+    if (row >= 0 && row < static_cast<int>(r->rows.size())) settled[r->rows[row].name_b] = role;
   }
-  r->frontier.clear();
-  for (size_t i = 0; i < r->rows.size(); ++i) {
-    if (r->rows[i].role == Role::kIntroduced) r->frontier.push_back(static_cast<int>(i));
+  std::unordered_set<std::string> first;
+  for (auto& row : r->rows) {
+    auto it = settled.find(row.name_b);
+    if (it == settled.end() || row.pass) continue;
+    bool container = !first.insert(row.name_b).second;
+    row.role = container ? Role::kInherited : it->second;
   }
+  r->frontier = FrontierOf(*r);
 }
 
 }  // namespace onnxprobe

@@ -39,6 +39,8 @@ class ConsoleReporter : public Reporter {
 
   std::string Render(const CompareReport& report) const override {
     std::string out;
+    // first: every value computed from such an input compares NaN with NaN
+    for (const auto& n : report.nonfinite_inputs) out += Color("1;33", "warning: ") + n + "\n";
     if (!o_.quiet && !report.comparison.rows.empty()) out += Table(report.comparison);
     if (!o_.quiet) out += AlignmentTable(report);
     out += Summary(report);
@@ -225,7 +227,8 @@ class ConsoleReporter : public Reporter {
       out += "  " + t.node + " (" + t.op_type + ") -> " + t.name + ": max rel " +
              Fmt("%.2e", t.metrics.max_rel) + ", " + GradeName(t.grade) + ChannelNote(t) + "\n";
     }
-    size_t inherited = r.failures - r.frontier.size();
+    size_t inherited = 0;
+    for (const auto& t : r.rows) inherited += !t.pass && t.role == Role::kInherited;
     if (inherited) out += std::to_string(inherited) + " failing tensors only inherit that error\n";
     out += Culprits(report.localization);
     return out;

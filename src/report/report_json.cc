@@ -168,6 +168,9 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.Key("notes").BeginArray();
   for (const auto& n : report.notes) j.String(n);
   j.EndArray();
+  j.Key("nonfinite_inputs").BeginArray();
+  for (const auto& n : report.nonfinite_inputs) j.String(n);
+  j.EndArray();
   j.Key("tolerance").BeginObject();
   j.Key("atol").Number(r.policy.global.atol).Key("rtol").Number(r.policy.global.rtol);
   j.Key("scale_atol").Bool(r.policy.global.scale_atol);

@@ -73,6 +73,13 @@ void DeclareInputOptions(OptionSink& sink, InputFlags* f) {
              o->seed = static_cast<uint64_t>(n);
              return Status::Ok();
            });
+  sink.Add({"--allow-nonfinite-inputs", "",
+            "run a given input that is NaN/Inf in every value (refused by default: NaN compares "
+            "equal to NaN, so nothing computed from it can fail)"},
+           [o](const std::string&) {
+             o->allow_nonfinite = true;
+             return Status::Ok();
+           });
 }
 
 std::vector<std::string> InputFilePaths(const InputFlags& flags) {

@@ -141,8 +141,8 @@ class CompareCommand : public Command {
                return Status::Ok();
              });
     sink.Add({"--fixed-tolerance", "",
-              "(PyTorch capture on side A) judge every row at the given tolerance; by default "
-              "it rises with the framework noise measured upstream (docs/metrics.md)"},
+              "accepted for older scripts: every row is judged at the given tolerance, which "
+              "no error measured upstream raises (docs/metrics.md)"},
              [&o](const std::string&) {
                o.fixed_tolerance = true;
                return Status::Ok();
@@ -479,7 +479,6 @@ class CompareCommand : public Command {
     req.noise_floor_file = o.noise_floor;
     req.explain_optimizations = o.explain;
     req.isolate_runtime = o.isolate_runtime;
-    if (o.fixed_tolerance) req.framework_noise_headroom = 0;
     req.latency_runs = o.isolate_runtime ? 0 : o.latency_runs;
     if (o.latency_given) req.latency_max_ms = 0;  // a number given is run in full
     req.bisect_per_run = o.bisect;

@@ -176,6 +176,8 @@ class RunCommand : public Command {
     auto dump = CaptureToDump(req, &prep);
     if (!dump.ok()) return Fail(NameInputFlag(dump.status(), prep.failed));
     for (const auto& n : dump->notes) Note(n);
+    for (const auto& n : prep.nonfinite_inputs)
+      std::fprintf(stderr, "onnxprobe: warning: %s\n", n.c_str());
     const CaptureReport* report = &dump->capture;
     const DumpMetadata& meta = dump->metadata;
     double secs = dump->seconds;

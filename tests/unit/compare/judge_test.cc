@@ -231,3 +231,24 @@ TEST(JudgeRow, AdvisoryRowsPassWhateverTheMeasurement) {
 
 }  // namespace
 }  // namespace onnxprobe
+
+namespace onnxprobe {
+namespace {
+
+// Sin and Cos pass their argument's absolute error on unchanged: their budget is the absolute
+// error allowed the argument, atol * max(1, max|argument|), and nothing else raises it.
+TEST(PeriodicBudget, AllowsTheArgumentsAbsoluteTolerance) {
+  Tolerance t{1e-5, 1e-3, true};
+  Tolerance big = PeriodicBudget(t, 600);
+  EXPECT_DOUBLE_EQ(big.noise_floor, 6e-3);
+  EXPECT_DOUBLE_EQ(big.atol, 1e-5);
+  EXPECT_DOUBLE_EQ(big.rtol, 1e-3);
+  EXPECT_DOUBLE_EQ(PeriodicBudget(t, 0.5).noise_floor, 0);  // small arguments: the base one
+  Tolerance absolute{1e-5, 1e-3, false};                    // an absolute atol passes as given
+  EXPECT_DOUBLE_EQ(PeriodicBudget(absolute, 600).noise_floor, 0);
+  // a float16 round trip on an argument of 600 errs by up to 600 * 2^-11 = 0.29: still fails
+  EXPECT_LT(big.noise_floor, 600 * std::ldexp(1.0, -11));
+}
+
+}  // namespace
+}  // namespace onnxprobe

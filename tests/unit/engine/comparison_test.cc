@@ -359,6 +359,31 @@ TEST(RunComparison, PairsByExactNameOrTheMapping) {
   EXPECT_EQ(r->only_b, std::vector<std::string>{"new"});
 }
 
+// A PyTorch module and the containers whose last child it is all pair with one tensor of B:
+// the fault is introduced once, by the smallest module (first in A's order); the containers
+// only pass it on, and the frontier holds one row per tensor.
+TEST(RunComparison, ContainersSharingATensorAreNeverIntroduced) {
+  const std::vector<std::string> names = {"a", "b", "c"};
+  Model m = ChainModel(names);
+  FakeSide a("A"), b("B");
+  a.Add("block.conv", "B", "Relu", MakeF32({1, 4}, kRef));
+  a.Add("block", "B", "Relu", MakeF32({1, 4}, kRef));
+  a.Add("stage", "B", "Relu", MakeF32({1, 4}, kRef));
+  a.Add("c", "C", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
+  b.Add("b", "B", "Relu", MakeF32({1, 4}, {1, 2, 3.5f, 4}));
+  b.Add("c", "C", "Relu", MakeF32({1, 4}, {1, 2, 3.5f, 4}));
+  b.SetModel(&m);
+  CompareJob job = PlainJob();
+  job.rename = {{"block.conv", "b"}, {"block", "b"}, {"stage", "b"}};
+  auto r = RunComparison(a, b, job);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 4u);
+  EXPECT_EQ(Roles(*r), (std::vector<Role>{Role::kIntroduced, Role::kInherited, Role::kInherited,
+                                          Role::kInherited}));
+  EXPECT_EQ(r->frontier, std::vector<int>{0});
+}
+
 TEST(RunComparison, SidesWithNothingInCommonFail) {
   FakeSide a("A"), b("B");
   a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
