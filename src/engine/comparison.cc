@@ -7,6 +7,7 @@
 
 #include "engine/index_ties.h"
 #include "engine/pairing.h"
+#include "engine/row_budgets.h"
 #include "onnxprobe/align.h"
 
 namespace onnxprobe {
@@ -76,17 +77,8 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
 
   BatchPlanner planner(pairs, job.max_memory);
   size_t done = 0;
-  // the magnitude of each compared B tensor, for the budget of a Sin/Cos reading it
-  const Model* graph_b = b.model();
-  std::unordered_map<std::string, double> scale_of;
-  auto argument_scale = [&](const Pair& p) {
-    if (graph_b == nullptr || (p.b->op_type != "Sin" && p.b->op_type != "Cos")) return 0.0;
-    const TensorEntry* e = graph_b->index().Find(p.b->name);
-    if (e == nullptr || e->producer < 0) return 0.0;
-    const NodeInfo& n = graph_b->index().nodes()[e->producer];
-    auto s = n.inputs.empty() ? scale_of.end() : scale_of.find(n.inputs[0]);
-    return s == scale_of.end() ? 0.0 : s->second;
-  };
+  // budgets from the graph and the reference magnitudes (Sin/Cos, data movement)
+  RowBudgets budgets(b.model());
   while (!planner.Done()) {
     std::vector<Pair> batch = planner.Next();
     ++r.batches;
@@ -97,9 +89,8 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     for (size_t i = 0; i < batch.size(); ++i) {
       RunOutput& oa = va[i];
       RunOutput& ob = vb[i];
-      TensorResult row = ComparePair(batch[i], oa, ob, job, argument_scale(batch[i]));
-      if (graph_b != nullptr && row.state == RowState::kCompared)
-        scale_of[row.name_b] = row.metrics.scale;
+      TensorResult row = ComparePair(batch[i], oa, ob, job, budgets.For(batch[i].b->name));
+      budgets.Record(row);
       oa = RunOutput();  // free both sides' tensor before the next one
       ob = RunOutput();
       r.rows.push_back(std::move(row));

@@ -150,7 +150,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 }
 
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, double argument_scale) {
+                         const CompareJob& job, const RowBudget& budget) {
   TensorResult row;
   row.name = p.a->name;
   row.name_b = p.b->name;
@@ -162,7 +162,9 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   }
   row.topo_index = p.a->topo_index;
   row.tolerance = job.policy.For(row.name, row.op_type);
-  if (argument_scale > 0) row.tolerance = PeriodicBudget(row.tolerance, argument_scale);
+  if (budget.argument_scale > 0)
+    row.tolerance = PeriodicBudget(row.tolerance, budget.argument_scale);
+  row.tolerance.noise_floor = std::max(row.tolerance.noise_floor, budget.carried);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
     row.state = RowState::kNotCompared;
     row.reason = oa.skipped.empty() ? ob.skipped : oa.skipped;

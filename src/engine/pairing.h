@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/row_budgets.h"
 #include "onnxprobe/comparison.h"
 
 namespace onnxprobe {
@@ -23,10 +24,10 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
                                         std::vector<std::string>* hidden);
 
 // Compares one fetched pair into a row (tolerance, metrics, verdict, grade) at the policy's
-// tolerance for it; `argument_scale` > 0 marks a Sin or Cos output whose argument's row had
-// that scale (PeriodicBudget). No error measured on another row changes a row's tolerance.
+// tolerance for it, widened by `budget` (row_budgets.h: from the graph and the reference
+// magnitudes). No error measured on another row changes a row's tolerance.
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, double argument_scale = 0);
+                         const CompareJob& job, const RowBudget& budget = {});
 
 // A module call's output that passes using more than this share of its tolerance still carries
 // an error, so it does not confirm the values inside the call (FinishResult): half, the largest

@@ -384,6 +384,42 @@ TEST(RunComparison, ContainersSharingATensorAreNeverIntroduced) {
   EXPECT_EQ(r->frontier, std::vector<int>{0});
 }
 
+// A Sin of an argument of magnitude 600 may err by 600 * atol in absolute terms (PeriodicBudget);
+// a Concat that only copies it carries that budget, a Mul that computes from it does not.
+TEST(RunComparison, DataMovementCarriesTheBudgetOfWhatItCopies) {
+  auto m = BuildModel(TempPath("sin_concat.onnx"),
+                      {{"P", "Mul", {"x", "x"}, {"p"}},
+                       {"S", "Sin", {"p"}, {"s"}},
+                       {"C", "Concat", {"s", "s"}, {"c"}},
+                       {"M", "Mul", {"s", "s"}, {"m"}}},
+                      {"x"}, {"c", "m"});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  FakeSide a("A"), b("B");
+  const std::vector<float> p = {600, 1, 2, 3}, sa = {0.5f, 0.25f, 0.5f, 0.25f},
+                           sb = {0.503f, 0.25f, 0.5f, 0.25f};
+  a.Add("p", "P", "Mul", MakeF32({1, 4}, p));
+  b.Add("p", "P", "Mul", MakeF32({1, 4}, p));
+  a.Add("s", "S", "Sin", MakeF32({1, 4}, sa));
+  b.Add("s", "S", "Sin", MakeF32({1, 4}, sb));
+  a.Add("c", "C", "Concat", MakeF32({1, 4}, sa));
+  b.Add("c", "C", "Concat", MakeF32({1, 4}, sb));
+  a.Add("m", "M", "Mul", MakeF32({1, 4}, sa));
+  b.Add("m", "M", "Mul", MakeF32({1, 4}, sb));
+  b.SetModel(&*m);
+  CompareJob job;
+  job.policy.global = Tolerance{1e-5, 1e-3, true};
+  auto r = RunComparison(a, b, job);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 4u);
+  // |d| = 3e-3 at 0.5: allowed 1e-5 + 5e-4 by the base tolerance, 600 * 1e-5 = 6e-3 by the budget
+  EXPECT_DOUBLE_EQ(r->rows[1].tolerance.noise_floor, 600 * 1e-5);
+  EXPECT_TRUE(r->rows[1].pass);
+  EXPECT_DOUBLE_EQ(r->rows[2].tolerance.noise_floor, 600 * 1e-5);
+  EXPECT_TRUE(r->rows[2].pass);
+  EXPECT_DOUBLE_EQ(r->rows[3].tolerance.noise_floor, 0);
+  EXPECT_FALSE(r->rows[3].pass);
+}
+
 TEST(RunComparison, SidesWithNothingInCommonFail) {
   FakeSide a("A"), b("B");
   a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));

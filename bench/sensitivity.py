@@ -1,0 +1,282 @@
+#!/usr/bin/python3
+"""How small a fault onnxprobe names, and how often it cries wolf, per pairing and fault kind.
+
+  /usr/bin/python3 bench/sensitivity.py ONNXPROBE_BIN [--work DIR] [--quick] [--only a,b]
+                                        [--pairings torch,same,opt_all,ort1.20.1] [--json FILE]
+
+Models: the hand-written nets and families of tests/python/torch_zoo.py and torchvision
+classifiers at small inputs (random seeded weights, BatchNorm statistics warmed), exported and
+captured with the PyTorch companion. Pairings (side A -> side B):
+  torch      the PyTorch capture -> the (faulted) ONNX model
+  same       the ONNX model -> its faulted copy, same runtime, optimizations off
+  opt_all    the ONNX model (off) -> its faulted copy at optimization level all
+  ort1.20.1  the ONNX model on the default runtime -> its faulted copy on ONNX Runtime 1.20.1
+Fault kinds, each placed without asking the tool under test:
+  weight     the largest-magnitude element of the weight of the mid-depth Conv/Gemm/MatMul scaled
+             by 1+e, e = 1e-4, 1e-3, 1e-2, 1e-1 (the smallest e that is named is reported)
+  attribute  one attribute of the mid-depth candidate node (pads shifted, alpha/epsilon doubled)
+  fp16       a float16 round trip (Cast, Cast) after the mid-depth compute node
+A fault counts as named when the top culprit (or a parameter-parity finding, or on a PASS the
+first drift origin) is the faulted node; faults whose effect is nil are counted apart ("no
+effect": ONNX Runtime's Python API, not onnxprobe, runs the faulted node's output both ways).
+Benign variants: the unfaulted model at every pairing, with the capture's inputs and two more
+input seeds (ONNX pairings) and 1 vs 2 intra-op threads (same runtime): any FAIL is a false alarm.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+os.environ.setdefault("ONNXPROBE_SRC", ROOT)
+import torch_zoo as Z  # noqa: E402
+
+PYENV = os.path.join(ROOT, ".deps", "pyenv", "bin", "python")
+EPSILONS = (1e-4, 1e-3, 1e-2, 1e-1)
+PAIRINGS = ("torch", "same", "opt_all", "ort1.20.1")
+QUICK_VISION = [("resnet18", 64), ("mobilenet_v3_small", 96), ("squeezenet1_1", 64)]
+FULL_VISION = [("resnet18", 64), ("resnet50", 64), ("mobilenet_v2", 64), ("mobilenet_v3_small", 96),
+               ("mobilenet_v3_large", 96), ("efficientnet_b0", 96), ("shufflenet_v2_x1_0", 96),
+               ("regnet_x_400mf", 64), ("regnet_y_400mf", 64), ("squeezenet1_1", 64), ("densenet121", 64),
+               ("mnasnet0_5", 96), ("convnext_tiny", 64), ("resnext50_32x4d", 64), ("wide_resnet50_2", 64),
+               ("vgg11_bn", 64)]
+
+# Runs the node output `tensor` of two models with ONNX Runtime's Python API on the capture's
+# inputs and prints whether it differs: the independent check that a fault has any effect.
+EFFECT = r"""
+import sys, numpy as np, onnx, onnxruntime as ort
+a, b, tensor = sys.argv[1:4]
+feeds = {}
+for spec in sys.argv[4:]:
+    name, path = spec.split("=", 1)
+    feeds[name] = np.load(path)
+def run(path):
+    m = onnx.load(path)
+    if tensor not in [o.name for o in m.graph.output]:
+        m.graph.output.append(onnx.ValueInfoProto(name=tensor))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in s.get_inputs()]
+    return s.run([tensor], {k: v for k, v in feeds.items() if k in names})[0]
+print("differs" if not np.array_equal(run(a), run(b)) else "same")
+"""
+
+
+def pairing_args(pairing, base, faulty, cap, inputs, extra=()):
+    if pairing == "torch":
+        return ["compare", cap, faulty, *extra]
+    args = ["compare", base, faulty, *extra]
+    for i in inputs:
+        args += ["--input", i]
+    if pairing == "opt_all":
+        args += ["--b-opt-level", "all"]
+    elif pairing.startswith("ort"):
+        args += ["--b-ort-version", pairing[3:]]
+    return args
+
+
+def compare(exe, args, report):
+    if os.path.exists(report):
+        os.remove(report)
+    r = subprocess.run([exe, *args, "--json", report, "-q", "--latency-runs", "0"], capture_output=True,
+                       text=True, timeout=1800)
+    rep = json.load(open(report)) if r.returncode in (0, 1) and os.path.exists(report) else None
+    return r.returncode, rep, r.stdout + r.stderr
+
+
+def named_nodes(rep):
+    """The nodes a report names first: the top culprit (and the nodes it ran), parity findings,
+    and on a PASS the first drift origin."""
+    out = set(Z.culprit_names(Z.top_culprit(rep)))
+    for f in rep.get("parity", {}).get("findings", []):
+        out.add(f["node"])
+        out.update(f.get("readers", []))
+    if rep["verdict"] == "PASS" and rep.get("drift_origins"):
+        d = rep["drift_origins"][0]
+        out.add(d["node"])
+        out.update(d.get("nodes", []))
+    out.discard(None)
+    return out
+
+
+def has_effect(base, faulty, tensor, inputs):
+    r = subprocess.run([PYENV, "-c", EFFECT, base, faulty, tensor, *inputs], capture_output=True, text=True,
+                       timeout=600)
+    return r.stdout.strip() == "differs"
+
+
+def weight_fault(base, out, e):
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(base)
+    cands = Z.fault_candidates(m)
+    if not cands:
+        return None, None
+    node, init = cands[len(cands) // 2]
+    t = next(i for i in m.graph.initializer if i.name == init)
+    w = numpy_helper.to_array(t).copy()
+    k = int(np.argmax(np.abs(w)))
+    w.flat[k] *= np.float32(1 + e)
+    t.CopyFrom(numpy_helper.from_array(w, init))
+    onnx.save(m, out)
+    output = next(n.output[0] for n in m.graph.node if n.name == node)
+    return node, output
+
+
+def output_of(path, node):
+    import onnx
+
+    return next(n.output[0] for n in onnx.load(path).graph.node if n.name == node)
+
+
+def run_model(exe, work, name, entry, pairings, stats):
+    folder = os.path.join(work, name)
+    t0 = time.time()
+    try:
+        base, cap = Z.prepare(folder, name, *entry)
+    except Exception as e:  # noqa: BLE001 - an architecture the exporter refuses is reported, not fatal
+        print(f"{name:24s} export failed: {str(e).splitlines()[0][:80]}")
+        return
+    inputs = Z._capture_inputs(cap)
+    rep_path = os.path.join(folder, "r.json")
+    line = [f"{name:24s}"]
+    faults = {}  # kind -> (faulty path, target node, effect)
+    for kind in ("attribute", "fp16"):
+        faulty = os.path.join(folder, f"{kind}.onnx")
+        target = (Z.inject_attribute_fault(base, faulty) if kind == "attribute"
+                  else Z.inject_fp16_roundtrip(base, faulty))
+        if target is None:
+            faults[kind] = None
+            continue
+        probe = target if kind == "attribute" else "injected_cast_to_fp16"
+        tensor = output_of(faulty, probe) if kind == "fp16" else output_of(base, target)
+        faults[kind] = (faulty, target, has_effect(base, faulty, tensor, inputs))
+    weights = {}
+    for e in EPSILONS:
+        faulty = os.path.join(folder, f"weight_{e:g}.onnx")
+        node, out = weight_fault(base, faulty, e)
+        weights[e] = None if node is None else (faulty, node, has_effect(base, faulty, out, inputs))
+    for pairing in pairings:
+        s = stats.setdefault(pairing, {"benign": [0, 0], "attribute": [0, 0, 0], "fp16": [0, 0, 0],
+                                       "weight": {e: [0, 0, 0] for e in EPSILONS}, "smallest": []})
+        # benign variants
+        # (seeded random inputs: integer inputs such as token ids get values in [0, 10), which
+        # every model here accepts; a run the runtime refuses is counted as an error, not an alarm)
+        variants = [[]]
+        if pairing != "torch":
+            variants += [["--seed", "1"], ["--seed", "2"]]
+        if pairing == "same":
+            variants.append(["--a-intra-threads", "1", "--b-intra-threads", "2"])
+        alarms = errors = 0
+        for v in variants:
+            ins = [] if v[:1] == ["--seed"] else inputs
+            rc, rep, out = compare(exe, pairing_args(pairing, base, base, cap, ins, v), rep_path)
+            if rc > 1:
+                errors += 1
+                continue
+            s["benign"][1] += 1
+            s["benign"][0] += rc == 1
+            alarms += rc == 1
+        cells = [f"{pairing}: benign {len(variants) - alarms - errors}/{len(variants) - errors}"
+                 + (f" ({errors} runs refused)" if errors else "")]
+        for kind in ("attribute", "fp16"):
+            f = faults[kind]
+            if f is None:
+                cells.append(f"{kind} -")
+                continue
+            faulty, target, effect = f
+            if not effect:
+                s[kind][2] += 1
+                cells.append(f"{kind} no-effect")
+                continue
+            rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
+            ok = rep is not None and target in named_nodes(rep)
+            s[kind][0] += ok
+            s[kind][1] += 1
+            cells.append(f"{kind} {'named' if ok else 'MISSED'}({'FAIL' if rc == 1 else 'PASS' if rc == 0 else rc})")
+        smallest = None
+        for e in EPSILONS:
+            f = weights[e]
+            if f is None:
+                continue
+            faulty, node, effect = f
+            if not effect:
+                s["weight"][e][2] += 1
+                continue
+            rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
+            ok = rep is not None and node in named_nodes(rep)
+            s["weight"][e][0] += ok
+            s["weight"][e][1] += 1
+            if ok and smallest is None:
+                smallest = e
+        s["smallest"].append(smallest)
+        cells.append(f"weight e>={smallest:g}" if smallest else "weight never")
+        line.append("; ".join(cells))
+    print(" | ".join(line) + f"  [{time.time() - t0:.0f} s]", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("onnxprobe")
+    p.add_argument("--work")
+    p.add_argument("--quick", action="store_true", help="the hand-written nets and three torchvision models")
+    p.add_argument("--only", default="")
+    p.add_argument("--pairings", default=",".join(PAIRINGS))
+    p.add_argument("--json", help="write the totals here")
+    a = p.parse_args()
+    warnings.simplefilter("ignore")
+    exe = os.path.abspath(a.onnxprobe)
+    pairings = [x for x in a.pairings.split(",") if x]
+    if any(x.startswith("ort") for x in pairings):
+        for x in pairings:
+            if x.startswith("ort") and not os.path.isdir(os.path.join(ROOT, ".deps", "ort", x[3:])):
+                print(f"ONNX Runtime {x[3:]} is not installed (ONNXPROBE_ORT_EXTRA_VERSIONS): pairing skipped")
+                pairings.remove(x)
+    models = [(n, Z.HANDWRITTEN[n]) for n in Z.HANDWRITTEN]
+    models += [(n, Z.torchvision_entry(n, "classification", s)) for n, s in (QUICK_VISION if a.quick else FULL_VISION)]
+    if a.only:
+        keep = set(a.only.split(","))
+        models = [m for m in models if m[0] in keep]
+    work = a.work or tempfile.mkdtemp(prefix="onnxprobe-sensitivity-")
+    stats = {}
+    t0 = time.time()
+    try:
+        for name, entry in models:
+            run_model(exe, work, name, entry, pairings, stats)
+    finally:
+        if not a.work:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"\nsensitivity over {len(models)} models, {time.time() - t0:.0f} s")
+    print(f"{'pairing':10s} {'false alarms':>14s} {'attribute top-1':>16s} {'fp16 named':>12s} "
+          + " ".join(f"{'w e=' + format(e, 'g'):>10s}" for e in EPSILONS) + "  smallest e named (median)")
+    for pairing in pairings:
+        s = stats.get(pairing)
+        if s is None:
+            continue
+
+        def rate(x):
+            return f"{x[0]}/{x[1]}" + (f" ({x[2]} n/e)" if len(x) > 2 and x[2] else "")
+        named = [e for e in s["smallest"] if e is not None]
+        med = f"{sorted(named)[len(named) // 2]:g}" if named else "-"
+        print(f"{pairing:10s} {rate(s['benign']):>14s} {rate(s['attribute']):>16s} {rate(s['fp16']):>12s} "
+              + " ".join(f"{rate(s['weight'][e]):>10s}" for e in EPSILONS)
+              + f"  {med} ({len(named)}/{len(s['smallest'])} models)")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({p: {k: (v if k != "weight" else {format(e, "g"): x for e, x in v.items()})
+                           for k, v in s.items()} for p, s in stats.items()}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

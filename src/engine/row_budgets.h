@@ -1,0 +1,37 @@
+// Internal: the part of a row's budget that comes from the graph and the reference magnitudes
+// (never from an error measured on another row): Sin/Cos allowed their argument's absolute
+// error, and nodes that only move values allowed what their inputs were allowed.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "onnxprobe/comparison.h"
+#include "onnxprobe/model.h"
+
+namespace onnxprobe {
+
+struct RowBudget {
+  double argument_scale = 0;  // > 0: a Sin/Cos whose argument's row had this max|a|
+  double carried = 0;         // absolute error allowed the values a data-movement node copies
+};
+
+class RowBudgets {
+ public:
+  explicit RowBudgets(const Model* graph_b) : graph_(graph_b) {}
+  // The budget of the row for side B's tensor `name_b` (rows come in topological order).
+  RowBudget For(const std::string& name_b) const;
+  // Records a compared row's magnitude and the absolute allowance it was judged with.
+  void Record(const TensorResult& row);
+
+ private:
+  double Allowance(const std::string& name, int depth) const;
+  const Model* graph_;
+  std::unordered_map<std::string, double> scale_, allowed_;
+};
+
+// Whether `op_type` only copies, reorders or selects its data input's values by position
+// (Reshape, Transpose, Concat, Slice, Gather ...): it adds no error and passes on what it reads.
+bool MovesDataOnly(const std::string& op_type);
+
+}  // namespace onnxprobe
