@@ -46,5 +46,8 @@ echo
 echo "== localization"
 bash bench/localize_bench.sh "$BUILD" "$MODELS/faults"
 echo
+echo "== sensitivity: smallest fault named, top-1 rates and false alarms per pairing (ONNXPROBE_ZOO=quick: fewer models)"
+/usr/bin/python3 bench/sensitivity.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}
+echo
 echo "== PyTorch vs ONNX zoo (ONNXPROBE_ZOO=quick for a handful of models)"
 /usr/bin/python3 bench/torch_zoo.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}
