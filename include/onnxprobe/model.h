@@ -64,6 +64,9 @@ class GraphIndex {
   const TensorEntry* Find(const std::string& name) const;
   // Names of tensors that a run can capture (outputs of main-graph nodes), in topological order.
   std::vector<std::string> CapturableTensors() const;
+  // The initializer `name` stands for: itself, or the one a chain of Identity nodes copies (an
+  // exporter shares identical initializers that way); "" when it is neither.
+  std::string InitializerBehind(const std::string& name) const;
 
  private:
   friend class ModelLoader;

@@ -134,21 +134,7 @@ class Parity {
     return Status::Ok();
   }
 
-  // The initializer a name stands for: itself, or the initializer an Identity chain copies
-  // (the exporter shares identical initializers that way).
-  std::string Initializer(const std::string& name) const {
-    std::string n = name;
-    for (int hops = 0; hops < 8; ++hops) {
-      const TensorEntry* e = g_.Find(n);
-      if (e == nullptr) return "";
-      if (e->kind == TensorKind::kInitializer) return n;
-      if (e->producer < 0) return "";
-      const NodeInfo& p = g_.nodes()[e->producer];
-      if (p.op_type != "Identity" || p.inputs.size() != 1) return "";
-      n = p.inputs[0];
-    }
-    return "";
-  }
+  std::string Initializer(const std::string& name) const { return g_.InitializerBehind(name); }
 
   // The nodes reading a static tensor, directly or through static nodes that only change its
   // layout (a Transpose, Identity, Reshape, Cast the exporter added); a static node that computes

@@ -131,9 +131,10 @@ Alignment Finalize(const TorchCalls& calls, const CallGraph& graph, const Model&
     const NodeInfo* prod = producer_op(pair[i]);
     if (prod == nullptr || !IsConvolution(prod->op_type) || prod->inputs.size() < 2) continue;
     if (!graph.IsAncestorOrSelf(ts[i].call, graph.owner(prod->topo_index))) continue;
-    const std::string& weight = prod->inputs[1];
-    const TensorEntry* w = g.Find(weight);
-    if (w == nullptr || w->kind != TensorKind::kInitializer) continue;
+    // the weight, or the shared initializer an Identity copies (identical folded weights, e.g.
+    // every convolution before a BatchNorm whose scale is zero, are stored once)
+    const std::string weight = g.InitializerBehind(prod->inputs[1]);
+    if (weight.empty()) continue;
     bool own = false;
     for (const auto& names : call.params)
       own = own || std::find(names.begin(), names.end(), weight) != names.end();

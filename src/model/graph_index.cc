@@ -60,6 +60,20 @@ const char* TensorKindName(TensorKind k) {
   return "?";
 }
 
+std::string GraphIndex::InitializerBehind(const std::string& name) const {
+  std::string n = name;
+  for (int hops = 0; hops < 8; ++hops) {  // exporters chain one Identity; 8 is generous
+    const TensorEntry* e = Find(n);
+    if (e == nullptr) return "";
+    if (e->kind == TensorKind::kInitializer) return n;
+    if (e->producer < 0) return "";
+    const NodeInfo& p = nodes_[e->producer];
+    if (p.op_type != "Identity" || p.inputs.size() != 1) return "";
+    n = p.inputs[0];
+  }
+  return "";
+}
+
 const TensorEntry* GraphIndex::Find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : &tensors_[it->second];

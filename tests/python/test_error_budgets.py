@@ -223,3 +223,72 @@ def test_container_modules_are_not_named(onnxprobe, tmp_path):
     block = r.stdout[r.stdout.index("error introduced at"):]
     named = [ln for ln in block.splitlines()[1:] if ln.startswith("  ") and "->" in ln]
     assert len(named) == 1 and target.name in named[0], block[:2000]
+
+
+# ---- a BatchNorm folded into the convolution before it, whatever its scale ---------------------
+
+class _NormAct(torch.nn.BatchNorm2d):
+    """A BatchNorm with its activation built in, whose trailing children may be Identity."""
+
+    def __init__(self, c, act=True):
+        super().__init__(c)
+        self.drop = torch.nn.Identity()
+        self.act = torch.nn.ReLU() if act else torch.nn.Identity()
+
+    def forward(self, x):
+        x = torch.nn.functional.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                                           self.training, self.momentum, self.eps)
+        return self.act(self.drop(x))
+
+
+class _ResBlock(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = _NormAct(c)
+        self.conv2 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = _NormAct(c, act=False)
+        self.act = torch.nn.ReLU()
+
+    def forward(self, x):
+        return self.act(x + self.bn2(self.conv2(self.bn1(self.conv1(x)))))
+
+
+class _ResNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.stem_bn = _NormAct(16)
+        self.blocks = torch.nn.Sequential(_ResBlock(16), _ResBlock(16))
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.stem_bn(self.stem(x))).mean((2, 3)))
+
+
+@pytest.mark.parametrize("scale", ["zero", "pruned"])
+def test_a_folded_norm_with_zero_or_pruned_scale_is_no_false_alarm(onnxprobe, tmp_path, scale):
+    torch.manual_seed(0)
+    model = _ResNet()
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(4, 3, 16, 16))
+    for b in model.blocks:  # the last norm of each residual block starts at zero, or is pruned
+        with torch.no_grad():
+            if scale == "zero":
+                b.bn2.weight.zero_()
+            else:
+                b.bn2.weight[::2] = 0
+    model.eval()
+    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(1))
+    path, cap = tmp_path / "m.onnx", tmp_path / "m.cap"
+    export(model, x, str(path))
+    capture(model, x, str(cap), onnx_path=str(path))
+    r, rep = _compare(onnxprobe, tmp_path, cap, path)
+    assert r.returncode == 0, r.stdout[-4000:]
+    # the convolution's own (pre-norm) output is never paired with the convolution that carries
+    # the fold: PyTorch's conv2 output is non-zero where the folded one is zero
+    al = {a["torch"]: a for a in rep["alignment"]}
+    for k in range(2):
+        assert al[f"blocks.{k}.conv2"]["onnx"] is None, al[f"blocks.{k}.conv2"]
