@@ -18,6 +18,24 @@ std::vector<int> ByGrowth(std::vector<int> rows, const std::vector<RowGrowth>& g
   return rows;
 }
 
+// A region side B's optimizer fused (a Conv with the Relu after it, a decomposed LayerNorm) is
+// named by the node the fusion starts from, the first whose output B fuses away, which computes
+// what the rest (an activation it absorbed, say) only finishes; the region's nodes stay listed.
+void NameFusion(const Ctx& cx, const Plan& p, Culprit* c) {
+  const GraphIndex& idx = cx.g.index();
+  for (int k : p.nodes) {
+    const NodeInfo& n = idx.nodes()[k];
+    bool fused = false;
+    for (const auto& o : n.outputs) fused = fused || cx.hidden_b.count(o) > 0;
+    if (!fused) continue;
+    std::string last = c->node;
+    c->node = NodeName(n, k);
+    c->op_type = n.op_type;
+    if (last != c->node) c->reason += "; B's optimizer fuses it with the nodes up to " + last;
+    return;
+  }
+}
+
 // Where differences of any size are born: rows whose inputs are bit-exact introduce theirs by
 // construction; others are run alone with A's inputs and compared bitwise.
 void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& growth) {
@@ -98,6 +116,7 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
                      ? "differs when run alone with A's exact inputs"
                      : "differs when its " + std::to_string(plans[k].nodes.size()) +
                            " nodes run together with A's exact inputs";
+      if (regions.count(rows[k])) NameFusion(cx, plans[k], &c);
       found.push_back(std::move(c));
     }
   }

@@ -306,6 +306,22 @@ def test_a_fusion_of_the_optimized_side_is_run_whole_and_named_as_a_drift_origin
     rep = json.loads((tmp_path / "r.json").read_text())
     assert {"centered", "normed"} <= set(rep["fused_in_b"]), rep["fused_in_b"]
     origins = {d["node"]: d for d in rep["drift_origins"]}
-    assert "ln_shift" in origins, list(origins)
-    assert "ln_div" in origins["ln_shift"]["nodes"], origins["ln_shift"]
+    # named by the node the fusion starts from (the decomposition's first node), its region listed
+    assert "ln_mean" in origins, list(origins)
+    assert {"ln_div", "ln_shift"} <= set(origins["ln_mean"]["nodes"]), origins["ln_mean"]
     assert "proj" not in origins
+
+
+def test_a_conv_fused_with_its_relu_is_named_by_the_conv(onnxprobe, tmp_path):
+    # off vs all on the demo CNN: ONNX Runtime fuses each Conv with the Relu after it; where the
+    # fused kernel rounds differently, the origin is the Conv that computes, not the Relu it absorbed
+    demo = os.path.join(SRC, "tests", "data", "demo", "demo_cnn.onnx")
+    r = run([onnxprobe, "compare", demo, "--b-opt-level", "all", "--dim", "batch=2", "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    m = onnx.load(demo)
+    op = {n.name: n.op_type for n in m.graph.node}
+    fused = [d for d in rep["drift_origins"] if len(d["nodes"]) > 1]
+    assert fused, rep["drift_origins"]
+    for d in fused:
+        assert op[d["node"]] == "Conv" and any(op[n] == "Relu" for n in d["nodes"]), d
