@@ -38,7 +38,7 @@ Expected<std::unique_ptr<DumpWriter>> DumpWriter::Create(const std::string& path
   w->path_ = path;
   w->meta_ = std::move(meta);
   w->npz_ = fs::path(path).extension() == ".npz";
-  fs::path parent = fs::path(path).parent_path();
+  fs::path parent = ParentFolder(path);
   std::error_code ec;
   if (!parent.empty() && !fs::is_directory(parent, ec)) {
     return NotFound(path + ": parent folder " + parent.string() + " does not exist");

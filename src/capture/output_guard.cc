@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/file_util.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/fp16_graph.h"
 
@@ -194,7 +195,13 @@ Status CheckOutputTarget(const std::string& path, OutputKind kind,
   auto st = fs::symlink_status(p, ec);
   if (ec && ec != std::errc::no_such_file_or_directory)
     return IoError(path + ": cannot check (" + ec.message() + ")");
-  if (!fs::exists(st)) return Status::Ok();
+  if (!fs::exists(st)) {
+    // checked before any work: an output whose folder is missing would fail only at the end
+    fs::path parent = ParentFolder(path);
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      return InvalidArgument(path + ": parent folder " + parent.string() + " does not exist");
+    return Status::Ok();
+  }
   for (const auto& in : inputs) {
     if (in.empty() || !fs::exists(in, ec)) continue;
     if (fs::equivalent(in, p, ec)) {

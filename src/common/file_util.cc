@@ -39,9 +39,23 @@ Expected<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
   return data;
 }
 
+namespace {
+
+std::string WithoutTrailingSlash(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+}  // namespace
+
+std::string ParentFolder(const std::string& path) {
+  return fs::path(WithoutTrailingSlash(path)).parent_path().string();
+}
+
 std::string TempSiblingPath(const std::string& path) {
   static std::atomic<int> counter{0};
-  std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  std::string tmp = WithoutTrailingSlash(path) + ".tmp-" + std::to_string(getpid()) + "-" +
+                    std::to_string(counter++);
   RegisterTemporary(tmp);
   return tmp;
 }

@@ -15,6 +15,10 @@ Expected<std::string> ReadFile(const std::string& path, uint64_t max_bytes = UIN
 // Writes `data` to `path` via a temporary sibling and rename, so the file is complete or absent.
 Status WriteFileAtomic(const std::string& path, const std::string& data);
 
+// The folder holding `path` ("" for a bare name); a trailing '/' names the folder itself, so
+// "out/" and "out" have the same parent.
+std::string ParentFolder(const std::string& path);
+
 // A path for a temporary sibling of `path` (same folder, unique suffix), registered for removal
 // on SIGINT/SIGTERM/SIGHUP (onnxprobe/cleanup.h) until RenameTemporary or RemoveTemporary.
 std::string TempSiblingPath(const std::string& path);

@@ -276,6 +276,9 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     if (sb.model() != nullptr)
       AddParityCulprits(report.parity, *sb.model(), r, &report.localization);
   }
+  if (!req.localize_options.repro_dir.empty() && r.failures == 0 && !r.aborted)
+    report.notes.push_back("no repro bundle written to " + req.localize_options.repro_dir +
+                           ": every tensor passes, so there is nothing to reproduce");
   report.origin_note = OriginNote(report);
   if (sa.model() != nullptr && sb.model() != nullptr && req.a.path != req.b.path) {
     auto diff = DiffModels(*sa.model(), *sb.model());

@@ -17,9 +17,9 @@ namespace onnxprobe {
 Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit,
                         const Side& b, const ComparisonResult& r) {
   std::error_code ec;
-  fs::path parent = fs::path(dir).parent_path();
+  fs::path parent = ParentFolder(dir);
   if (!parent.empty() && !fs::is_directory(parent, ec))
-    return NotFound(dir + ": parent folder does not exist");
+    return NotFound(dir + ": parent folder " + parent.string() + " does not exist");
   if (fs::exists(dir, ec) && !fs::exists(fs::path(dir) / "onnxprobe.json", ec) &&
       !fs::is_empty(dir, ec)) {
     return InvalidArgument(dir +

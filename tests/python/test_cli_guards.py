@@ -3,6 +3,7 @@
 flag)."""
 import json
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -215,3 +216,36 @@ def test_same_input_twice_in_compare(onnxprobe, tmp_path):
     r = run([onnxprobe, "compare", DEMO, "--b-opt-level", "all", "--input", tmp_path / "input.npy",
              "--input", f"input={tmp_path / 'input.npy'}"])
     one_line_error(r, "input 'input'", "given twice")
+
+
+def test_repro_into_a_new_folder_with_a_trailing_slash_is_written(onnxprobe, tmp_path):
+    """The README's `--repro repro/`: a folder that does not exist yet, named with a trailing
+    slash, in a folder that does."""
+    demo = os.path.join(os.environ["ONNXPROBE_SRC"], "tests", "data", "demo")
+    r = subprocess.run([onnxprobe, "compare", os.path.join(demo, "demo_cnn.onnx"), os.path.join(demo, "demo_cnn_faulty.onnx"),
+                        "--dim", "batch=2", "--repro", "repro/", "-q"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert (tmp_path / "repro" / "model.onnx").is_file() and (tmp_path / "repro" / "onnxprobe.json").is_file()
+    assert "not written" not in r.stdout + r.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["repro"]  # no temporary left beside it
+
+
+def test_an_output_whose_folder_is_missing_is_refused_before_any_work(onnxprobe, tmp_path):
+    demo = os.path.join(os.environ["ONNXPROBE_SRC"], "tests", "data", "demo")
+    args = [onnxprobe, "compare", os.path.join(demo, "demo_cnn.onnx"), os.path.join(demo, "demo_cnn_faulty.onnx"),
+            "--dim", "batch=2"]
+    for flag in ("--repro", "--json", "--html"):
+        target = tmp_path / "missing" / "out"
+        r = subprocess.run(args + ["--json", tmp_path / "r.json", flag, target] if flag != "--json" else args + [flag, target],
+                           capture_output=True, text=True)
+        assert r.returncode == 2, (flag, r.stdout + r.stderr)
+        assert r.stderr.count("\n") == 1 and flag in r.stderr and "missing" in r.stderr and "does not exist" in r.stderr
+        assert not (tmp_path / "missing").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_repro_on_a_pass_says_why_nothing_was_written(onnxprobe, tmp_path):
+    demo = os.path.join(os.environ["ONNXPROBE_SRC"], "tests", "data", "demo", "demo_cnn.onnx")
+    r = subprocess.run([onnxprobe, "compare", demo, demo, "--dim", "batch=2", "--repro", tmp_path / "repro", "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no repro bundle written" in r.stdout and not (tmp_path / "repro").exists()
