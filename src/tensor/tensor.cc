@@ -66,7 +66,8 @@ Expected<Tensor> Tensor::Allocate(DType dtype, Shape shape) {
     return ResourceExhausted("a " + std::string(DTypeName(dtype)) + " tensor of shape " +
                              ShapeToString(shape) + " needs " + std::to_string(bytes) +
                              " bytes, more than the allocation limit of " +
-                             std::to_string(AllocationLimit()));
+                             std::to_string(AllocationLimit()) +
+                             " bytes (the memory budget, --max-memory, when one is given)");
   }
   Tensor t;
   t.dtype_ = dtype;

@@ -3,6 +3,7 @@
 flag)."""
 import json
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -249,3 +250,44 @@ def test_repro_on_a_pass_says_why_nothing_was_written(onnxprobe, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no repro bundle written" in r.stdout and not (tmp_path / "repro").exists()
+
+
+def _demo():
+    return os.path.join(os.environ["ONNXPROBE_SRC"], "tests", "data", "demo", "demo_cnn.onnx")
+
+
+def test_an_unknown_command_lists_every_command_even_with_help(onnxprobe):
+    for extra in ([], ["--help"]):
+        r = subprocess.run([onnxprobe, "frobnicate", *extra], capture_output=True, text=True)
+        assert r.returncode == 2 and r.stdout == "", (extra, r.stdout[:300])
+        # the list is the parser's own: every command its --help shows is in it
+        helptext = subprocess.run([onnxprobe, "--help"], capture_output=True, text=True).stdout
+        for name in ("inspect", "run", "compare", "replay", "determinism", "lint", "diff", "fp16", "baseline",
+                     "profile"):
+            assert name in helptext and re.search(rf"\b{name}\b", r.stderr), (name, r.stderr)
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", ""])
+def test_a_bad_memory_budget_names_the_option(onnxprobe, tmp_path, value):
+    r = subprocess.run([onnxprobe, "run", _demo(), "--dim", "batch=1", "--max-memory", value, "-o", tmp_path / "d.dump"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--max-memory" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_budget_smaller_than_a_tensor_names_the_option(onnxprobe, tmp_path):
+    r = subprocess.run([onnxprobe, "run", _demo(), "--dim", "batch=1", "--max-memory", "100", "-o", tmp_path / "d.dump"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--max-memory" in r.stderr, r.stderr
+    assert not (tmp_path / "d.dump").exists()
+
+
+def test_a_runtime_or_custom_op_library_that_is_no_library_is_bad_input(onnxprobe, tmp_path):
+    (tmp_path / "not_a_lib.so").write_text("hello")
+    cases = [["--ort-lib", "/etc/passwd"], ["--ort-lib", tmp_path / "not_a_lib.so"],
+             ["--custom-op-lib", tmp_path / "missing.so"], ["--custom-op-lib", ""]]
+    for extra in cases:
+        r = subprocess.run([onnxprobe, "run", _demo(), "--dim", "batch=1", *extra, "-o", tmp_path / "d.dump"],
+                           capture_output=True, text=True)
+        assert r.returncode == 2, (extra, r.stderr)
+        assert str(extra[1]) in r.stderr and extra[0] in r.stderr + "--ort-lib" and r.stderr.count("\n") == 1, r.stderr
+        assert not (tmp_path / "d.dump").exists()

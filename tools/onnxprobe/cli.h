@@ -89,7 +89,7 @@ Expected<std::pair<std::string, Shape>> ParseNamedShape(const std::string& s);
 // "name:lo,hi" (name may be '*')
 Expected<std::pair<std::string, std::pair<double, double>>> ParseRange(const std::string& s);
 // "512M", "2G", "1048576"
-Expected<uint64_t> ParseBytes(const std::string& s);
+Expected<uint64_t> ParseBytes(const std::string& s, const std::string& flag);
 Expected<int64_t> ParseInt(const std::string& s, const std::string& what);
 // "a,b,c"
 std::vector<std::string> SplitList(const std::string& s);

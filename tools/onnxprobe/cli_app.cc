@@ -144,6 +144,18 @@ const char* GroupSummary(const std::string& group) {
 constexpr const char* kExitCodes =
     "exit codes: 0 ok, 1 mismatch, 2 bad input or usage, 3 runtime failure";
 
+// The commands the parser knows, in the order they were added ("a, b or c"): the one list
+// the unknown-command error quotes, so a command added later is never missing from it.
+std::string CommandList(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -215,6 +227,12 @@ int RunCli(int argc, char** argv) {
     }
     return Fail(InvalidArgument(e.what()));
   } catch (const CLI::CallForHelp&) {
+    bool known = false;
+    for (const auto& sub : subs) known = known || sub.first->parsed();
+    if (!known && !app.remaining().empty()) {  // `onnxprobe frobnicate --help`
+      return Fail(InvalidArgument("unknown command '" + app.remaining().front() + "' (" +
+                                  CommandList(app) + "; see onnxprobe --help)"));
+    }
     std::fputs(app.help().c_str(), stdout);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
@@ -232,10 +250,7 @@ int RunCli(int argc, char** argv) {
   }
   std::string what = app.remaining().empty() ? "no command given"
                                              : "unknown command '" + app.remaining().front() + "'";
-  return Fail(InvalidArgument(
-      what +
-      " (inspect, run, compare, replay, determinism, lint, diff, fp16 or baseline; see "
-      "onnxprobe --help)"));
+  return Fail(InvalidArgument(what + " (" + CommandList(app) + "; see onnxprobe --help)"));
 }
 
 }  // namespace onnxprobe::cli

@@ -186,7 +186,12 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
   add(
       "custom-op-lib", "PATH", "shared library of custom operators to register (repeatable)",
       SessionField::kCustomOps,
-      [f](const std::string&, const std::string& v) {
+      [f](const std::string& flag, const std::string& v) -> Status {
+        std::error_code ec;
+        if (v.empty()) return InvalidArgument(flag + ": empty path");
+        // a bare name is looked up by the loader; a path must exist before any run starts
+        if (v.find('/') != std::string::npos && !std::filesystem::is_regular_file(v, ec))
+          return NotFound(flag + " " + v + ": no such file");
         f->session.custom_op_libraries.push_back(v);
         return Status::Ok();
       },

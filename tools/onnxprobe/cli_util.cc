@@ -76,8 +76,8 @@ Expected<std::pair<std::string, std::pair<double, double>>> ParseRange(const std
   return std::make_pair(name, std::make_pair(lo, hi));
 }
 
-Expected<uint64_t> ParseBytes(const std::string& s) {
-  if (s.empty()) return InvalidArgument("empty byte size");
+Expected<uint64_t> ParseBytes(const std::string& s, const std::string& flag) {
+  if (s.empty()) return InvalidArgument(flag + ": empty byte size");
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   std::string unit = end;
@@ -91,8 +91,10 @@ Expected<uint64_t> ParseBytes(const std::string& s) {
   else if (unit == "G" || unit == "GB" || unit == "GiB")
     mult = 1024.0 * 1024 * 1024;
   else
-    return InvalidArgument("bad byte size '" + s + "' (expected e.g. 512M or 2G)");
-  if (!(v > 0) || v * mult > 9.2e18) return InvalidArgument("bad byte size '" + s + "'");
+    return InvalidArgument(flag + ": bad byte size '" + s + "' (expected e.g. 512M or 2G)");
+  if (!(v > 0) || v * mult > 9.2e18)
+    return InvalidArgument(flag + ": bad byte size '" + s +
+                           "' (expected a positive size, e.g. 512M)");
   return static_cast<uint64_t>(v * mult);
 }
 

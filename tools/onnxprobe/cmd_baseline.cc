@@ -84,7 +84,7 @@ class BaselineSaveCommand : public Command {
     DeclareSessionOptions(sink, "", &o.session);
     sink.Add({"--max-memory", "SIZE", "captured bytes alive at once (e.g. 512M)"},
              [&o](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o.req.max_memory, ParseBytes(v));
+               OP_ASSIGN_OR_RETURN(o.req.max_memory, ParseBytes(v, "--max-memory"));
                return Status::Ok();
              });
     DeclareToleranceOptions(sink, &o.tolerance);
@@ -208,7 +208,7 @@ class BaselineCheckCommand : public Command {
     DeclareSessionOptions(sink, "", &o.session);
     sink.Add({"--max-memory", "SIZE", "tensors alive at once (e.g. 1G)"},
              [&o](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o.max_memory, ParseBytes(v));
+               OP_ASSIGN_OR_RETURN(o.max_memory, ParseBytes(v, "--max-memory"));
                return Status::Ok();
              });
   }

@@ -149,7 +149,7 @@ class CompareCommand : public Command {
              });
     sink.Add({"--max-memory", "SIZE", "both sides' tensors alive at once (e.g. 1G)"},
              [&o](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o.job.max_memory, ParseBytes(v));
+               OP_ASSIGN_OR_RETURN(o.job.max_memory, ParseBytes(v, "--max-memory"));
                return Status::Ok();
              });
     sink.Section("float A vs quantized B (QDQ or QOperator; docs/quantization.md)");

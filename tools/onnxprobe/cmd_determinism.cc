@@ -70,7 +70,7 @@ class DeterminismCommand : public Command {
     DeclareSessionOptions(sink, "", &session_);
     sink.Add({"--max-memory", "SIZE", "bytes of tensors held at once (e.g. 512M)"},
              [this](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(req_.max_memory, ParseBytes(v));
+               OP_ASSIGN_OR_RETURN(req_.max_memory, ParseBytes(v, "--max-memory"));
                return Status::Ok();
              });
   }

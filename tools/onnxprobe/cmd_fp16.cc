@@ -80,7 +80,7 @@ class Fp16Command : public Command {
     DeclareSessionOptions(sink, "", &session_);
     sink.Add({"--max-memory", "SIZE", "float16 outputs held by one isolation run (default 1G)"},
              [this](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(req_.isolation_batch_bytes, ParseBytes(v));
+               OP_ASSIGN_OR_RETURN(req_.isolation_batch_bytes, ParseBytes(v, "--max-memory"));
                if (req_.isolation_batch_bytes == 0)
                  return InvalidArgument("--max-memory must be more than 0");
                return Status::Ok();

@@ -91,7 +91,7 @@ class RunCommand : public Command {
     DeclareSessionOptions(sink, "", &o_.session);
     sink.Add({"--max-memory", "SIZE", "captured bytes alive at once (e.g. 512M); splits into runs"},
              [this](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o_.capture.max_memory, ParseBytes(v));
+               OP_ASSIGN_OR_RETURN(o_.capture.max_memory, ParseBytes(v, "--max-memory"));
                return Status::Ok();
              });
     sink.Add(

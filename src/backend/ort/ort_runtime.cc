@@ -65,12 +65,25 @@ class OrtBackend : public Backend {
   std::shared_ptr<OrtLib> lib_;
 };
 
+bool IsElfFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return true;  // unreadable: let dlopen say why
+  char magic[4] = {};
+  size_t n = std::fread(magic, 1, 4, f);
+  std::fclose(f);
+  return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
 Expected<std::shared_ptr<OrtLib>> OpenLibrary(const std::string& path) {
   std::error_code ec;
   if (path.find('/') != std::string::npos && !fs::exists(path, ec)) {
     return NotFound("ONNX Runtime library '" + path +
                     "' does not exist (run scripts/bootstrap.sh "
                     "or pass --ort-lib)");
+  }
+  if (path.find('/') != std::string::npos && !IsElfFile(path)) {
+    // a file that is no shared library at all is a wrong path, not a runtime that failed
+    return InvalidArgument("'" + path + "' is not an ONNX Runtime library (not a shared object)");
   }
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr)
@@ -79,7 +92,7 @@ Expected<std::shared_ptr<OrtLib>> OpenLibrary(const std::string& path) {
   auto get_base = reinterpret_cast<GetApiBaseFn>(dlsym(h, "OrtGetApiBase"));
   if (get_base == nullptr) {
     dlclose(h);
-    return BackendError("'" + path + "' is not an ONNX Runtime library (no OrtGetApiBase)");
+    return InvalidArgument("'" + path + "' is not an ONNX Runtime library (no OrtGetApiBase)");
   }
   auto lib = std::make_shared<OrtLib>();
   lib->path = path;
