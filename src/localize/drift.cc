@@ -60,6 +60,7 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
     c.metrics = row.metrics;
     c.introduced = true;
     c.reason = "its inputs are bit-exact on both sides";
+    NameStaticReader(cx, &c);
     found.push_back(std::move(c));
   }
   // a plan fed inside a region side B fuses runs unfused and matches A bit for bit: such plans
@@ -117,6 +118,7 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
                      : "differs when its " + std::to_string(plans[k].nodes.size()) +
                            " nodes run together with A's exact inputs";
       if (regions.count(rows[k])) NameFusion(cx, plans[k], &c);
+      NameStaticReader(cx, &c);
       found.push_back(std::move(c));
     }
   }

@@ -244,6 +244,7 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
               Bypass(cx, plans[i], row.tolerance, &c);
               NarrowToSource(cx, plans[i], &c);
             }
+            NameStaticReader(cx, &c);
             MaybeWriteRepro(cx, options, plans[i], run, c);
           }
         }

@@ -84,6 +84,11 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c);
 std::vector<RoundTrip> RoundTrips(const Ctx& cx, const Plan& p);
 // Names a Cast round trip whose removal removes the error; whether one was named.
 bool BypassRoundTrips(Ctx& cx, const Plan& p, const Tolerance& tol, bool failed, Culprit* c);
+// A culprit whose tensor a node computes from the model's initializers alone (a Transpose of a
+// changed weight) is named by the first node that computes with it on data (the MatMul reading
+// that Transpose), which keeps the static node in its list. A Constant (no inputs) holds the
+// value itself and keeps its name.
+void NameStaticReader(const Ctx& cx, Culprit* c);
 // On a PyTorch side, the node making what the plan's output node only passes on.
 void NarrowToSource(const Ctx& cx, const Plan& p, Culprit* c);
 // Where differences of any size are born (drift origins), into cx.out.

@@ -362,4 +362,64 @@ void NarrowToSource(const Ctx& cx, const Plan& p, Culprit* c) {
   c->op_type = n.op_type;
 }
 
+namespace {
+
+// Whether tensor `name` is fixed by the model alone: an initializer, or made by nodes that read
+// only such tensors (a Transpose or Reshape of a weight, a Constant).
+bool Static(const GraphIndex& idx, const std::string& name, int depth) {
+  if (name.empty()) return true;
+  const TensorEntry* e = idx.Find(name);
+  if (e == nullptr || e->kind == TensorKind::kGraphInput) return false;
+  if (e->kind == TensorKind::kInitializer) return true;
+  if (e->producer < 0 || depth >= 16) return false;
+  const NodeInfo& n = idx.nodes()[e->producer];
+  if (n.has_subgraph) return false;
+  for (const auto& in : n.inputs) {
+    if (!Static(idx, in, depth + 1)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void NameStaticReader(const Ctx& cx, Culprit* c) {
+  const GraphIndex& idx = cx.g.index();
+  const TensorEntry* t = idx.Find(c->tensor);
+  if (t == nullptr) t = idx.Find(cx.AName(c->tensor));
+  if (t == nullptr || t->producer < 0 || !Static(idx, t->name, 0)) return;
+  // a node without inputs (a Constant) holds the value itself and is named as it is
+  if (idx.nodes()[t->producer].inputs.empty()) return;
+  // forward through static nodes to the first node in topological order that also reads data
+  std::set<int> seen;
+  std::vector<std::string> todo = {t->name};
+  int reader = -1;
+  while (!todo.empty()) {
+    const TensorEntry* e = idx.Find(todo.back());
+    todo.pop_back();
+    if (e == nullptr) continue;
+    for (int k : e->consumers) {
+      if (!seen.insert(k).second) continue;
+      const NodeInfo& n = idx.nodes()[k];
+      bool data = false;
+      for (const auto& in : n.inputs) data = data || !Static(idx, in, 0);
+      if (data) {
+        if (reader < 0 || k < reader) reader = k;
+      } else {
+        for (const auto& o : n.outputs) todo.push_back(o);
+      }
+    }
+  }
+  if (reader < 0) return;
+  const NodeInfo& n = idx.nodes()[reader];
+  std::string fixed = c->node;
+  if (std::find(c->nodes.begin(), c->nodes.end(), fixed) == c->nodes.end())
+    c->nodes.push_back(fixed);
+  c->node = NodeName(n, reader);
+  c->op_type = n.op_type;
+  std::string why =
+      "computes with what " + fixed +
+      " makes from the model's fixed values alone (a changed initializer shows there)";
+  c->reason = c->reason.empty() ? why : why + "; " + c->reason;
+}
+
 }  // namespace onnxprobe::isolation

@@ -292,3 +292,28 @@ def test_a_folded_norm_with_zero_or_pruned_scale_is_no_false_alarm(onnxprobe, tm
     al = {a["torch"]: a for a in rep["alignment"]}
     for k in range(2):
         assert al[f"blocks.{k}.conv2"]["onnx"] is None, al[f"blocks.{k}.conv2"]
+
+
+# ---- a culprit computes: a changed weight read through a Transpose names the MatMul ------------
+
+def test_a_changed_weight_read_through_a_transpose_names_the_matmul(onnxprobe, tmp_path):
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((6, 5)).astype(np.float32)
+
+    def save(path, weight):
+        nodes = [helper.make_node("Transpose", ["w"], ["wt"], name="w_t", perm=[1, 0]),
+                 helper.make_node("MatMul", ["x", "wt"], ["h"], name="proj"),
+                 helper.make_node("Relu", ["h"], ["y"], name="act")]
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 6])],
+                              [numpy_helper.from_array(weight, "w")])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+    save(tmp_path / "a.onnx", w)
+    bad = w.copy()
+    bad[2, 3] *= np.float32(1.5)  # the injected fault: one weight element the MatMul reads
+    save(tmp_path / "b.onnx", bad)
+    r, rep = _compare(onnxprobe, tmp_path, tmp_path / "a.onnx", tmp_path / "b.onnx")
+    assert r.returncode == 1, r.stdout
+    top = rep["localization"]["culprits"][0]
+    assert top["introduced"] and top["node"] == "proj" and "w_t" in top["nodes"], top
