@@ -18,7 +18,9 @@ Fault kinds, each placed without asking the tool under test:
   fp16       a float16 round trip (Cast, Cast) after the mid-depth compute node
 A fault counts as named when the top culprit (or a parameter-parity finding, or on a PASS the
 first drift origin) is the faulted node; faults whose effect is nil are counted apart ("no
-effect": ONNX Runtime's Python API, not onnxprobe, runs the faulted node's output both ways).
+effect": ONNX Runtime's Python API, not onnxprobe, runs the faulted node's output both ways, or
+for the opt_all pairing every graph output at optimization level all, where the optimizer may
+fold the fault away).
 Benign variants: the unfaulted model at every pairing, with the capture's inputs and two more
 input seeds (ONNX pairings) and 1 vs 2 intra-op threads (same runtime): any FAIL is a false alarm.
 """
@@ -50,25 +52,32 @@ FULL_VISION = [("resnet18", 64), ("resnet50", 64), ("mobilenet_v2", 64), ("mobil
                ("mnasnet0_5", 96), ("convnext_tiny", 64), ("resnext50_32x4d", 64), ("wide_resnet50_2", 64),
                ("vgg11_bn", 64)]
 
-# Runs the node output `tensor` of two models with ONNX Runtime's Python API on the capture's
-# inputs and prints whether it differs: the independent check that a fault has any effect.
+# Runs two models with ONNX Runtime's Python API on the capture's inputs and prints whether the
+# tensor `tensor` (optimizations off) or every graph output (optimizations all: the node's output
+# may be fused away, or the optimizer may remove the fault) differs: the independent check that a
+# fault has any effect on the pairing's side B.
 EFFECT = r"""
 import sys, numpy as np, onnx, onnxruntime as ort
-a, b, tensor = sys.argv[1:4]
+a, b, tensor, level = sys.argv[1:5]
 feeds = {}
-for spec in sys.argv[4:]:
+for spec in sys.argv[5:]:
     name, path = spec.split("=", 1)
     feeds[name] = np.load(path)
 def run(path):
     m = onnx.load(path)
-    if tensor not in [o.name for o in m.graph.output]:
-        m.graph.output.append(onnx.ValueInfoProto(name=tensor))
+    names = [o.name for o in m.graph.output]
     so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if level == "off":
+        if tensor not in names:
+            m.graph.output.append(onnx.ValueInfoProto(name=tensor))
+        names = [tensor]
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    else:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    names = [i.name for i in s.get_inputs()]
-    return s.run([tensor], {k: v for k, v in feeds.items() if k in names})[0]
-print("differs" if not np.array_equal(run(a), run(b)) else "same")
+    ins = [i.name for i in s.get_inputs()]
+    return s.run(names, {k: v for k, v in feeds.items() if k in ins})
+print("differs" if any(not np.array_equal(x, y) for x, y in zip(run(a), run(b))) else "same")
 """
 
 
@@ -109,10 +118,19 @@ def named_nodes(rep):
     return out
 
 
-def has_effect(base, faulty, tensor, inputs):
-    r = subprocess.run([PYENV, "-c", EFFECT, base, faulty, tensor, *inputs], capture_output=True, text=True,
-                       timeout=600)
+def has_effect(base, faulty, tensor, inputs, level="off"):
+    r = subprocess.run([PYENV, "-c", EFFECT, base, faulty, tensor, level, *inputs], capture_output=True,
+                       text=True, timeout=600)
     return r.stdout.strip() == "differs"
+
+
+def effect_for(pairing, effects, base, faulty, tensor, inputs):
+    """Whether the fault changes what side B computes: at optimizations all for that pairing (the
+    optimizer may fold a round trip away), else at the faulted tensor with optimizations off."""
+    level = "all" if pairing == "opt_all" else "off"
+    if level not in effects:
+        effects[level] = has_effect(base, faulty, tensor, inputs, level)
+    return effects[level]
 
 
 def weight_fault(base, out, e):
@@ -175,7 +193,7 @@ def run_model(exe, work, name, entry, pairings, stats):
     inputs = Z._capture_inputs(cap)
     rep_path = os.path.join(folder, "r.json")
     line = [f"{name:24s}"]
-    faults = {}  # kind -> (faulty path, target node, effect)
+    faults = {}  # kind -> (faulty path, target node, tensor to check, effect per optimization level)
     for kind in ("attribute", "fp16"):
         faulty = os.path.join(folder, f"{kind}.onnx")
         target = (Z.inject_attribute_fault(base, faulty) if kind == "attribute"
@@ -184,12 +202,12 @@ def run_model(exe, work, name, entry, pairings, stats):
             faults[kind] = None
             continue
         tensor = output_of(base, target) if kind == "attribute" else first_reader_output(faulty)
-        faults[kind] = (faulty, target, has_effect(base, faulty, tensor, inputs))
+        faults[kind] = (faulty, target, tensor, {})
     weights = {}
     for e in EPSILONS:
         faulty = os.path.join(folder, f"weight_{e:g}.onnx")
         node, out = weight_fault(base, faulty, e)
-        weights[e] = None if node is None else (faulty, node, has_effect(base, faulty, out, inputs))
+        weights[e] = None if node is None else (faulty, node, out, {})
     for pairing in pairings:
         s = stats.setdefault(pairing, {"benign": [0, 0], "attribute": [0, 0, 0], "fp16": [0, 0, 0],
                                        "weight": {e: [0, 0, 0] for e in EPSILONS}, "smallest": []})
@@ -216,8 +234,8 @@ def run_model(exe, work, name, entry, pairings, stats):
             if f is None:
                 cells.append(f"{kind} -")
                 continue
-            faulty, target, effect = f
-            if not effect:
+            faulty, target, tensor, effects = f
+            if not effect_for(pairing, effects, base, faulty, tensor, inputs):
                 s[kind][2] += 1
                 cells.append(f"{kind} no-effect")
                 continue
@@ -226,23 +244,25 @@ def run_model(exe, work, name, entry, pairings, stats):
             s[kind][0] += ok
             s[kind][1] += 1
             cells.append(f"{kind} {'named' if ok else 'MISSED'}({'FAIL' if rc == 1 else 'PASS' if rc == 0 else rc})")
-        smallest = None
+        smallest, tried = None, 0
         for e in EPSILONS:
             f = weights[e]
             if f is None:
                 continue
-            faulty, node, effect = f
-            if not effect:
+            faulty, node, tensor, effects = f
+            if not effect_for(pairing, effects, base, faulty, tensor, inputs):
                 s["weight"][e][2] += 1
                 continue
+            tried += 1
             rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
             ok = rep is not None and node in named_nodes(rep)
             s["weight"][e][0] += ok
             s["weight"][e][1] += 1
             if ok and smallest is None:
                 smallest = e
-        s["smallest"].append(smallest)
-        cells.append(f"weight e>={smallest:g}" if smallest else "weight never")
+        if tried:
+            s["smallest"].append(smallest)
+        cells.append(f"weight e>={smallest:g}" if smallest else "weight never" if tried else "weight no-effect")
         line.append("; ".join(cells))
     print(" | ".join(line) + f"  [{time.time() - t0:.0f} s]", flush=True)
 

@@ -32,6 +32,7 @@ using isolation::Drift;
 using isolation::Execute;
 using isolation::FetchFor;
 using isolation::MakePlan;
+using isolation::NameStaticReader;
 using isolation::NarrowToSource;
 using isolation::NeedsOf;
 using isolation::Plan;
@@ -133,6 +134,7 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   if (!BypassRoundTrips(cx, *plan, tol, false, &c)) {
     Bypass(cx, *plan, tol, &c);
     NarrowToSource(cx, *plan, &c);
+    NameStaticReader(cx, &c);
   }
   if (!o.repro_dir.empty()) {
     // the repro must fail on its own: run from the culprit's inputs down to the failure
@@ -280,7 +282,12 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     return x.metrics.max_rel > y.metrics.max_rel;
   });
   out.culprits.clear();
-  for (auto& k : keyed) out.culprits.push_back(std::move(k.second));
+  // a weight's static transform and the node computing with it name one node: listed once
+  std::set<std::string> listed;
+  for (auto& k : keyed) {
+    if (k.second.introduced && !listed.insert(k.second.node).second) continue;
+    out.culprits.push_back(std::move(k.second));
+  }
   if (!any_introduced && r.first_failure >= 0) Upstream(cx, options, r.first_failure);
   if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
   if (!options.repro_dir.empty() && out.repro_dir.empty() && out.note.empty()) {

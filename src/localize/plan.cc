@@ -12,6 +12,22 @@
 
 namespace onnxprobe::isolation {
 
+// Whether tensor `name` is fixed by the model alone: an initializer, or made by nodes that read
+// only such tensors (a Transpose or Reshape of a weight, a Constant).
+bool StaticTensor(const GraphIndex& idx, const std::string& name, int depth) {
+  if (name.empty()) return true;
+  const TensorEntry* e = idx.Find(name);
+  if (e == nullptr || e->kind == TensorKind::kGraphInput) return false;
+  if (e->kind == TensorKind::kInitializer) return true;
+  if (e->producer < 0 || depth >= 16) return false;
+  const NodeInfo& n = idx.nodes()[e->producer];
+  if (n.has_subgraph) return false;
+  for (const auto& in : n.inputs) {
+    if (!StaticTensor(idx, in, depth + 1)) return false;
+  }
+  return true;
+}
+
 // The node producing `name_b` plus the nodes it needs that side A cannot provide (nodes only in
 // B), and any node in `expand` (the path from a culprit to the failure, for repros).
 Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
@@ -45,7 +61,10 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
         continue;
       }
       bool fused = through_fused && cx.hidden_b.count(x);
-      if (cx.a_names.count(cx.AName(x)) && !fused && !expand.count(e->producer)) {
+      // a tensor fixed by B's own initializers (a Transpose of a weight) is computed from them,
+      // never fed from A: A's copy would replace a changed weight with the original
+      if (cx.a_names.count(cx.AName(x)) && !fused && !expand.count(e->producer) &&
+          !StaticTensor(idx, x, 0)) {
         boundary.insert(x);
       } else if (e->producer >= 0 && !nodes.count(e->producer)) {
         if (nodes.size() >= max_nodes) {
@@ -362,31 +381,11 @@ void NarrowToSource(const Ctx& cx, const Plan& p, Culprit* c) {
   c->op_type = n.op_type;
 }
 
-namespace {
-
-// Whether tensor `name` is fixed by the model alone: an initializer, or made by nodes that read
-// only such tensors (a Transpose or Reshape of a weight, a Constant).
-bool Static(const GraphIndex& idx, const std::string& name, int depth) {
-  if (name.empty()) return true;
-  const TensorEntry* e = idx.Find(name);
-  if (e == nullptr || e->kind == TensorKind::kGraphInput) return false;
-  if (e->kind == TensorKind::kInitializer) return true;
-  if (e->producer < 0 || depth >= 16) return false;
-  const NodeInfo& n = idx.nodes()[e->producer];
-  if (n.has_subgraph) return false;
-  for (const auto& in : n.inputs) {
-    if (!Static(idx, in, depth + 1)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 void NameStaticReader(const Ctx& cx, Culprit* c) {
   const GraphIndex& idx = cx.g.index();
   const TensorEntry* t = idx.Find(c->tensor);
   if (t == nullptr) t = idx.Find(cx.AName(c->tensor));
-  if (t == nullptr || t->producer < 0 || !Static(idx, t->name, 0)) return;
+  if (t == nullptr || t->producer < 0 || !StaticTensor(idx, t->name, 0)) return;
   // a node without inputs (a Constant) holds the value itself and is named as it is
   if (idx.nodes()[t->producer].inputs.empty()) return;
   // forward through static nodes to the first node in topological order that also reads data
@@ -401,7 +400,7 @@ void NameStaticReader(const Ctx& cx, Culprit* c) {
       if (!seen.insert(k).second) continue;
       const NodeInfo& n = idx.nodes()[k];
       bool data = false;
-      for (const auto& in : n.inputs) data = data || !Static(idx, in, 0);
+      for (const auto& in : n.inputs) data = data || !StaticTensor(idx, in, 0);
       if (data) {
         if (reader < 0 || k < reader) reader = k;
       } else {
