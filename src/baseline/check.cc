@@ -231,8 +231,9 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
       } else {
         sc.localization.method = LocalizeMethod::kSkipped;
         SetFirstDiverging(sc.report.comparison, &sc.localization);
-        sc.localization.note = "not localized: the first " +
-                               std::to_string(req.max_localized_samples) + " failing sample(s) are";
+        sc.localization.note = "not localized: only the first " +
+                               std::to_string(req.max_localized_samples) +
+                               " failing sample(s) are localized (max_localized_samples)";
       }
     }
     rep.samples.push_back(std::move(sc));

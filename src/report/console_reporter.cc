@@ -13,6 +13,29 @@
 namespace onnxprobe {
 namespace {
 
+// A name from a model as one printable line: control characters (a newline, an escape code that
+// would recolor or clear the terminal) are shown as \n, \r, \t or \xHH, never sent raw.
+std::string Safe(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string Fmt(const char* f, double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   if (std::isnan(v)) return "nan";
@@ -40,7 +63,7 @@ class ConsoleReporter : public Reporter {
   std::string Render(const CompareReport& report) const override {
     std::string out;
     // first: every value computed from such an input compares NaN with NaN
-    for (const auto& n : report.nonfinite_inputs) out += Color("1;33", "warning: ") + n + "\n";
+    for (const auto& n : report.nonfinite_inputs) out += Color("1;33", "warning: ") + Safe(n) + "\n";
     if (!o_.quiet && !report.comparison.rows.empty()) out += Table(report.comparison);
     if (!o_.quiet) out += AlignmentTable(report);
     out += Summary(report);
@@ -62,7 +85,7 @@ class ConsoleReporter : public Reporter {
     if (t.state == RowState::kAdvisory) role = "by value";
     char line[512];
     std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %9s  %7s  %8s\n",
-                  i, Pad(Clip(t.name, 44), 44).c_str(), Pad(Clip(t.op_type, 14), 14).c_str(),
+                  i, Pad(Clip(Safe(t.name), 44), 44).c_str(), Pad(Clip(Safe(t.op_type), 14), 14).c_str(),
                   verdict.c_str(), role.c_str(),
                   t.state == RowState::kNotCompared ? "-" : GradeName(t.grade),
                   Fmt("%.2e", m.max_abs).c_str(), Fmt("%.2e", m.max_rel).c_str(),
@@ -154,7 +177,7 @@ class ConsoleReporter : public Reporter {
              " tensors of A are fused away in B's optimized graph and not compared (capturing "
              "them would block the fusions B runs)\n";
     }
-    for (const auto& note : report.notes) out += "note: " + note + "\n";
+    for (const auto& note : report.notes) out += "note: " + Safe(note) + "\n";
     out += Resources(report);
     if (!report.model_diff.empty()) out += "model diff: " + report.model_diff + "\n";
     out += QuantConsoleSection(report.quant, 10);
@@ -164,7 +187,7 @@ class ConsoleReporter : public Reporter {
              std::to_string(report.parity.renamed) + " renamed initializers, " +
              std::to_string(report.parity.folded) + " convolutions with a BatchNorm folded in, " +
              std::to_string(report.parity.findings.size()) + " differ\n";
-      for (const auto& f : report.parity.findings) out += "  " + f.message + "\n";
+      for (const auto& f : report.parity.findings) out += "  " + Safe(f.message) + "\n";
     }
     out += Leading(r, report.quant.active()) + DriftLine(report) + Optimizations(report);
     if (!report.alignment.empty()) {
@@ -179,8 +202,8 @@ class ConsoleReporter : public Reporter {
       // a short summary: the first few names of each kind, the reports list them all
       std::vector<std::string> by_value, unaligned;
       for (const auto& a : report.alignment) {
-        if (a.method == AlignMethod::kValue) by_value.push_back(a.torch_name);
-        if (a.method == AlignMethod::kNone && !a.inside) unaligned.push_back(a.torch_name);
+        if (a.method == AlignMethod::kValue) by_value.push_back(Safe(a.torch_name));
+        if (a.method == AlignMethod::kNone && !a.inside) unaligned.push_back(Safe(a.torch_name));
       }
       auto few = [](const std::vector<std::string>& names) {
         constexpr size_t kShown = 4;
@@ -209,10 +232,10 @@ class ConsoleReporter : public Reporter {
     }
     const TensorResult& f = r.rows[r.first_failure];
     out += Color("1;31", "verdict: FAIL") + "\n";
-    out += "first divergence: " + f.name + " (" + f.op_type + " node " + f.node + "): " + f.reason +
+    out += "first divergence: " + Safe(f.name) + " (" + Safe(f.op_type) + " node " + Safe(f.node) + "): " + Safe(f.reason) +
            "\n";
     if (r.frontier.empty()) {
-      out += "where the error is born: " + report.origin_note + "\n";
+      out += "where the error is born: " + Safe(report.origin_note) + "\n";
     } else {
       out += std::string("error introduced at") +
              (r.frontier_from_graph ? "" : " (no graph: first failure only)") + ":\n";
@@ -224,7 +247,7 @@ class ConsoleReporter : public Reporter {
         break;
       }
       const TensorResult& t = r.rows[i];
-      out += "  " + t.node + " (" + t.op_type + ") -> " + t.name + ": max rel " +
+      out += "  " + Safe(t.node) + " (" + Safe(t.op_type) + ") -> " + Safe(t.name) + ": max rel " +
              Fmt("%.2e", t.metrics.max_rel) + ", " + GradeName(t.grade) + ChannelNote(t) + "\n";
     }
     size_t inherited = 0;
@@ -242,7 +265,7 @@ class ConsoleReporter : public Reporter {
       if (!r.rows.empty()) out += "bit-exact: every compared tensor is identical on both sides\n";
     } else {
       const TensorResult& d = r.rows[r.first_difference];
-      out += "first difference: " + d.name + " (" + d.op_type + " node " + d.node + "), max abs " +
+      out += "first difference: " + Safe(d.name) + " (" + Safe(d.op_type) + " node " + Safe(d.node) + "), max abs " +
              FormatNumber(d.metrics.max_abs) +
              (r.first_difference == 0
                   ? std::string("; the first compared tensor\n")
@@ -253,7 +276,7 @@ class ConsoleReporter : public Reporter {
       out += "closest to tolerance (error / allowed):";
       for (int i : closest) {
         if (r.rows[i].tolerance_ratio <= 0) break;
-        out += " " + r.rows[i].name + " " + FormatNumber(r.rows[i].tolerance_ratio) + ";";
+        out += " " + Safe(r.rows[i].name) + " " + FormatNumber(r.rows[i].tolerance_ratio) + ";";
       }
       out.back() = '\n';
     }
@@ -316,7 +339,7 @@ class ConsoleReporter : public Reporter {
         out += "  ... " + std::to_string(l.drift_origins.size() - 5) + " more (JSON/HTML)\n";
         break;
       }
-      out += "  " + c.node + " (" + c.op_type + ") -> " + c.tensor + ": max abs " +
+      out += "  " + Safe(c.node) + " (" + Safe(c.op_type) + ") -> " + Safe(c.tensor) + ": max abs " +
              FormatNumber(c.metrics.max_abs) + ", max rel " + FormatNumber(c.metrics.max_rel) +
              (c.nodes_only_in_b.empty() ? "" : " (node only in B)") + "\n";
     }
@@ -339,9 +362,9 @@ class ConsoleReporter : public Reporter {
       std::string how = a.method == AlignMethod::kValue
                             ? "value, cosine " + Fmt("%.7g", a.confidence)
                             : std::string(AlignMethodName(a.method));
-      if (a.onnx_tensor.empty()) how = "no counterpart: " + a.note;
-      out += Pad(Clip(a.torch_name, 44), 44) + "  " +
-             Pad(Clip(a.onnx_tensor.empty() ? "-" : a.onnx_tensor, 44), 44) + "  " + how + "\n";
+      if (a.onnx_tensor.empty()) how = "no counterpart: " + Safe(a.note);
+      out += Pad(Clip(Safe(a.torch_name), 44), 44) + "  " +
+             Pad(Clip(a.onnx_tensor.empty() ? "-" : Safe(a.onnx_tensor), 44), 44) + "  " + how + "\n";
     }
     return out + "\n";
   }
@@ -349,7 +372,7 @@ class ConsoleReporter : public Reporter {
   std::string Culprits(const LocalizeResult& r) const {
     if (!r.ran) return "";
     std::string out;
-    if (!r.note.empty()) out += "isolation: " + r.note + "\n";
+    if (!r.note.empty()) out += "isolation: " + Safe(r.note) + "\n";
     if (r.culprits.empty()) return out;
     out += "isolation (each node run alone on B's runtime with A's inputs; " +
            std::to_string(r.isolation_runs) + " runs):\n";
@@ -359,7 +382,7 @@ class ConsoleReporter : public Reporter {
         out += "  ... " + std::to_string(r.culprits.size() - 10) + " more\n";
         break;
       }
-      std::string what = c.node + " (" + c.op_type + ")";
+      std::string what = Safe(c.node) + " (" + Safe(c.op_type) + ")";
       if (!c.nodes_only_in_b.empty()) {
         std::string extra;
         for (const auto& n : c.nodes_only_in_b) extra += (extra.empty() ? "" : ", ") + n;
@@ -367,7 +390,7 @@ class ConsoleReporter : public Reporter {
       }
       if (c.evidence == Evidence::kParity) {
         out += "  " + std::to_string(rank) + ". " + what + ": " + Color("1;31", "WEIGHT DIFFERS") +
-               " from PyTorch's: " + c.reason + "\n";
+               " from PyTorch's: " + Safe(c.reason) + "\n";
         continue;
       }
       if (!c.isolated) {

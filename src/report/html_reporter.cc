@@ -14,17 +14,16 @@ class HtmlReporter : public Reporter {
   std::string Render(const CompareReport& r) const override {
     JsonWriter j(false);
     WriteComparisonJson(r, j);
-    // inside <script> the only sequence that can end the element early is "</"
+    // inside <script>, "</" ends the element early and "<!--" followed by "<script" switches
+    // the parser into a state where "</script>" no longer ends it (a blank page): every '<'
+    // (which JSON holds only inside strings) is written as the escape \u003c
     std::string data;
     data.reserve(j.str().size());
-    for (size_t i = 0; i < j.str().size(); ++i) {
-      char c = j.str()[i];
-      if (c == '<' && i + 1 < j.str().size() && j.str()[i + 1] == '/') {
-        data += "<\\/";
-        ++i;
-      } else {
+    for (char c : j.str()) {
+      if (c == '<')
+        data += "\\u003c";
+      else
         data += c;
-      }
     }
     std::string page = kPage;
     size_t at = page.find("@DATA@");

@@ -279,7 +279,7 @@ def test_sampled_cases_cover_both_exit_codes():
 def test_array_input_errors_are_the_library_messages(cli, fixed_chain):
     with pytest.raises(onnxprobe.InvalidArgument) as e:
         onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 3), np.float64)})
-    r = run([cli, "run", fixed_chain, "--input", f"X={os.path.join(BAD, 'X_wrong_dtype.npy')}", "-o", "/nonexistent/o"])
+    r = run([cli, "run", fixed_chain, "--input", f"X={os.path.join(BAD, 'X_wrong_dtype.npy')}", "-o", os.path.join(os.path.dirname(fixed_chain), "never_written.dump")])
     assert r.stderr.strip().endswith(str(e.value)) and isinstance(e.value, ValueError)
     with pytest.raises(onnxprobe.InvalidArgument, match=r"input 'X': expected shape float32\[2, 3\], got \[2, 5\]"):
         onnxprobe.run(fixed_chain, inputs={"X": np.zeros((2, 5), np.float32)})

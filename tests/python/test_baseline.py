@@ -251,6 +251,8 @@ def test_outputs_only_and_changed_model_say_why_no_node_is_named(onnxprobe, tmp_
     for s in failing[1:]:
         assert s["localization"]["method"] == "skipped"
         assert s["localization"]["first_diverging"] == "Y"
+        # a whole sentence: how many are localized, and which setting says so
+        assert s["localization"]["note"].endswith("failing sample(s) are localized (max_localized_samples)")
 
 
 def test_environment_changes_are_reported(onnxprobe, tmp_path):

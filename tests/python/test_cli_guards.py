@@ -291,3 +291,21 @@ def test_a_runtime_or_custom_op_library_that_is_no_library_is_bad_input(onnxprob
         assert r.returncode == 2, (extra, r.stderr)
         assert str(extra[1]) in r.stderr and extra[0] in r.stderr + "--ort-lib" and r.stderr.count("\n") == 1, r.stderr
         assert not (tmp_path / "d.dump").exists()
+
+
+def test_run_says_where_it_writes_without_o_and_refuses_an_empty_o(onnxprobe, tmp_path):
+    r = subprocess.run([onnxprobe, "run", _demo(), "--dim", "batch=1", "-o", ""], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "-o: empty path" in r.stderr and list(tmp_path.iterdir()) == []
+    r = subprocess.run([onnxprobe, "run", _demo(), "--dim", "batch=1"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "no -o given: writing demo_cnn.dump in the current folder" in r.stderr
+    assert (tmp_path / "demo_cnn.dump" / "manifest.json").is_file()
+
+
+def test_determinism_says_where_it_saved_the_noise_floor(onnxprobe, tmp_path):
+    r = subprocess.run([onnxprobe, "determinism", _demo(), "--dim", "batch=1", "--save-noise-floor",
+                        tmp_path / "floor.json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"noise floor: {tmp_path / 'floor.json'}" in r.stdout
+    assert json.loads((tmp_path / "floor.json").read_text())

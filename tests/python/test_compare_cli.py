@@ -1,5 +1,6 @@
 """End-to-end `onnxprobe compare` on real models and dumps."""
 import json
+import math
 import os
 import re
 import shutil
@@ -493,3 +494,60 @@ def test_optimizations_all_fault_inside_the_blocked_layout_is_named(onnxprobe, t
     assert rep["summary"]["first_divergence"] == "r2"
     named = [c["node"] for c in rep["localization"]["culprits"]]
     assert named and named[0] == "conv2", rep["localization"]
+
+
+@needs_chromium
+def test_a_tensor_named_like_markup_renders(onnxprobe, tmp_path):
+    """A name holding "<!--<script>" must not end or swallow the page's embedded report."""
+    name = "<!--<script>relu"
+    for src, dst in ((DEMO, tmp_path / "a.onnx"), (FAULTY, tmp_path / "b.onnx")):
+        m = onnx.load(str(src))
+        old = next(n for n in m.graph.node if n.op_type == "Relu").output[0]
+        for n in m.graph.node:
+            n.output[:] = [name if x == old else x for x in n.output]
+            n.input[:] = [name if x == old else x for x in n.input]
+        onnx.save(m, str(dst))
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "a.onnx", tmp_path / "b.onnx", "--dim", "batch=2", "--html",
+                     tmp_path / "r.html")
+    assert r.returncode == 1, r.stdout
+    assert name in [t["name"] for t in rep["tensors"]]
+    dom, text = render_in_chromium(tmp_path / "r.html")
+    assert len(re.findall(r"<tr data-i=\"\d+\"", dom)) == rep["summary"]["compared"]
+    assert name in text[""]
+
+
+def test_names_with_control_characters_print_escaped(onnxprobe, tmp_path):
+    name = "evil\n\x1b[2Jname"
+    for src, dst in ((DEMO, tmp_path / "a.onnx"), (FAULTY, tmp_path / "b.onnx")):
+        m = onnx.load(str(src))
+        old = next(n for n in m.graph.node if n.op_type == "Relu").output[0]
+        for n in m.graph.node:
+            n.output[:] = [name if x == old else x for x in n.output]
+            n.input[:] = [name if x == old else x for x in n.input]
+        onnx.save(m, str(dst))
+    r = run([onnxprobe, "compare", tmp_path / "a.onnx", tmp_path / "b.onnx", "--dim", "batch=2", "--json",
+             tmp_path / "r.json"])
+    assert r.returncode == 1, r.stdout
+    assert "\x1b[2J" not in r.stdout and "evil\\n\\x1b[2Jname" in r.stdout
+    assert not any(line.startswith("name") or line.startswith("\x1b[2Jname") for line in r.stdout.splitlines())
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert name in [t["name"] for t in rep["tensors"]]  # the JSON keeps the name as it is
+
+
+@needs_chromium
+def test_html_numbers_bars_and_channel_label_read_at_a_glance(onnxprobe, tmp_path):
+    r, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=2", "--html", tmp_path / "r.html")
+    assert r.returncode == 1
+    dom, text = render_in_chromium(tmp_path / "r.html")
+    # tolerances are printed with a few digits, never as 0.000018164260486645716
+    assert not re.search(r"\d\.\d{9,}|0\.0000\d{8,}", text[""]), re.findall(r"\S*\d\.\d{9,}\S*", text[""])[:3]
+    # the fault of the demo's faulty model is output channel 5 of its second convolution
+    # (scripts/demo.sh): the per-channel chart names it
+    assert re.search(r'class="barmark"[^>]*>channel 5<', dom), re.findall(r'class="barmark"[^>]*>[^<]*<', dom)
+    # "closest to tolerance" meters are on a log scale: a ratio ten times another is visibly longer
+    rows = re.findall(r'<tr><td><a[^>]*>(?:(?!</a>).)*</a></td><td>([^<]+)</td><td><span class="meter[^"]*"><span style="width:([\d.]+)%"', dom)
+    assert rows, dom[:2000]
+    ratios = [(float(x), float(w)) for x, w in rows]
+    assert ratios[0][0] > 100 and ratios[0][1] < 100  # 323x: long, but not saturated
+    for r, w in ratios:  # 1e-3 -> empty, 1 (the limit) -> half, 1e3 -> full
+        assert abs(w - min(100, max(1, (math.log10(r) + 3) / 6 * 100))) < 0.2, ratios

@@ -108,6 +108,10 @@ class DeterminismCommand : public Command {
       if (!st.ok()) return Fail(st);
     }
     std::fputs(RenderDeterminismText(*rep).c_str(), stdout);
+    if (!json_file_.empty()) std::printf("JSON report: %s\n", json_file_.c_str());
+    if (!noise_file_.empty())
+      std::printf("noise floor: %s (compare --noise-floor %s)\n", noise_file_.c_str(),
+                  noise_file_.c_str());
     return rep->outputs_reproducible ? kExitOk : kExitMismatch;
   }
 

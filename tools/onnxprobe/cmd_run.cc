@@ -47,7 +47,8 @@ class RunCommand : public Command {
     sink.Add({"-o,--output", "PATH",
               "dump folder (one .npy per tensor + manifest.json) or FILE.npz "
               "(default: <model stem>.dump)"},
-             [this](const std::string& v) {
+             [this](const std::string& v) -> Status {
+               if (v.empty()) return InvalidArgument("-o: empty path");
                o_.output = v;
                return Status::Ok();
              });
@@ -112,7 +113,10 @@ class RunCommand : public Command {
   bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }
 
   Status Validate() override {
-    if (o_.output.empty()) o_.output = std::filesystem::path(o_.model).stem().string() + ".dump";
+    if (o_.output.empty()) {
+      o_.output = std::filesystem::path(o_.model).stem().string() + ".dump";
+      Note("no -o given: writing " + o_.output + " in the current folder");
+    }
     std::vector<std::string> inputs = InputFilePaths(o_.inputs);
     inputs.push_back(o_.model);
     if (!SamplesGiven()) return CheckOutput("-o", o_.output, OutputKind::kDump, inputs, o_.force);
