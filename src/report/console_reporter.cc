@@ -63,7 +63,8 @@ class ConsoleReporter : public Reporter {
   std::string Render(const CompareReport& report) const override {
     std::string out;
     // first: every value computed from such an input compares NaN with NaN
-    for (const auto& n : report.nonfinite_inputs) out += Color("1;33", "warning: ") + Safe(n) + "\n";
+    for (const auto& n : report.nonfinite_inputs)
+      out += Color("1;33", "warning: ") + Safe(n) + "\n";
     if (!o_.quiet && !report.comparison.rows.empty()) out += Table(report.comparison);
     if (!o_.quiet) out += AlignmentTable(report);
     out += Summary(report);
@@ -85,8 +86,8 @@ class ConsoleReporter : public Reporter {
     if (t.state == RowState::kAdvisory) role = "by value";
     char line[512];
     std::snprintf(line, sizeof(line), "%5zu  %s  %s  %s  %-10s  %-10s  %9s  %9s  %9s  %7s  %8s\n",
-                  i, Pad(Clip(Safe(t.name), 44), 44).c_str(), Pad(Clip(Safe(t.op_type), 14), 14).c_str(),
-                  verdict.c_str(), role.c_str(),
+                  i, Pad(Clip(Safe(t.name), 44), 44).c_str(),
+                  Pad(Clip(Safe(t.op_type), 14), 14).c_str(), verdict.c_str(), role.c_str(),
                   t.state == RowState::kNotCompared ? "-" : GradeName(t.grade),
                   Fmt("%.2e", m.max_abs).c_str(), Fmt("%.2e", m.max_rel).c_str(),
                   Fmt("%.7g", m.cosine).c_str(), Fmt("%.3g", m.snr_db).c_str(),
@@ -232,8 +233,8 @@ class ConsoleReporter : public Reporter {
     }
     const TensorResult& f = r.rows[r.first_failure];
     out += Color("1;31", "verdict: FAIL") + "\n";
-    out += "first divergence: " + Safe(f.name) + " (" + Safe(f.op_type) + " node " + Safe(f.node) + "): " + Safe(f.reason) +
-           "\n";
+    out += "first divergence: " + Safe(f.name) + " (" + Safe(f.op_type) + " node " + Safe(f.node) +
+           "): " + Safe(f.reason) + "\n";
     if (r.frontier.empty()) {
       out += "where the error is born: " + Safe(report.origin_note) + "\n";
     } else {
@@ -265,8 +266,8 @@ class ConsoleReporter : public Reporter {
       if (!r.rows.empty()) out += "bit-exact: every compared tensor is identical on both sides\n";
     } else {
       const TensorResult& d = r.rows[r.first_difference];
-      out += "first difference: " + Safe(d.name) + " (" + Safe(d.op_type) + " node " + Safe(d.node) + "), max abs " +
-             FormatNumber(d.metrics.max_abs) +
+      out += "first difference: " + Safe(d.name) + " (" + Safe(d.op_type) + " node " +
+             Safe(d.node) + "), max abs " + FormatNumber(d.metrics.max_abs) +
              (r.first_difference == 0
                   ? std::string("; the first compared tensor\n")
                   : "; bit-exact before it (" + std::to_string(r.first_difference) + " tensors)\n");
@@ -339,8 +340,9 @@ class ConsoleReporter : public Reporter {
         out += "  ... " + std::to_string(l.drift_origins.size() - 5) + " more (JSON/HTML)\n";
         break;
       }
-      out += "  " + Safe(c.node) + " (" + Safe(c.op_type) + ") -> " + Safe(c.tensor) + ": max abs " +
-             FormatNumber(c.metrics.max_abs) + ", max rel " + FormatNumber(c.metrics.max_rel) +
+      out += "  " + Safe(c.node) + " (" + Safe(c.op_type) + ") -> " + Safe(c.tensor) +
+             ": max abs " + FormatNumber(c.metrics.max_abs) + ", max rel " +
+             FormatNumber(c.metrics.max_rel) +
              (c.nodes_only_in_b.empty() ? "" : " (node only in B)") + "\n";
     }
     return out;
@@ -364,7 +366,8 @@ class ConsoleReporter : public Reporter {
                             : std::string(AlignMethodName(a.method));
       if (a.onnx_tensor.empty()) how = "no counterpart: " + Safe(a.note);
       out += Pad(Clip(Safe(a.torch_name), 44), 44) + "  " +
-             Pad(Clip(a.onnx_tensor.empty() ? "-" : Safe(a.onnx_tensor), 44), 44) + "  " + how + "\n";
+             Pad(Clip(a.onnx_tensor.empty() ? "-" : Safe(a.onnx_tensor), 44), 44) + "  " + how +
+             "\n";
     }
     return out + "\n";
   }
