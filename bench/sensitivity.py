@@ -50,7 +50,7 @@ FULL_VISION = [("resnet18", 64), ("resnet50", 64), ("mobilenet_v2", 64), ("mobil
                ("mobilenet_v3_large", 96), ("efficientnet_b0", 96), ("shufflenet_v2_x1_0", 96),
                ("regnet_x_400mf", 64), ("regnet_y_400mf", 64), ("squeezenet1_1", 64), ("densenet121", 64),
                ("mnasnet0_5", 96), ("convnext_tiny", 64), ("resnext50_32x4d", 64), ("wide_resnet50_2", 64),
-               ("vgg11_bn", 64)]
+               ("resnet34", 64)]
 
 # Runs two models with ONNX Runtime's Python API on the capture's inputs and prints whether the
 # tensor `tensor` (optimizations off) or every graph output (optimizations all: the node's output
