@@ -496,10 +496,9 @@ def test_optimizations_all_fault_inside_the_blocked_layout_is_named(onnxprobe, t
     assert named and named[0] == "conv2", rep["localization"]
 
 
-@needs_chromium
-def test_a_tensor_named_like_markup_renders(onnxprobe, tmp_path):
-    """A name holding "<!--<script>" must not end or swallow the page's embedded report."""
-    name = "<!--<script>relu"
+def _demo_pair_with_relu_named(tmp_path, name):
+    """The demo model and its faulty copy as tmp_path/a.onnx and b.onnx, their first Relu's
+    output renamed to `name`."""
     for src, dst in ((DEMO, tmp_path / "a.onnx"), (FAULTY, tmp_path / "b.onnx")):
         m = onnx.load(str(src))
         old = next(n for n in m.graph.node if n.op_type == "Relu").output[0]
@@ -507,6 +506,13 @@ def test_a_tensor_named_like_markup_renders(onnxprobe, tmp_path):
             n.output[:] = [name if x == old else x for x in n.output]
             n.input[:] = [name if x == old else x for x in n.input]
         onnx.save(m, str(dst))
+
+
+@needs_chromium
+def test_a_tensor_named_like_markup_renders(onnxprobe, tmp_path):
+    """A name holding "<!--<script>" must not end or swallow the page's embedded report."""
+    name = "<!--<script>relu"
+    _demo_pair_with_relu_named(tmp_path, name)
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "a.onnx", tmp_path / "b.onnx", "--dim", "batch=2", "--html",
                      tmp_path / "r.html")
     assert r.returncode == 1, r.stdout
@@ -518,13 +524,7 @@ def test_a_tensor_named_like_markup_renders(onnxprobe, tmp_path):
 
 def test_names_with_control_characters_print_escaped(onnxprobe, tmp_path):
     name = "evil\n\x1b[2Jname"
-    for src, dst in ((DEMO, tmp_path / "a.onnx"), (FAULTY, tmp_path / "b.onnx")):
-        m = onnx.load(str(src))
-        old = next(n for n in m.graph.node if n.op_type == "Relu").output[0]
-        for n in m.graph.node:
-            n.output[:] = [name if x == old else x for x in n.output]
-            n.input[:] = [name if x == old else x for x in n.input]
-        onnx.save(m, str(dst))
+    _demo_pair_with_relu_named(tmp_path, name)
     r = run([onnxprobe, "compare", tmp_path / "a.onnx", tmp_path / "b.onnx", "--dim", "batch=2", "--json",
              tmp_path / "r.json"])
     assert r.returncode == 1, r.stdout
