@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseShape(s);
   (void)ParseNamedShape(s);
   (void)ParseRange(s);
-  (void)ParseBytes(s);
+  (void)ParseBytes(s, "fuzz");
   (void)ParseKeyValue(s, "fuzz");
   (void)ParseInt(s, "fuzz");
   (void)SplitList(s);

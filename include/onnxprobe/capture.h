@@ -45,7 +45,8 @@ struct InputPreparation {
 
 // Inputs for every graph input, in the model's order: given in memory, loaded from files, or
 // seeded random (floats uniform in [-1, 1), ints in [0, 10), bool 0/1, unless a range says
-// otherwise).
+// otherwise). A symbolic dimension that neither `shapes` nor `dim_params` sets is 1, with one note
+// per dimension name in `preparation->notes`.
 // A bare .npy whose file stem names no input binds to the model's only input (with a note).
 // Fails naming the input or file on a missing, extra, duplicated, wrongly-shaped or
 // wrongly-typed tensor, an input file that holds nothing, a shape for an input that does not

@@ -94,7 +94,7 @@ struct TensorMetrics {
   uint64_t histogram_stride = 1, histogram_exact = 0;
   // p99_abs/p99_rel are numpy.percentile(x, 99) exactly below 2^17 elements; otherwise the upper
   // edge of the histogram bin holding numpy's "higher" 99th percentile of the elements binned:
-  // never below it, less than 2^(1/8) (~9%) above (docs/metrics.md).
+  // never below it, at most 2^(1/8) (~9%) above (docs/metrics.md).
   bool p99_exact = false;
   double rel_eps = 0;  // the eps the relative errors used
   // max |a| the tolerance scales with: finite values below 1e30 (mask fills excluded)

@@ -30,6 +30,7 @@ struct LocalizeResult {
   std::string note;               // why nothing (or no bundle) came out, when that happens
   std::vector<Culprit> culprits;  // introduced first, by isolated error; failed isolations last
   std::string repro_dir;          // the bundle written, "" when none
+  Status repro_status;            // why a bundle that was asked for could not be written
   size_t isolation_runs = 0;
   double seconds = 0;
   // Nodes that introduce a difference of any size (culprit records; `introduced` means "makes

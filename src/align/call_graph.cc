@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/decimal.h"
 #include "onnxprobe/graph.h"
 
 namespace onnxprobe::align {
@@ -22,7 +23,9 @@ bool SplitOrdinal(const std::string& s, std::string* base, int* k) {
   }
   if (s.size() - us - 1 > 6) return false;
   *base = s.substr(0, us);
-  *k = std::stoi(s.substr(us + 1));
+  uint64_t v = 0;
+  if (!ParseDecimal(s.substr(us + 1), INT32_MAX, &v)) return false;
+  *k = static_cast<int>(v);
   return *k > 0;
 }
 

@@ -7,6 +7,7 @@
 #include "align/finalize.h"
 #include "align/plan.h"
 #include "align/torch_calls.h"
+#include "common/decimal.h"
 #include "onnxprobe/align.h"
 
 namespace onnxprobe {
@@ -34,7 +35,9 @@ std::pair<std::string, int> CallSuffix(const std::string& s) {
   for (size_t i = us + 1; i < s.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) return {"", -1};
   }
-  return {s.substr(0, us), std::stoi(s.substr(us + 1))};
+  uint64_t k = 0;  // a suffix too long for an int is part of the name, not a call number
+  if (!ParseDecimal(s.substr(us + 1), INT32_MAX, &k)) return {"", -1};
+  return {s.substr(0, us), static_cast<int>(k)};
 }
 
 bool StartsWith(const std::string& s, const std::string& p) {

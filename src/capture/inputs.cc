@@ -176,8 +176,10 @@ Status FillRandom(Tensor* t, std::pair<double, double> range, uint64_t seed) {
   return Status::Ok();
 }
 
-// The concrete shape for a declared input, or an error naming the unresolved dimension.
-Expected<Shape> ResolveShape(const ValueInfo& in, const InputOptions& o) {
+// The concrete shape for a declared input. A symbolic dimension no option sets is 1 (the batch
+// of one a user means almost every time), said in one note per dimension name.
+Expected<Shape> ResolveShape(const ValueInfo& in, const InputOptions& o,
+                             std::vector<std::string>* notes) {
   auto it = o.shapes.find(in.name);
   if (it != o.shapes.end()) {
     if (in.has_shape && in.dims.size() != it->second.size()) {
@@ -207,10 +209,16 @@ Expected<Shape> ResolveShape(const ValueInfo& in, const InputOptions& o) {
     if (!d.param.empty() && p != o.dim_params.end()) {
       shape.push_back(p->second);
     } else {
-      return InvalidArgument("input '" + in.name + "' " + ValueInfoTypeString(in) +
-                             " has a symbolic dimension '" + (d.param.empty() ? "?" : d.param) +
-                             "'; set it with --shape " + in.name + ":... or --dim " +
-                             (d.param.empty() ? "NAME" : d.param) + "=N");
+      shape.push_back(1);
+      std::string note =
+          d.param.empty()
+              ? "input '" + in.name + "' " + ValueInfoTypeString(in) +
+                    ": an unnamed dimension is set to 1 (--shape " + in.name + ":... chooses)"
+              : "symbolic dimension '" + d.param + "' is set to 1 (first in input '" + in.name +
+                    "' " + ValueInfoTypeString(in) + "; --dim " + d.param + "=N chooses)";
+      bool said = false;
+      for (const auto& n : *notes) said = said || n.find("'" + d.param + "' is set to 1") != n.npos;
+      if (!said || d.param.empty()) notes->push_back(note);
     }
   }
   return shape;
@@ -342,7 +350,7 @@ Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const Input
     }
     auto dt = DTypeFromOnnx(in.elem_type);
     if (!dt.ok()) return dt.status().WithContext("input '" + in.name + "'");
-    OP_ASSIGN_OR_RETURN(Shape shape, ResolveShape(in, o));
+    OP_ASSIGN_OR_RETURN(Shape shape, ResolveShape(in, o, &prep->notes));
     OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, shape));
     std::pair<double, double> range =
         IsFloating(*dt) ? std::make_pair(-1.0, 1.0) : std::make_pair(0.0, 10.0);

@@ -3,12 +3,18 @@
 // reads its archive, which is the dump module's business.)
 #include "onnxprobe/output_guard.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "common/file_util.h"
+#include "common/temp_registry.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/fp16_graph.h"
 
@@ -188,8 +194,42 @@ const char* OutputKindName(OutputKind kind) {
   return "output";
 }
 
+namespace {
+
+// Outputs are written to a temporary sibling and renamed: the folder must let us create one. It is
+// tried (then removed): access() answers for the real user id, and root passes it on a folder
+// without write permission. Checked before any work, so one unwritable output does not fail after
+// the others are written.
+Status FolderTakesFiles(const std::string& path) {
+  std::string probe = TempSiblingPath(path);  // what the real write creates first
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int err = errno;
+    UnregisterTemporary(probe);
+    std::string parent = ParentFolder(path);
+    return InvalidArgument(path + ": cannot write in folder " + (parent.empty() ? "." : parent) +
+                           " (" + std::strerror(err) + ")");
+  }
+  ::close(fd);
+  RemoveTemporary(probe);
+  return Status::Ok();
+}
+
+Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<std::string>& inputs,
+                   bool force);
+
+}  // namespace
+
 Status CheckOutputTarget(const std::string& path, OutputKind kind,
                          const std::vector<std::string>& inputs, bool force) {
+  OP_RETURN_IF_ERROR(CheckTarget(path, kind, inputs, force));
+  return FolderTakesFiles(path);
+}
+
+namespace {
+
+Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<std::string>& inputs,
+                   bool force) {
   std::error_code ec;
   fs::path p(path);
   auto st = fs::symlink_status(p, ec);
@@ -225,5 +265,7 @@ Status CheckOutputTarget(const std::string& path, OutputKind kind,
   if (force && is_file) return Status::Ok();
   return InvalidArgument(path + ": exists and is not " + what + "; refusing to replace it");
 }
+
+}  // namespace
 
 }  // namespace onnxprobe

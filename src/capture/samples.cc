@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/decimal.h"
+
 namespace fs = std::filesystem;
 
 namespace onnxprobe {
@@ -18,7 +20,11 @@ Expected<std::vector<std::string>> TestDataInputs(const fs::path& dir) {
     if (n.rfind("input_", 0) != 0 || e.path().extension() != ".pb") continue;
     std::string digits = n.substr(6, n.size() - 6 - 3);
     if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
-    found.emplace_back(std::stol(digits), e.path().string());
+    uint64_t k = 0;
+    if (!ParseDecimal(digits, INT64_MAX, &k)) {
+      return InvalidArgument(e.path().string() + ": input number " + digits + " is out of range");
+    }
+    found.emplace_back(static_cast<long>(k), e.path().string());
   }
   if (ec) return IoError(dir.string() + ": cannot list (" + ec.message() + ")");
   if (found.empty()) return InvalidArgument(dir.string() + ": holds no input_K.pb file");

@@ -1,5 +1,6 @@
 #include "common/file_util.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -84,19 +85,23 @@ void RemoveTemporary(const std::string& tmp) {
 
 Status WriteFileAtomic(const std::string& path, const std::string& data) {
   std::string tmp = TempSiblingPath(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      UnregisterTemporary(tmp);
-      return IoError(path + ": cannot create (" + std::strerror(errno) + ")");
-    }
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      RemoveTemporary(tmp);
-      return IoError(path + ": write failed (" + std::strerror(errno) + ")");
-    }
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    Status st = IoError(path + ": cannot create (" + std::strerror(errno) + ")");
+    UnregisterTemporary(tmp);
+    return st;
+  }
+  int err = 0;  // the OS reason of the first failure, kept before any cleanup call can change it
+  for (size_t done = 0; done < data.size() && err == 0;) {
+    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) err = w < 0 ? errno : EIO;
+    if (w > 0) done += static_cast<size_t>(w);
+  }
+  if (::close(fd) != 0 && err == 0) err = errno;  // NFS and some full disks report here
+  if (err != 0) {
+    RemoveTemporary(tmp);
+    return IoError(path + ": write failed (" + std::strerror(err) + ")");
   }
   std::error_code ec = RenameTemporary(tmp, path);
   if (ec) {

@@ -32,9 +32,12 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
     RemoveTemporary(tmp);
     return IoError(dir + ": cannot create (" + ec.message() + ")");
   }
-  auto fail = [&](const Status& st) {
+  auto fail = [&](const Status& st) {  // named by the folder asked for, not our temporary
     RemoveTemporary(tmp);
-    return st;
+    std::string m = st.message();
+    for (size_t at = m.find(tmp); at != std::string::npos; at = m.find(tmp, at + dir.size()))
+      m.replace(at, tmp.size(), dir);
+    return Status(st.code(), m);
   };
   Status st = WriteFileAtomic(tmp + "/model.onnx", bundle.model_bytes);
   for (size_t k = 0; st.ok() && k < bundle.inputs.size(); ++k) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/decimal.h"
 #include "model/model_impl.h"
 
 namespace fs = std::filesystem;
@@ -16,13 +17,11 @@ Expected<std::string> ResolveExternalData(const onnx::TensorProto& t, const std:
   *offset = 0;
   *length = UINT64_MAX;
   for (const auto& kv : t.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") *offset = std::stoull(kv.value());
-      if (kv.key() == "length") *length = std::stoull(kv.value());
-    } catch (const std::exception&) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() != "offset" && kv.key() != "length") continue;
+    if (!ParseDecimal(kv.value(), INT64_MAX, kv.key() == "offset" ? offset : length)) {
       return InvalidArgument(where + ": external data " + kv.key() + " '" + kv.value() +
-                             "' is not a number");
+                             "' is not a number (a whole count of bytes)");
     }
   }
   if (location.empty()) return InvalidArgument(where + ": external data has no location");

@@ -2,8 +2,10 @@
 // compares every output with the suite's expected output (rtol 1e-3, atol 1e-7, NaN == NaN).
 // usage: onnxprobe_conformance SUITE_DIR [--baseline FILE] [--report FILE] [--known FILE]
 //        [--ort-version VERSION] [--suite-name NAME] [--summary FILE]
-// Exit 1 when the pass count falls below the baseline or a case mismatches numerically without
-// being listed in the known-divergences file (--known). --ort-version runs on another ONNX
+// Exit 1 when the pass count falls below the baseline, a case mismatches numerically (or returns
+// a different number of outputs) without being listed for this runtime version in the
+// known-divergences file (--known), or a listed case does not diverge on that version. Exit 2
+// when the baseline or the list is missing or malformed. --ort-version runs on another ONNX
 // Runtime installed by the bootstrap (as `onnxprobe run --ort-version`); --summary writes the
 // one-line count that `make test` prints for every runtime and suite.
 #include <algorithm>
@@ -58,18 +60,45 @@ std::string CompareTensors(Tensor expected, const Tensor& got) {
   return "";
 }
 
-// Cases where onnxruntime runs the model but its numbers differ from the suite's, for reasons
-// documented in tests/conformance/known_divergences.txt (prefix, then reason).
-std::vector<std::pair<std::string, std::string>> LoadKnown(const std::string& path) {
-  std::vector<std::pair<std::string, std::string>> out;
+// A case where onnxruntime runs the model but its numbers differ from the suite's, on the
+// runtime versions listed, for a documented reason (tests/conformance/known_divergences*.txt:
+// "CASE VERSION[,VERSION...] REASON", exact names).
+struct Known {
+  std::string name, reason;
+  std::vector<std::string> versions;
+  bool seen = false;  // diverged in this run
+};
+
+// The entries naming `version`; false (with *error) when the file is missing or a line malformed.
+bool LoadKnown(const std::string& path, const std::string& version, std::vector<Known>* out,
+               std::string* error) {
   std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    auto sp = line.find(' ');
-    out.emplace_back(line.substr(0, sp), sp == std::string::npos ? "" : line.substr(sp + 1));
+  if (!in) {
+    *error = path + ": cannot read the known-divergences list";
+    return false;
   }
-  return out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.empty() || line[0] == '#') continue;
+    auto sp1 = line.find(' ');
+    auto sp2 = sp1 == std::string::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (sp2 == std::string::npos || sp2 + 1 >= line.size()) {
+      *error = path + ":" + std::to_string(n) + ": expected 'CASE VERSION[,VERSION...] REASON'";
+      return false;
+    }
+    Known k;
+    k.name = line.substr(0, sp1);
+    k.reason = line.substr(sp2 + 1);
+    std::string list = line.substr(sp1 + 1, sp2 - sp1 - 1);
+    for (size_t b = 0; b <= list.size();) {
+      size_t e = std::min(list.find(',', b), list.size());
+      k.versions.push_back(list.substr(b, e - b));
+      b = e + 1;
+    }
+    if (std::find(k.versions.begin(), k.versions.end(), version) != k.versions.end())
+      out->push_back(std::move(k));
+  }
+  return true;
 }
 
 Outcome RunCase(Backend& backend, const fs::path& dir) {
@@ -131,7 +160,13 @@ Outcome RunCase(Backend& backend, const fs::path& dir) {
     out.reason = results.status().message();
     return out;
   }
-  for (size_t k = 0; k < expected.size() && k < results->size(); ++k) {
+  if (results->size() != expected.size()) {  // an output the suite expects must not go unchecked
+    out.kind = Outcome::kMismatch;
+    out.reason = std::to_string(results->size()) + " outputs, the suite expects " +
+                 std::to_string(expected.size());
+    return out;
+  }
+  for (size_t k = 0; k < expected.size(); ++k) {
     const RunOutput& r = (*results)[k];
     if (!r.skipped.empty()) {
       out.kind = Outcome::kSkipped;
@@ -202,7 +237,23 @@ int main(int argc, char** argv) {
     if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
   }
   std::sort(cases.begin(), cases.end());
-  auto known = LoadKnown(known_file);
+  std::vector<Known> known;
+  std::string error;
+  if (!known_file.empty() && !LoadKnown(known_file, (*backend)->version(), &known, &error)) {
+    std::fprintf(stderr, "conformance: %s\n", error.c_str());
+    return 2;
+  }
+  size_t baseline = 0;
+  if (!baseline_file.empty()) {  // a missing or unreadable baseline is an error, not a count of 0
+    std::ifstream in(baseline_file);
+    std::string text, rest;
+    if (!(in >> text) || (in >> rest) ||
+        text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9) {
+      std::fprintf(stderr, "conformance: %s: expected one pass count\n", baseline_file.c_str());
+      return 2;
+    }
+    baseline = std::stoul(text);
+  }
   size_t pass = 0, rejected = 0, mismatch = 0, skipped = 0, divergent = 0;
   std::string unexpected;
   std::string report;
@@ -213,8 +264,10 @@ int main(int argc, char** argv) {
     if (o.kind == Outcome::kRejected) ++rejected;
     if (o.kind == Outcome::kMismatch) {
       std::string why;
-      for (const auto& [prefix, reason] : known) {
-        if (o.name.compare(0, prefix.size(), prefix) == 0) why = reason;
+      for (auto& k : known) {
+        if (k.name != o.name) continue;
+        why = k.reason;
+        k.seen = true;
       }
       if (why.empty()) {
         ++mismatch;
@@ -257,9 +310,6 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   if (!baseline_file.empty()) {
-    std::ifstream in(baseline_file);
-    size_t baseline = 0;
-    in >> baseline;
     std::printf("  baseline pass count %zu\n", baseline);
     if (pass < baseline) {
       std::printf("FAIL: pass count regressed from %zu to %zu\n", baseline, pass);
@@ -269,6 +319,17 @@ int main(int argc, char** argv) {
   if (mismatch > 0) {
     std::printf("FAIL: %zu cases ran but disagree with the expected outputs:\n", mismatch);
     std::fputs(unexpected.c_str(), stdout);
+    rc = 1;
+  }
+  std::string stale;
+  for (const auto& k : known) {
+    if (!k.seen) stale += "  " + k.name + "\n";
+  }
+  if (!stale.empty()) {
+    std::printf(
+        "FAIL: listed as known divergences on onnxruntime %s but did not diverge (remove the "
+        "version from their lines in %s):\n%s",
+        (*backend)->version().c_str(), known_file.c_str(), stale.c_str());
     rc = 1;
   }
   return rc;

@@ -307,8 +307,7 @@ def test_argument_errors(chain, tmp_path):
         onnxprobe.compare(chain, b_opt_level="all", isolate="some", dims={"batch": 1})
     with pytest.raises(onnxprobe.InvalidArgument, match="tolerances must be >= 0"):
         onnxprobe.compare(chain, b_opt_level="all", atol=-1, dims={"batch": 1})
-    with pytest.raises(onnxprobe.InvalidArgument, match="symbolic dimension 'batch'"):
-        onnxprobe.run(chain)
+    assert onnxprobe.run(chain, tensors=["Y"])["Y"].shape[0] == 1  # an unset symbolic dimension is 1
     with pytest.raises(onnxprobe.InvalidArgument, match="not both"):
         onnxprobe.run(chain, ort_lib="/x.so", ort_version="1.20.1", dims={"batch": 1})
     with pytest.raises(onnxprobe.NotFound, match="ONNX Runtime 0.0.1 is not installed"):
@@ -409,7 +408,7 @@ def perturb(path, out, node_name, scale=1.05):
 
 
 def test_torch_export_capture_compare_round_trip(cli, tmp_path):
-    torch = pytest.importorskip("torch")
+    import torch  # Debian's, through --system-site-packages: a requirement, not a skip
     import onnxprobe.torch as opt
     import onnxprobe_torch
     import torch_models
@@ -430,10 +429,8 @@ def test_torch_export_capture_compare_round_trip(cli, tmp_path):
 
 
 def test_torch_verify_round_trip(cli, tmp_path, monkeypatch):
-    torch = pytest.importorskip("torch")
+    import torch
     import onnxprobe.torch as opt
-    if not hasattr(opt, "verify"):
-        pytest.skip("onnxprobe_torch has no verify() yet (it exports export and capture)")
     import torch_models
     monkeypatch.setenv("ONNXPROBE_BIN", cli)
     model = torch_models.net()

@@ -295,6 +295,19 @@ def test_inputs_folder_of_npz_and_test_data_sets(onnxprobe, tmp_path):
         "a/Y", "b/Y", "test_data_set_0/Y"]
 
 
+def test_an_input_number_too_large_for_any_integer_is_one_line_exit_2(onnxprobe, tmp_path):
+    # once std::stol on the file name: an uncaught out_of_range, "internal error", exit 3
+    model, folder = tmp_path / "m.onnx", tmp_path / "inputs"
+    chain(model)
+    tds = folder / "test_data_set_0"
+    tds.mkdir(parents=True)
+    name = "input_" + "9" * 25 + ".pb"
+    (tds / name).write_bytes(numpy_helper.from_array(np.zeros((2, 3), np.float32), "X").SerializeToString())
+    r = run([onnxprobe, "baseline", "save", model, "-o", tmp_path / "base", "--inputs", folder])
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and name in r.stderr and "out of range" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("kind", ["missing", "no_index", "malformed", "missing_dump"])
 def test_bad_baseline_folder_is_one_line_exit_2(onnxprobe, tmp_path, kind):
     model, base = tmp_path / "m.onnx", tmp_path / "base"

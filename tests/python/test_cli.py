@@ -298,10 +298,16 @@ def test_dim_that_names_no_dimension(onnxprobe, chain, tmp_path):
     one_line_error(r, "--dim", "'bacth'", "named dimensions: batch")
 
 
-def test_symbolic_dim_needs_a_value(onnxprobe, chain, tmp_path):
-    r = run([onnxprobe, "run", chain, "-o", tmp_path / "x"])
-    assert r.returncode == 2
-    one_line_error(r, "input 'X'", "batch", "--shape")
+def test_a_symbolic_dim_no_option_sets_is_1_and_says_so(onnxprobe, chain, tmp_path):
+    r = run([onnxprobe, "run", chain, "-o", tmp_path / "x.npz"])
+    assert r.returncode == 0, r.stderr
+    assert "symbolic dimension 'batch' is set to 1" in r.stderr and "--dim batch=N" in r.stderr
+    with np.load(tmp_path / "x.npz") as z:
+        assert z["input:X"].shape[0] == 1
+    r = run([onnxprobe, "run", chain, "--dim", "batch=3", "-o", tmp_path / "y.npz"])
+    assert r.returncode == 0 and "set to 1" not in r.stderr
+    with np.load(tmp_path / "y.npz") as z:
+        assert z["input:X"].shape[0] == 3
 
 
 def test_missing_input_when_files_given(onnxprobe, tmp_path):

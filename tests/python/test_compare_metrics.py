@@ -196,6 +196,25 @@ def test_p99_just_above_a_bin_edge_fails(onnxprobe, tmp_path, n):
     assert t["verdict"] == "FAIL" and r.returncode == 1
 
 
+def test_p99_of_one_ulp_errors_reaches_its_bound_and_no_further(onnxprobe, tmp_path):
+    """Errors of exactly one float32 ULP of values in [1, 2) are 2^-23, a power of two and so the
+    lower edge of a histogram bin: the binned p99 is that bin's upper edge, 2^(1/8) times numpy's
+    percentile (1.29999e-7 vs 1.19209e-7). The documented bound is "at most", reached here."""
+    n = 1 << 18
+    rng = np.random.default_rng(5)
+    a = rng.uniform(1, 2, n).astype(np.float32)
+    b = np.nextafter(a, np.float32(3))
+    b[::200] += np.float32(1e-3)  # 0.5% larger errors keep max_abs (the cap) above the bin
+    d = np.abs(b.astype(np.float64) - a)
+    assert np.mean(d == 2.0 ** -23) > 0.99
+    _, t, _ = compare(onnxprobe, tmp_path, a, b, "--judge", "p99")
+    assert t["histogram_stride"] == 1
+    true_p99 = np.percentile(d, 99)
+    assert true_p99 == 2.0 ** -23
+    assert true_p99 <= t["p99_abs"] <= np.percentile(d, 99, method="higher") * 2 ** (1 / 8)
+    assert t["p99_abs"] == pytest.approx(true_p99 * 2 ** (1 / 8), rel=1e-15)
+
+
 @pytest.mark.parametrize("n", [3, 101, 5000, (1 << 17) - 1])
 def test_p99_is_numpy_percentile_below_2_to_17(onnxprobe, tmp_path, n):
     rng = np.random.default_rng(n)

@@ -156,8 +156,7 @@ def test_a_sub_tolerance_fp16_round_trip_passes_and_is_named_as_a_drift_origin(o
 
 def test_two_runtime_versions_name_the_kernels_that_changed(onnxprobe, cases, tmp_path):
     out, _ = cases
-    if not (Path(SRC) / ".deps" / "ort" / "1.20.1").exists():
-        pytest.skip("ONNX Runtime 1.20.1 is not installed (ONNXPROBE_ORT_EXTRA_VERSIONS)")
+    assert (Path(SRC) / ".deps" / "ort" / "1.20.1").exists(), "the bootstrap installs ONNX Runtime 1.20.1"
     # reference: each version's own dump (bit-exact with its Python API, tested elsewhere), read
     # with numpy: nodes whose inputs are identical on both versions but whose output is not
     model = onnx.load(str(out / "cnn.onnx"))

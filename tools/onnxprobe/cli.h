@@ -28,6 +28,10 @@ int ExitCodeFor(const Status& s);
 int Fail(const Status& s);
 // Prints "onnxprobe: note: <message>" on one line (stderr).
 void Note(const std::string& message);
+// Routes stdout through a stream that remembers the OS reason of its first failed write.
+void GuardStdout();
+// Flushes stdout: Ok, or an IoError "stdout: write failed (<reason>)" if any write to it failed.
+Status FinishStdout();
 
 // One option of a command, declared without seeing CLI11.
 struct OptionSpec {

@@ -535,6 +535,11 @@ class CompareCommand : public Command {
       std::fflush(stdout);
       return Fail(r.abort_status);
     }
+    // a bundle asked for and not written is a failed write (exit 2), after the report it explains
+    if (!result->localization.repro_status.ok()) {
+      std::fflush(stdout);
+      return Fail(result->localization.repro_status.WithContext("--repro"));
+    }
     return r.failures > 0 ? kExitMismatch : kExitOk;
   }
 
