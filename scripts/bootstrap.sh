@@ -62,9 +62,23 @@ pip_cmd() {
   else die "no pip available to download the onnxruntime wheel"; fi
 }
 
+# The names a program linked against the library looks for: libonnxruntime.so for the linker,
+# and the library's soname (libonnxruntime.so.1), without which such a program does not start.
+link_ort_names() {
+  local lib="$1/lib/libonnxruntime.so.$2" soname
+  ln -sf "libonnxruntime.so.$2" "$1/lib/libonnxruntime.so"
+  soname="$(objdump -p "$lib" 2>/dev/null | awk '$1 == "SONAME" {print $2}')"
+  if [ -n "$soname" ] && [ "$soname" != "libonnxruntime.so.$2" ]; then
+    ln -sf "libonnxruntime.so.$2" "$1/lib/$soname"
+  fi
+}
+
 fetch_ort_library() {
   local ver="$1" dest="$DEPS/ort/$1"
-  [ -f "$dest/lib/libonnxruntime.so.$ver" ] && return 0
+  if [ -f "$dest/lib/libonnxruntime.so.$ver" ]; then
+    link_ort_names "$dest" "$ver"  # also for folders made before the soname link was
+    return 0
+  fi
   say "fetching ONNX Runtime $ver library (PyPI onnxruntime wheel)"
   local tmp="$DEPS/ort/.download-$ver"
   rm -rf "$tmp" && mkdir -p "$tmp"
@@ -81,7 +95,7 @@ fetch_ort_library() {
     die "wheel $whl has no onnxruntime/capi/libonnxruntime.so.$ver (has: $(ls "$tmp/x/onnxruntime/capi"))"
   rm -rf "$dest" && mkdir -p "$dest/lib"
   cp "$tmp/x/onnxruntime/capi/"libonnxruntime* "$dest/lib/"
-  ln -sf "libonnxruntime.so.$ver" "$dest/lib/libonnxruntime.so"
+  link_ort_names "$dest" "$ver"
   rm -rf "$tmp"
 }
 

@@ -40,6 +40,9 @@ struct SessionOptions {
   // When set, the runtime's profiler records every run of the session; the trace (Chrome
   // trace-event JSON) is written to "<profile_prefix>_<timestamp>.json" by EndProfiling().
   std::string profile_prefix;
+  // The session logs errors only: a session of our own inside someone else's process (the
+  // preload) must not put the runtime's warnings on that application's stderr.
+  bool quiet = false;
 };
 
 // The side file, beside SessionOptions::save_optimized_model, that receives its large weights.

@@ -55,6 +55,10 @@ struct InitializerDiff {
   double max_abs_diff = 0;
   uint64_t num_different = 0;
   uint64_t num_elements = 0;
+  // The nodes that compute with this initializer (B's, or A's for a removed one), through any
+  // chain of nodes that only pass it on (Identity, Cast, Reshape, DequantizeLinear, ...): the
+  // node a user looks for when a weight changed.
+  std::vector<std::string> readers;
 };
 
 // Model-level field: "ir_version", "opset ai.onnx", "producer_name", "metadata KEY",

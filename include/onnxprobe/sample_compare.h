@@ -15,6 +15,7 @@ namespace onnxprobe {
 struct TensorAggregate {
   std::string name;
   size_t samples = 0, failures = 0;
+  // the largest max_abs and max_rel over the samples, each taken on its own
   double worst_max_abs = 0, worst_max_rel = 0, worst_tolerance_ratio = 0;
   std::string worst_sample;  // the sample with the largest tolerance ratio (first on ties)
   double mean_max_abs = 0, mean_max_rel = 0;

@@ -77,10 +77,14 @@ Reference FindReference(const BaselineCheckRequest& req, const Baseline& b,
     ref.model = (fs::path(b.dir) / kBaselineModelFile).string();
   } else if (now.model_sha256 == was.model_sha256) {
     ref.model = req.model_path;
+  } else if (!b.model_path.empty() && FileSha256(b.model_path) == was.model_sha256) {
+    ref.model = b.model_path;  // the file it was saved from is still there, unchanged
   } else {
     ref.why_not =
-        "the model changed since the baseline was saved and the baseline holds neither a copy "
-        "of the model it was made from nor its intermediate tensors";
+        "the model changed since the baseline was saved, the file it was saved from (" +
+        b.model_path +
+        ") no longer holds it, and the baseline holds neither a copy of it (--keep-model) nor "
+        "its intermediate tensors";
     return ref;
   }
   if (!was.runtime_library_sha256.empty() &&

@@ -1,6 +1,7 @@
 // Compare() over several input samples, and per-tensor aggregates across them.
 #include "onnxprobe/sample_compare.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace onnxprobe {
@@ -35,9 +36,11 @@ std::vector<TensorAggregate> AggregateSamples(const std::vector<NamedComparison>
         if (a.worst_sample.empty() || row.tolerance_ratio > a.worst_tolerance_ratio) {
           a.worst_sample = s.sample;
           a.worst_tolerance_ratio = row.tolerance_ratio;
-          a.worst_max_abs = row.metrics.max_abs;
-          a.worst_max_rel = row.metrics.max_rel;
         }
+        // each column its own worst: the sample of the largest |a-b| need not be the one
+        // nearest its tolerance (a large value elsewhere has a larger allowance)
+        a.worst_max_abs = std::max(a.worst_max_abs, row.metrics.max_abs);
+        a.worst_max_rel = std::max(a.worst_max_rel, row.metrics.max_rel);
       }
     }
     if (a.samples > 0) {

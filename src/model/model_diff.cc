@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "model/model_impl.h"
@@ -249,6 +250,37 @@ void CompareValues(const Side& a, const Side& b, const onnx::TensorProto& ta,
   }
 }
 
+// Nodes that only hand a static tensor on (possibly converted or reshaped): their readers are
+// the ones a changed weight is about.
+bool PassesOn(const std::string& op) {
+  static const char* kOps[] = {"Identity", "Cast",      "Reshape",  "Transpose",
+                               "Squeeze",  "Unsqueeze", "Flatten",  "DequantizeLinear",
+                               "Expand",   "Tile",      "CastLike", "QuantizeLinear"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+// Names of the nodes of `g` computing with `tensor`, following pass-on chains (in node order).
+std::vector<std::string> ReadersOf(const MatchGraph& g, const std::string& tensor) {
+  std::vector<std::string> out;
+  std::vector<std::string> frontier{tensor};
+  std::set<std::string> seen{tensor};
+  while (!frontier.empty() && seen.size() < 256) {
+    std::string t = frontier.back();
+    frontier.pop_back();
+    for (const auto& n : g.nodes) {
+      if (std::find(n.inputs.begin(), n.inputs.end(), t) == n.inputs.end()) continue;
+      if (PassesOn(n.op) && !n.inputs.empty() && n.inputs[0] == t) {
+        for (const auto& o : n.outputs) {
+          if (seen.insert(o).second) frontier.push_back(o);
+        }
+      } else if (std::find(out.begin(), out.end(), n.name) == out.end()) {
+        out.push_back(n.name);
+      }
+    }
+  }
+  return out;
+}
+
 InitializerDiff InitDiff(DiffKind kind, const Side* a, const std::string& name_a, const Side* b,
                          const std::string& name_b) {
   InitializerDiff d;
@@ -267,6 +299,7 @@ InitializerDiff InitDiff(DiffKind kind, const Side* a, const std::string& name_a
     d.shape_b.assign(t.dims().begin(), t.dims().end());
     d.sha256_b = b->hashes.at(name_b);
   }
+  d.readers = b != nullptr ? ReadersOf(b->graph, name_b) : ReadersOf(a->graph, name_a);
   return d;
 }
 

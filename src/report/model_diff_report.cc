@@ -37,6 +37,15 @@ std::string TypeText(const std::string& dtype, const std::vector<int64_t>& shape
   return dtype + ShapeToString(shape);
 }
 
+// ", read by /features/features.3/Conv" (the first three, then how many more)
+std::string ReadersText(const InitializerDiff& d) {
+  if (d.readers.empty()) return "";
+  std::string s = ", read by ";
+  for (size_t i = 0; i < d.readers.size() && i < 3; ++i) s += (i ? ", " : "") + d.readers[i];
+  if (d.readers.size() > 3) s += " and " + std::to_string(d.readers.size() - 3) + " more";
+  return s;
+}
+
 std::string InitText(const InitializerDiff& d) {
   switch (d.kind) {
     case DiffKind::kAdded:
@@ -58,7 +67,8 @@ std::string InitText(const InitializerDiff& d) {
     s += ": " + std::to_string(d.num_different) + " of " + std::to_string(d.num_elements) +
          " values differ, max |a-b| " + G(d.max_abs_diff);
   }
-  return s + " (sha256 " + d.sha256_a.substr(0, 12) + " -> " + d.sha256_b.substr(0, 12) + ")";
+  s += " (sha256 " + d.sha256_a.substr(0, 12) + " -> " + d.sha256_b.substr(0, 12) + ")";
+  return s + ReadersText(d);
 }
 
 void StringOrNull(JsonWriter& j, const std::string& key, const std::string& v) {
@@ -218,6 +228,9 @@ std::string RenderModelDiffJson(const ModelDiff& d) {
     i.compared ? j.UInt(i.num_different) : j.Null();
     j.Key("num_elements");
     i.compared ? j.UInt(i.num_elements) : j.Null();
+    j.Key("readers").BeginArray();
+    for (const auto& r : i.readers) j.String(r);
+    j.EndArray();
     j.EndObject();
   }
   j.EndArray();

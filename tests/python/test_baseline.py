@@ -214,6 +214,19 @@ def test_changed_weight_fails_names_output_and_node(onnxprobe, tmp_path):
     assert agg["name"] == "Y" and agg["samples"] == 6 and agg["failures"] == len(expected_fail)
     assert agg["worst_sample"] == max(ratios, key=ratios.get)
     assert agg["mean_max_abs"] == pytest.approx(np.mean(abs_errs), rel=1e-4, abs=1e-7)
+    # the worst |a-b| over all samples, whichever sample is nearest its tolerance
+    assert agg["worst_max_abs"] == pytest.approx(max(abs_errs), rel=1e-4)
+
+
+def test_the_model_at_its_saved_path_localizes_without_keep_model(onnxprobe, tmp_path):
+    model, bad, base = tmp_path / "m.onnx", tmp_path / "bad.onnx", tmp_path / "base"
+    chain(model)
+    chain(bad, b_delta=0.5)
+    save(onnxprobe, model, base, "--samples", "4")  # no copy, no intermediates
+    r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
+    loc = next(s for s in report["samples"] if not s["passed"])["localization"]
+    # m.onnx still has the recorded SHA-256: it is the baseline's model, rerun beside bad.onnx
+    assert loc["method"] == "rerun" and [c["node"] for c in loc["introducing"]] == ["matmul"]
 
 
 def test_stored_intermediates_localize_without_the_old_model(onnxprobe, tmp_path):
@@ -238,6 +251,7 @@ def test_outputs_only_and_changed_model_say_why_no_node_is_named(onnxprobe, tmp_
     chain(model)
     chain(bad, b_delta=0.5)
     save(onnxprobe, model, base, "--samples", "4")
+    chain(model, b_delta=0.25)  # the file the baseline was saved from no longer holds its model
     r, root, report, junit = check(onnxprobe, bad, base, tmp_path, rc=1)
     failing = [s for s in report["samples"] if not s["passed"]]
     assert len(failing) >= 2
@@ -246,7 +260,7 @@ def test_outputs_only_and_changed_model_say_why_no_node_is_named(onnxprobe, tmp_
     assert texts and not any("introduced at:" in t or "introduced by:" in t for t in texts)
     loc = failing[0]["localization"]  # by default only the first failing sample is localized
     assert loc["method"] == "unavailable" and loc["introducing"] == []
-    assert "holds neither a copy of the model" in loc["note"]
+    assert "no longer holds it" in loc["note"] and "holds neither a copy of it" in loc["note"]
     assert "4 nodes between the stored tensors and Y" in loc["note"]
     for s in failing[1:]:
         assert s["localization"]["method"] == "skipped"
@@ -594,6 +608,7 @@ def test_chosen_intermediates_narrow_the_span(onnxprobe, tmp_path):
     chain(model)
     chain(bad, b_delta=0.5)
     save(onnxprobe, model, base, "--samples", "4", "--tensors", "relu_out")
+    os.rename(model, tmp_path / "moved.onnx")  # no model to rerun: only the stored tensors
     doc = json.load(open(base / "baseline.json"))
     assert doc["tensors"] == ["relu_out", "Y"] and doc["selection"]["names"] == ["relu_out"]
     for s in samples(base):
@@ -608,6 +623,7 @@ def test_chosen_intermediates_narrow_the_span(onnxprobe, tmp_path):
     assert loc["method"] == "unavailable"
     assert "2 nodes between the stored tensors and Y (matmul, sigmoid)" in loc["note"]
     # with the MatMul's input and output stored, the MatMul runs alone and is named
+    os.rename(tmp_path / "moved.onnx", model)
     base2 = tmp_path / "base2"
     save(onnxprobe, model, base2, "--samples", "4", "--op-types", "Relu,MatMul")
     r, root, report, junit = check(onnxprobe, bad, base2, tmp_path, rc=1)

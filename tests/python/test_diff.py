@@ -70,6 +70,32 @@ def test_faulty_demo_weights_against_numpy(onnxprobe):
     for n in changed:
         assert got[n]["max_abs_diff"] == pytest.approx(float(np.max(np.abs(a[n] - b[n]))), rel=1e-6)
         assert got[n]["num_different"] == int(np.sum(a[n] != b[n]))
+        # the node a user looks for: whichever nodes of B read the weight (from onnx's own graph)
+        readers = [x.name for x in onnx.load(FAULTY).graph.node if n in x.input]
+        assert got[n]["readers"] == readers and readers
+    text = run([onnxprobe, "diff", DEMO, FAULTY]).stdout
+    for n in changed:
+        line = next(l for l in text.splitlines() if n in l)
+        assert "read by " + got[n]["readers"][0] in line, line
+
+
+def test_a_weight_read_through_identity_and_dequantize_names_the_node_computing_with_it(onnxprobe, tmp_path):
+    w = np.arange(6, dtype=np.int8).reshape(2, 3)
+
+    def model(w):
+        g = helper.make_graph(
+            [helper.make_node("Identity", ["wq"], ["wq_shared"], name="share"),
+             helper.make_node("DequantizeLinear", ["wq_shared", "s"], ["wf"], name="dq"),
+             helper.make_node("MatMul", ["x", "wf"], ["y"], name="the_matmul")],
+            "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3])],
+            [numpy_helper.from_array(w, "wq"), numpy_helper.from_array(np.float32(0.5), "s")])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    w2 = w.copy()
+    w2[1, 1] = 9
+    d = diff(onnxprobe, save(model(w), tmp_path / "a.onnx"), save(model(w2), tmp_path / "b.onnx"))
+    [init] = d["initializers"]
+    assert init["name_b"] == "wq" and init["readers"] == ["the_matmul"]
 
 
 def test_attribute_changed(onnxprobe, tmp_path):

@@ -4,6 +4,7 @@ bit; the dumps must equal `onnxprobe run` dumps of the same inputs (compared wit
 configuration is one stderr line naming the variable, and the application's exit status stays."""
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -235,7 +236,30 @@ def test_bad_configuration_is_one_line_and_the_app_runs_on(preload, tmp_path, va
     assert len(extra_lines) == 1, r.stderr
     assert extra_lines[0].startswith("onnxprobe preload: " + variable), extra_lines[0]
     assert (tmp_path / "plain.bin").read_bytes() == (tmp_path / "probed.bin").read_bytes()
-    assert not (tmp_path / "dumps").is_dir() or not dump_folders(tmp_path / "dumps")
+    # nothing captured, nothing left: not even an empty session folder
+    assert not (tmp_path / "dumps").is_dir() or os.listdir(tmp_path / "dumps") == []
+
+
+def test_the_probes_own_session_adds_no_runtime_warning_to_the_applications_stderr(preload, tmp_path):
+    import onnx
+    from onnx import numpy_helper
+
+    # an unused initializer: onnxruntime warns once per session it creates for this model
+    m = onnx.load(MODEL)
+    m.graph.initializer.append(numpy_helper.from_array(np.ones(4, np.float32), "unused_weight"))
+    model = tmp_path / "unused.onnx"
+    onnx.save(m, model)
+    app = _env("DEPLOYED_C")
+    warning = "Removing initializer 'unused_weight'"
+    plain = launch([app, model, 2, tmp_path / "plain.bin"])
+    assert plain.returncode == 0 and plain.stderr.count(warning) == 1, plain.stderr
+    probed = launch([app, model, 2, tmp_path / "probed.bin"], preload_lib=preload,
+                    ONNXPROBE_CAPTURE=tmp_path / "dumps")
+    assert probed.returncode == 0, probed.stderr
+    # the application's own warning, once; nothing of ours (lines compared without their time)
+    stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+")
+    assert stamp.sub("T", probed.stderr) == stamp.sub("T", plain.stderr), probed.stderr
+    assert len(dump_folders(tmp_path / "dumps")) == 2  # and the probe did capture
 
 
 def test_runtime_errors_reach_the_application_unchanged(preload, tmp_path):

@@ -66,14 +66,17 @@ void Say(const std::string& line) {
   (void)!write(2, msg.data(), msg.size());
 }
 
-// One line per session, then the session captures nothing more.
-void TurnOff(Session& s, const std::string& variable, const std::string& message) {
-  if (s.off.exchange(true)) return;
-  Say(variable + ": " + message + "; capture is off for session " + std::to_string(s.index));
-}
-
 std::string SessionFolder(const Session& s) {
   return S().config.dir + "/" + std::to_string(getpid()) + "-session" + std::to_string(s.index);
+}
+
+// One line per session, then the session captures nothing more. Its folder goes too when nothing
+// was captured into it (remove() takes only an empty folder).
+void TurnOff(Session& s, const std::string& variable, const std::string& message) {
+  if (s.off.exchange(true)) return;
+  std::error_code ec;
+  std::filesystem::remove(SessionFolder(s), ec);
+  Say(variable + ": " + message + "; capture is off for session " + std::to_string(s.index));
 }
 
 void RunJob(Job& job) {
@@ -99,6 +102,7 @@ void RunJob(Job& job) {
     ProbeOptions po;
     po.selection = S().config.selection;
     po.session = ToSessionOptions(s.options);
+    po.session.quiet = true;  // the application's stderr is not ours for the runtime's warnings
     po.max_memory = S().config.max_memory;
     po.ort_library = S().ort_library;
     po.recorded_settings = ToManifestSettings(s.options);

@@ -148,6 +148,8 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
                              " is not one of 0 (disabled), 1 (basic), 2 (extended), 99 (all)");
   }
   OP_ORT(lib_, api->SetSessionGraphOptimizationLevel(so, level), "session options");
+  if (o.quiet)
+    OP_ORT(lib_, api->SetSessionLogSeverityLevel(so, ORT_LOGGING_LEVEL_ERROR), "session options");
   OP_ORT(lib_, api->SetSessionExecutionMode(so, o.sequential ? ORT_SEQUENTIAL : ORT_PARALLEL),
          "session options");
   if (o.intra_op_threads > 0)

@@ -80,7 +80,7 @@ TEST(AggregateSamples, WorstByToleranceRatioAndMeansOverComparedRows) {
   ComparisonResult a, b, c;
   a.rows = {Row("y", true, 0.5, 0.1)};
   b.rows = {Row("y", false, 3, 0.3)};
-  c.rows = {Row("y", false, 2, 0.8)};  // larger error, smaller ratio: not the worst
+  c.rows = {Row("y", false, 2, 0.8)};  // larger error, smaller ratio: not the worst sample
   TensorResult nc = Row("y", true, 0, 0);
   nc.state = RowState::kNotCompared;
   ComparisonResult d;
@@ -90,7 +90,7 @@ TEST(AggregateSamples, WorstByToleranceRatioAndMeansOverComparedRows) {
   EXPECT_EQ(agg[0].samples, 3u);
   EXPECT_EQ(agg[0].failures, 2u);
   EXPECT_EQ(agg[0].worst_sample, "b");
-  EXPECT_DOUBLE_EQ(agg[0].worst_max_abs, 0.3);
+  EXPECT_DOUBLE_EQ(agg[0].worst_max_abs, 0.8);  // but the largest error, whichever sample has it
   EXPECT_DOUBLE_EQ(agg[0].mean_max_abs, (0.1 + 0.3 + 0.8) / 3);
 }
 
