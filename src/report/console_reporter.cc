@@ -235,6 +235,10 @@ class ConsoleReporter : public Reporter {
     out += Color("1;31", "verdict: FAIL") + "\n";
     out += "first divergence: " + Safe(f.name) + " (" + Safe(f.op_type) + " node " + Safe(f.node) +
            "): " + Safe(f.reason) + "\n";
+    if (const std::string q = QuantIntroduced(report.quant); !q.empty()) {
+      // one page, one answer: the quantized layers run alone decide, as the table above says
+      return out + q + Culprits(report.localization);
+    }
     if (r.frontier.empty()) {
       out += "where the error is born: " + Safe(report.origin_note) + "\n";
     } else {
@@ -260,6 +264,27 @@ class ConsoleReporter : public Reporter {
 
   // What a reader needs first, PASS or FAIL: where the sides stop being bit-exact, the tensors
   // nearest their tolerance, and what a high-risk grade on a passing row means.
+  // With quantized layers isolated, the layers below the SQNR limit alone (not from their inputs'
+  // quantization) are where the error is introduced; the rest inherit it. "" when not isolated.
+  static std::string QuantIntroduced(const QuantReport& q) {
+    if (!q.active() || !q.isolated || q.layers.empty()) return "";
+    std::string out, inherit;
+    for (const QuantLayer& l : q.layers) {
+      if (!l.isolated || !l.below_limit) continue;
+      if (l.input_caused) {
+        inherit += (inherit.empty() ? "" : ", ") + Safe(l.node_a);
+        continue;
+      }
+      out += "  " + Safe(l.node_a) + " (" + Safe(l.op_type) + ") -> " + Safe(l.tensor_a) +
+             ": SQNR " + Fmt("%.1f", l.sqnr_db) + " dB alone\n";
+    }
+    if (out.empty()) out = "  no quantized layer is below the limit alone\n";
+    out = "error introduced at (quantized layers run alone, as in the table above):\n" + out;
+    if (!inherit.empty())
+      out += "below the limit only from their inputs' quantization: " + inherit + "\n";
+    return out;
+  }
+
   std::string Leading(const ComparisonResult& r, bool quantized) const {
     std::string out;
     if (r.first_difference < 0) {

@@ -227,6 +227,11 @@ def test_a_weight_with_a_wrong_zero_point_is_named_first(onnxprobe, tmp_path):
     assert [t["name"] for t in rep["tensors"] if t["role"] == "introduced"] == ["c2"]
     roles = {t["name"]: t["role"] for t in rep["tensors"]}
     assert roles["r2"] == roles["r3"] == "inherited"
+    # the console gives the same answer as its own quantization table: conv2, and nothing after it
+    assert r.stdout.count("error introduced at") == 1, r.stdout
+    lines = r.stdout.split("error introduced at")[1].splitlines()[1:]
+    named = [l.split()[0] for l in lines[:next(i for i, l in enumerate(lines) if not l.startswith("  "))]]
+    assert named == ["conv2"], r.stdout
 
 
 @pytest.mark.parametrize("fmt", ["qdq", "qop"])
