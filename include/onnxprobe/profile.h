@@ -25,8 +25,12 @@ struct ProfileRequest {
 struct NodeProfile {
   std::string node;  // the node name the runtime reports (a fused node has a name of its own)
   std::string op_type, provider;
-  int topo_index = -1;  // in the model; -1 for a node the runtime made (fusion, layout change)
-  int calls = 0;        // kernel calls in one run (more than one inside loops)
+  int topo_index = -1;  // in the model (of its first original node); -1 for a node the runtime made
+  // The model's nodes a node the runtime made computes, in graph order: "X_nchwc" (the blocked
+  // layout) is the node producing tensor X, with the nodes fused into it back to one of the
+  // runtime node's op type (Conv + Relu). Empty for the model's own nodes and layout changes.
+  std::vector<std::string> original_nodes;
+  int calls = 0;  // kernel calls in one run (more than one inside loops)
   double median_us = 0, min_us = 0, max_us = 0;  // the node's time in one run, over the runs
   double share = 0;                              // of the sum of every node's median
 };

@@ -96,6 +96,11 @@ std::string RenderProfileText(const ProfileReport& r, size_t top) {
                   Pct(p.share).c_str(), p.calls,
                   p.topo_index >= 0 ? std::to_string(p.topo_index).c_str() : "-");
     s += "  " + Pad(p.node, w) + "  " + Pad(p.op_type, 16) + line;
+    if (!p.original_nodes.empty()) {
+      std::string from;
+      for (const auto& o : p.original_nodes) from += (from.empty() ? "" : " + ") + o;
+      s += "    = " + from + "\n";
+    }
   }
   s += "\nplacement\n";
   for (const auto& [provider, nodes] : Placement(r)) {
@@ -165,6 +170,9 @@ std::string RenderProfileJson(const ProfileReport& r) {
     } else {
       j.Null();
     }
+    j.Key("original_nodes").BeginArray();
+    for (const auto& o : n.original_nodes) j.String(o);
+    j.EndArray();
     j.Key("calls").Int(n.calls).Key("median_us").Number(n.median_us);
     j.Key("min_us").Number(n.min_us).Key("max_us").Number(n.max_us);
     j.Key("share").Number(n.share).EndObject();

@@ -295,12 +295,37 @@ def test_profile_text_and_optimized_graph(onnxprobe, tmp_path):
     r = run([onnxprobe, "profile", model, "--json", "--runs", "2", "--opt-level", "all"])
     assert r.returncode == 0, r.stderr
     p = json.loads(r.stdout)
-    names = {n["name"] for n in p["nodes"]}
+    names = {n["name"] for n in p["nodes"]} | {o for n in p["nodes"] for o in n["original_nodes"]}
     assert set(p["not_run"]) == {n.name for n in onnx.load(str(model)).graph.node} - names
     assert p["not_run"]  # something was fused
     assert any(n["topo_index"] is None for n in p["nodes"])
     r = run([onnxprobe, "profile", model, "--json", "--top", "3"])
     assert r.returncode == 2 and "--top does nothing" in r.stderr
+
+
+def test_profile_maps_blocked_layout_nodes_back_to_the_model(onnxprobe, tmp_path):
+    demo = os.path.join(os.environ["ONNXPROBE_SRC"], "tests", "data", "demo", "demo_cnn.onnx")
+    r = run([onnxprobe, "profile", demo, "--json", "--runs", "2", "--opt-level", "all"])
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)
+    blocked = [n for n in p["nodes"] if n["name"].endswith("_nchwc")]
+    if not blocked:
+        pytest.skip("onnxruntime runs no blocked channel layout on this CPU")
+    g = onnx.load(demo).graph
+    by_name = {n.name: n for n in g.node}
+    topo = [n.name for n in g.node]
+    for n in blocked:
+        chain = [by_name[o] for o in n["original_nodes"]]
+        assert chain, n
+        # reference: the model itself; the last original makes the tensor the name is built on,
+        # the first has the runtime node's op type, each feeds the next
+        assert chain[-1].output[0] + "_nchwc" == n["name"], n
+        assert chain[0].op_type == n["op_type"], n
+        assert all(a.output[0] in b.input for a, b in zip(chain, chain[1:])), n
+        assert n["topo_index"] == topo.index(chain[0].name)
+        assert not set(n["original_nodes"]) & set(p["not_run"])
+    text = run([onnxprobe, "profile", demo, "--runs", "2", "--opt-level", "all"]).stdout
+    assert "    = " + " + ".join(blocked[0]["original_nodes"]) in text
 
 
 def test_profile_keeps_the_trace_when_asked(onnxprobe, tmp_path):
