@@ -40,6 +40,8 @@ def venv(tmp_path_factory):
         for line in open(cache):
             if line.startswith("CMAKE_CXX_COMPILER:"):
                 env["CXX"] = line.split("=", 1)[1].strip()
+            if line.startswith("CMAKE_GENERATOR:"):  # the backend would take Ninja when present
+                env.setdefault("CMAKE_GENERATOR", line.split("=", 1)[1].strip())
     t0 = time.monotonic()
     sh(pip + ["install", "--no-build-isolation", "--quiet"] + offline +
        ["--config-settings=build-dir=" + str(root / "build"), SRC], env=env, cwd=root)
