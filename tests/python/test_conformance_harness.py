@@ -3,6 +3,7 @@ a known-divergence entry hides exactly the case and runtime version it names, an
 longer diverges fails the run, a missing baseline is an error, and a case that returns fewer
 outputs than the suite expects fails. The reference is the suite written by this test."""
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -10,7 +11,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-ORT_VERSION = "1.32.0"  # the bootstrap's default runtime, which the harness runs on
+# the bootstrap's default runtime (CMakeLists.txt ONNXPROBE_ORT_PIN), which the harness runs on
+ORT_VERSION = re.search(r'set\(ONNXPROBE_ORT_PIN "([0-9.]+)"\)', open(os.path.join(
+    os.environ.get("ONNXPROBE_SRC", os.path.join(os.path.dirname(__file__), "..", "..")),
+    "CMakeLists.txt")).read()).group(1)
 
 
 @pytest.fixture(scope="module")
