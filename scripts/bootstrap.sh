@@ -67,7 +67,7 @@ pip_cmd() {
 link_ort_names() {
   local lib="$1/lib/libonnxruntime.so.$2" soname
   ln -sf "libonnxruntime.so.$2" "$1/lib/libonnxruntime.so"
-  soname="$(objdump -p "$lib" 2>/dev/null | awk '$1 == "SONAME" {print $2}')"
+  soname="$(objdump -p "$lib" 2>/dev/null | awk '$1 == "SONAME" {print $2}' || true)"
   if [ -n "$soname" ] && [ "$soname" != "libonnxruntime.so.$2" ]; then
     ln -sf "libonnxruntime.so.$2" "$1/lib/$soname"
   fi

@@ -31,7 +31,8 @@ export ASAN_OPTIONS="detect_leaks=1"
 status=0
 for bug in leak ub; do
   printf '%s' "$bug" >"$BUILD/planted_$bug"
-  if "$BUILD/fuzz/fuzz_planted" "$BUILD/planted_$bug" >"$BUILD/planted_$bug.log" 2>&1; then
+  if "$BUILD/fuzz/fuzz_planted" -artifact_prefix="$BUILD/planted_$bug." "$BUILD/planted_$bug" \
+       >"$BUILD/planted_$bug.log" 2>&1; then
     echo "fuzz_planted: the planted '$bug' was not caught: this build cannot stop on it"
     status=1
   elif ! grep -qE "LeakSanitizer|runtime error" "$BUILD/planted_$bug.log"; then

@@ -14,7 +14,7 @@ inline bool ParseDecimal(const std::string& s, uint64_t max, uint64_t* out) {
   for (char c : s) {
     if (c < '0' || c > '9') return false;
     uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (max - d) / 10) return false;
+    if (d > max || v > (max - d) / 10) return false;
     v = v * 10 + d;
   }
   *out = v;

@@ -329,8 +329,9 @@ int main(int argc, char** argv) {
   }
   if (!stale.empty()) {
     std::printf(
-        "FAIL: listed as known divergences on onnxruntime %s but did not diverge (remove the "
-        "version from their lines in %s):\n%s",
+        "FAIL: listed as known divergences on onnxruntime %s but did not diverge numerically "
+        "(passed, rejected, skipped, missing from the suite or a wrong output count: see the "
+        "report; remove the version from their lines in %s):\n%s",
         (*backend)->version().c_str(), known_file.c_str(), stale.c_str());
     rc = 1;
   }

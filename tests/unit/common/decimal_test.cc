@@ -24,7 +24,8 @@ TEST(Decimal, RefusesWhatStdStoiWouldThrowOnOrMisread) {
   EXPECT_FALSE(ParseDecimal("12abc", UINT64_MAX, &v));  // std::stoull reads 12
   EXPECT_FALSE(ParseDecimal(" 1", UINT64_MAX, &v));
   EXPECT_FALSE(ParseDecimal("", UINT64_MAX, &v));
-  EXPECT_EQ(v, 7u);  // untouched on refusal
+  EXPECT_FALSE(ParseDecimal("7", 5, &v));  // a digit above a small limit
+  EXPECT_EQ(v, 7u);                        // untouched on refusal
 }
 
 }  // namespace
