@@ -259,17 +259,21 @@ bool PassesOn(const std::string& op) {
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
-// Names of the nodes of `g` computing with `tensor`, following pass-on chains (in node order).
-std::vector<std::string> ReadersOf(const MatchGraph& g, const std::string& tensor) {
+// Names of the nodes computing with `tensor`, following pass-on chains (through the graph
+// index's consumer lists, in the order reached).
+std::vector<std::string> ReadersOf(const GraphIndex& g, const std::string& tensor) {
   std::vector<std::string> out;
   std::vector<std::string> frontier{tensor};
   std::set<std::string> seen{tensor};
   while (!frontier.empty() && seen.size() < 256) {
-    std::string t = frontier.back();
+    const TensorEntry* t = g.Find(frontier.back());
+    std::string name = frontier.back();
     frontier.pop_back();
-    for (const auto& n : g.nodes) {
-      if (std::find(n.inputs.begin(), n.inputs.end(), t) == n.inputs.end()) continue;
-      if (PassesOn(n.op) && !n.inputs.empty() && n.inputs[0] == t) {
+    if (t == nullptr) continue;
+    for (int k : t->consumers) {
+      const NodeInfo& n = g.nodes()[k];
+      bool onnx_domain = n.domain.empty() || n.domain == "ai.onnx";
+      if (onnx_domain && PassesOn(n.op_type) && !n.inputs.empty() && n.inputs[0] == name) {
         for (const auto& o : n.outputs) {
           if (seen.insert(o).second) frontier.push_back(o);
         }
@@ -299,7 +303,8 @@ InitializerDiff InitDiff(DiffKind kind, const Side* a, const std::string& name_a
     d.shape_b.assign(t.dims().begin(), t.dims().end());
     d.sha256_b = b->hashes.at(name_b);
   }
-  d.readers = b != nullptr ? ReadersOf(b->graph, name_b) : ReadersOf(a->graph, name_a);
+  d.readers =
+      b != nullptr ? ReadersOf(b->model->index(), name_b) : ReadersOf(a->model->index(), name_a);
   return d;
 }
 
