@@ -2,6 +2,7 @@
 #include <regex>
 #include <set>
 
+#include "common/user_regex.h"
 #include "onnxprobe/capture.h"
 
 namespace onnxprobe {
@@ -13,11 +14,8 @@ Expected<std::function<bool(const std::string&, const std::string&)>> MakeTensor
   auto ops = std::make_shared<std::set<std::string>>(sel.op_types.begin(), sel.op_types.end());
   std::shared_ptr<std::regex> re;
   if (!sel.regex.empty()) {
-    try {
-      re = std::make_shared<std::regex>(sel.regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument("bad --regex '" + sel.regex + "': " + e.what());
-    }
+    OP_ASSIGN_OR_RETURN(std::regex compiled, CompileUserRegex(sel.regex, "--regex"));
+    re = std::make_shared<std::regex>(std::move(compiled));
   }
   return std::function<bool(const std::string&, const std::string&)>(
       [all, names, ops, re](const std::string& name, const std::string& op) {

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <regex>
 
+#include "common/user_regex.h"
 #include "onnxprobe/compare.h"
 #include "onnxprobe/format.h"
 
@@ -53,11 +54,8 @@ Status TolerancePolicy::Validate() const {
       return InvalidArgument("tolerance for '" + r.pattern + "' must be >= 0");
     }
     if (r.by_op_type) continue;
-    try {
-      std::regex re(r.pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument("bad tolerance pattern '" + r.pattern + "': " + e.what());
-    }
+    auto re = CompileUserRegex(r.pattern, "tolerance pattern");
+    if (!re.ok()) return re.status();
   }
   return Status::Ok();
 }
@@ -69,11 +67,9 @@ Tolerance TolerancePolicy::For(const std::string& tensor, const std::string& op_
       if (r.pattern == op_type) t = r.tolerance;
       continue;
     }
-    try {
-      if (std::regex_search(tensor, std::regex(r.pattern, std::regex::ECMAScript))) t = r.tolerance;
-    } catch (const std::regex_error&) {
-      // Validate() reports malformed patterns before any comparison
-    }
+    // Validate() reports malformed patterns before any comparison; one here matches nothing
+    auto re = CompileUserRegex(r.pattern, "tolerance pattern");
+    if (re.ok() && std::regex_search(tensor, *re)) t = r.tolerance;
   }
   if (auto it = noise_floor.find(tensor); it != noise_floor.end()) t.noise_floor = it->second;
   return t;
