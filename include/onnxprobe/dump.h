@@ -66,6 +66,9 @@ struct DumpEntry {
   // PyTorch captures (python/onnxprobe_torch): the module that produced it
   std::string module, module_type;
   int call_index = 0, output_index = 0;
+  // PyTorch captures: max |float32 value - float64 evaluation of the same model|, the float32
+  // rounding the captured value carries; -1 when not measured
+  double float64_error = -1;
 };
 
 // Reads a dump written by DumpWriter (folder or .npz). The manifest is validated up front: every

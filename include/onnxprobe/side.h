@@ -22,6 +22,7 @@ struct SideTensor {
   // PyTorch captures: the module that produced it and which call/output of it
   std::string module, module_type;
   int call_index = 0, output_index = 0;
+  double float64_error = -1;  // DumpEntry::float64_error
 };
 
 enum class SideKind { kLive, kDump, kTorchCapture };

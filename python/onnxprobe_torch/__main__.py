@@ -91,6 +91,9 @@ def run(argv):
         s.add_argument("--inputs", help=".npz of inputs; its keys are the input names")
         s.add_argument("--seed", type=int, default=0)
         s.add_argument("--input-names", default="", help="comma-separated (default: forward()'s parameter names)")
+        if name != "export":
+            s.add_argument("--no-float64", dest="float64", action="store_false",
+                           help="skip the float64 run that measures PyTorch's own float32 rounding")
         if name == "verify":
             s.add_argument("--onnx", help="an existing ONNX file (default: export one)")
             s.add_argument("--html", help="write the HTML report here")
@@ -113,11 +116,11 @@ def run(argv):
             print(f"risk: {risk}")
         return 0
     if a.cmd == "capture":
-        m = capture(model, inputs, a.output, names)
+        m = capture(model, inputs, a.output, names, float64=a.float64)
         print(f"captured {sum(1 for t in m['tensors'] if t['kind'] == 'tensor')} activations into {a.output}")
         return 0
     rep = verify(model, inputs, onnx_path=a.onnx, html=a.html, json_path=a.json, onnxprobe=a.onnxprobe,
-                 input_names=names, echo=True)
+                 input_names=names, echo=True, float64=a.float64)
     return 0 if rep["summary"]["failed"] == 0 and not rep["summary"].get("aborted") else 1
 
 

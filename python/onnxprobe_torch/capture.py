@@ -25,7 +25,7 @@ import zipfile
 import numpy as np
 import torch
 
-from . import _io
+from . import _float64, _io
 from ._functional import _FLOAT, FunctionalMode
 from ._atomic import temporary_for
 
@@ -246,30 +246,13 @@ def _reference(ref, names):
     return {"tensor": names[(ref["call"], ref["output"])]}
 
 
-def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=None, parameters=True,
-            functional=True, functional_budget=512 << 20):
-    """Runs `model` on `inputs` (a tensor, a tuple of positional arguments or a dict of keyword
-    arguments) in eval mode and writes `out`: a dump folder (manifest.json + .npy files, inputs
-    under inputs/) or, when `out` ends in .npz, one archive. Input names default to forward()'s
-    parameter names, or the graph inputs of `onnx_path` when given. With `parameters`, every
-    parameter and buffer is saved too (params/), for the parameter parity check against the ONNX
-    initializers. With `functional`, the outputs of the torch functions each module call runs
-    itself are saved too (values inside modules, for narrowing a fault down to an ONNX node), up to
-    `functional_budget` bytes. Returns the manifest dict.
-
-    The forward pass runs with autograd enabled (nothing is backpropagated) so that fused
-    inference fast paths (e.g. TransformerEncoderLayer's) do not bypass submodules and hooks."""
-    args = _io.positional_args(model, inputs)
-    flat_inputs = _io.flatten(args)
-    if input_names is None and onnx_path is not None:
-        input_names = _onnx_input_names(onnx_path)
-    input_names = list(input_names) if input_names else _io.input_names(model, args)
-    if len(input_names) != len(flat_inputs):
-        raise _io.InputError(f"{len(input_names)} input names ({', '.join(input_names)}) for "
-                             f"{len(flat_inputs)} input tensors")
-    model.eval()
-    rec = _Recorder(model, root_name, functional_budget if functional else 0)
-    rec.note_inputs(input_names, flat_inputs)
+def _record(model, args, input_names, root_name, budget, functional, records=None):
+    """Runs `model` on `args` with the recording hooks; returns the recorder. `records`: where the
+    recorder puts its records (a list by default; the float64 run's ErrorSink)."""
+    rec = _Recorder(model, root_name, budget)
+    if records is not None:
+        rec.records = records
+    rec.note_inputs(input_names, _io.flatten(args))
     hooks = []
     for module in {id(m): m for m in model.modules()}.values():
         hooks.append(module.register_forward_pre_hook(rec.pre))
@@ -284,8 +267,48 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
     finally:
         for h in hooks:
             h.remove()
-    records = [r for i, r in enumerate(rec.records) if i not in rec.dropped]
+    return rec
+
+
+def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=None, parameters=True,
+            functional=True, functional_budget=512 << 20, float64=True):
+    """Runs `model` on `inputs` (a tensor, a tuple of positional arguments or a dict of keyword
+    arguments) in eval mode and writes `out`: a dump folder (manifest.json + .npy files, inputs
+    under inputs/) or, when `out` ends in .npz, one archive. Input names default to forward()'s
+    parameter names, or the graph inputs of `onnx_path` when given. With `parameters`, every
+    parameter and buffer is saved too (params/), for the parameter parity check against the ONNX
+    initializers. With `functional`, the outputs of the torch functions each module call runs
+    itself are saved too (values inside modules, for narrowing a fault down to an ONNX node), up to
+    `functional_budget` bytes. With `float64`, a float64 copy of the model runs on the same inputs
+    and each float tensor's entry records "float64_error", the largest |float32 - float64| of its
+    value: the float32 rounding PyTorch's own value carries, which the comparison allows on top of
+    the tolerance (docs/metrics.md). Returns the manifest dict.
+
+    The forward pass runs with autograd enabled (nothing is backpropagated) so that fused
+    inference fast paths (e.g. TransformerEncoderLayer's) do not bypass submodules and hooks."""
+    args = _io.positional_args(model, inputs)
+    flat_inputs = _io.flatten(args)
+    if input_names is None and onnx_path is not None:
+        input_names = _onnx_input_names(onnx_path)
+    input_names = list(input_names) if input_names else _io.input_names(model, args)
+    if len(input_names) != len(flat_inputs):
+        raise _io.InputError(f"{len(input_names)} input names ({', '.join(input_names)}) for "
+                             f"{len(flat_inputs)} input tensors")
+    model.eval()
+    budget = functional_budget if functional else 0
+    rng = torch.get_rng_state()  # a forward pass that draws random numbers draws them again in float64
+    rec = _record(model, args, input_names, root_name, budget, functional)
+    kept = [i for i in range(len(rec.records)) if i not in rec.dropped]
+    records = [rec.records[i] for i in kept]
     names = _names(rec.calls, records)
+    rounding, rounding_note = {}, "off"
+    if float64:
+        # the float64 copy records twice the bytes at the same places, so it gets twice the budget
+        by_index, why = _float64.measure(
+            model, args, rec.records, rng,
+            lambda m, a, sink: _record(m, a, input_names, root_name, 2 * budget, functional, sink))
+        rounding = {order: by_index[i] for order, i in enumerate(kept) if i in by_index}
+        rounding_note = "measured" if why is None else f"not measured: {why}"
 
     files = []  # (file in a folder, entry in an .npz, array)
     entries = []
@@ -303,6 +326,8 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         entry = {"name": name, "kind": "tensor", "node": call["module"], "op_type": call["type"],
                  "topo_index": order, "dtype": _dtype_name(a), "shape": list(a.shape), "file": f,
                  "module": call["module"], "module_type": call["type"], "call_index": call["call_index"]}
+        if order in rounding:
+            entry["float64_error"] = rounding[order]
         if isinstance(j, tuple) and j[0] == "fn":
             fn = {"call": c, "function": j[1], "ordinal": j[2]}
             if j[3] is not None:
@@ -337,7 +362,7 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
                 "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params,
                           "call_inputs": call_inputs, "functional": functions,
                           "functional_recorded": bool(functional) and not rec.fn_truncated,
-                          "functional_truncated": rec.fn_truncated}}
+                          "functional_truncated": rec.fn_truncated, "float64_reference": rounding_note}}
     _write(out, files, manifest)
     return manifest
 

@@ -44,14 +44,14 @@ def alignment_summary(report):
 
 
 def verify(model, inputs, onnx_path=None, html=None, *, json_path=None, onnxprobe=None, input_names=None,
-           opset=13, workdir=None, extra_args=(), echo=False):
+           opset=13, workdir=None, extra_args=(), echo=False, float64=True):
     """Checks an ONNX export of `model` against PyTorch on `inputs` (a tensor, a tuple or a dict of
     keyword arguments) and returns the onnxprobe JSON report as a dict (see docs/report-json.md;
     report["verdict"] is "PASS" or "FAIL").
 
     Exports with the companion's debugging defaults unless `onnx_path` names an existing model
     (its graph inputs then name the capture's inputs). `html`/`json_path` keep those reports;
-    `workdir` keeps the capture (default: a temporary folder). Raises VerifyError when onnxprobe
+    `workdir` keeps the capture (default: a temporary folder). `float64`: see capture(). Raises VerifyError when onnxprobe
     cannot compare (its one-line message), RuntimeError when the export fails."""
     binary = find_onnxprobe(onnxprobe)
     tmp = None if workdir else tempfile.mkdtemp(prefix="onnxprobe_verify_")
@@ -63,7 +63,8 @@ def verify(model, inputs, onnx_path=None, html=None, *, json_path=None, onnxprob
             model_file = os.path.join(folder, "model.onnx")
             export(model, inputs, model_file, input_names=input_names, opset=opset)
         cap = os.path.join(folder, "capture")
-        capture(model, inputs, cap, input_names=input_names, onnx_path=None if input_names else model_file)
+        capture(model, inputs, cap, input_names=input_names, onnx_path=None if input_names else model_file,
+                float64=float64)
         report_file = json_path or os.path.join(folder, "report.json")
         cmd = [binary, "compare", cap, model_file, "--json", report_file, "-q"]
         if html:

@@ -39,6 +39,12 @@ Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, Dump
       *field = static_cast<int>(v->as_number());
     }
   }
+  const JsonValue* f64 = t.Find("float64_error");
+  if (f64 != nullptr) {
+    if (!f64->is_number() || !(f64->as_number() >= 0) || !std::isfinite(f64->as_number()))
+      return Corrupt(where + ": \"float64_error\" is not a finite number >= 0");
+    e->float64_error = f64->as_number();
+  }
   if (e->kind != "input" && e->kind != "tensor")
     return Corrupt(where + ": unknown kind '" + e->kind + "'");
   std::string dtype;

@@ -75,6 +75,13 @@ Tolerance TolerancePolicy::For(const std::string& tensor, const std::string& op_
   return t;
 }
 
+Tolerance Float32RoundingBudget(Tolerance t, double float64_error) {
+  if (!(float64_error > 0)) return t;
+  t.float64_error = float64_error;
+  t.noise_floor = std::max(t.noise_floor, kFloat32RoundingSum * float64_error);
+  return t;
+}
+
 Tolerance PeriodicBudget(Tolerance t, double argument_scale) {
   if (!t.scale_atol || !(argument_scale > 1)) return t;  // an absolute atol passes through as is
   t.noise_floor = std::max(t.noise_floor, t.atol * argument_scale);

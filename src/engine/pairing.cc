@@ -165,6 +165,7 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   if (budget.argument_scale > 0)
     row.tolerance = PeriodicBudget(row.tolerance, budget.argument_scale);
   row.tolerance.noise_floor = std::max(row.tolerance.noise_floor, budget.carried);
+  row.tolerance = Float32RoundingBudget(row.tolerance, p.a->float64_error);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
     row.state = RowState::kNotCompared;
     row.reason = oa.skipped.empty() ? ob.skipped : oa.skipped;

@@ -49,6 +49,7 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   j.Key("grade").String(GradeName(t.grade)).Key("reason").String(t.reason);
   j.Key("atol").Number(t.tolerance.atol).Key("rtol").Number(t.tolerance.rtol);
   j.Key("atol_used").Number(m.atol_used);
+  if (t.tolerance.float64_error > 0) j.Key("float64_error").Number(t.tolerance.float64_error);
   j.Key("dtype_a").String(DTypeName(m.dtype_a)).Key("dtype_b").String(DTypeName(m.dtype_b));
   j.Key("shape_a").IntArray(m.shape_a).Key("shape_b").IntArray(m.shape_b);
   j.Key("stats_a");

@@ -240,7 +240,7 @@ class DumpSide : public Side {
       auto b = NumBytes(e.dtype, e.shape);
       if (b.ok()) bytes = *b;
       tensors_.push_back({e.name, e.node, e.op_type, e.topo_index, bytes, false, e.module,
-                          e.module_type, e.call_index, e.output_index});
+                          e.module_type, e.call_index, e.output_index, e.float64_error});
     }
     std::stable_sort(
         tensors_.begin(), tensors_.end(),
