@@ -33,6 +33,14 @@ double RelativeDistance(const Tensor& a, const Tensor& b) {
       num += d * d;
       den += static_cast<double>(x[i]) * x[i];
     }
+  } else if (!IsFloating(a.dtype())) {
+    // integers and booleans carry no rounding: two copies of one value are equal element by
+    // element, and any difference (an index off by 15 in 1500) is another value, at any size
+    for (uint64_t i = 0; i < n; ++i) {
+      if (ElementAsDouble(a, i) != ElementAsDouble(b, i))
+        return std::numeric_limits<double>::infinity();
+    }
+    return 0;
   } else {
     for (uint64_t i = 0; i < n; ++i) {
       double x = ElementAsDouble(a, i), y = ElementAsDouble(b, i);

@@ -19,7 +19,8 @@ namespace onnxprobe::align {
 constexpr double kSameValues = 1e-3;
 
 // Relative L2 distance ||b - a|| / ||a|| (accumulated in double; 0 when both are all zero, 1
-// when only a is); +inf when shapes or dtypes differ.
+// when only a is); +inf when shapes or dtypes differ, or when integer or boolean tensors differ in
+// any element (they carry no rounding: equal or another value).
 double RelativeDistance(const Tensor& a, const Tensor& b);
 
 // Whether `candidate` holds `reference`'s values in another order (a transpose or permutation of

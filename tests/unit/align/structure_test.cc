@@ -53,6 +53,17 @@ TEST(RelativeDistance, IsTheRelativeL2Error) {
   EXPECT_TRUE(std::isinf(RelativeDistance(t({3, 4}), t({3, 4, 5}))));
 }
 
+TEST(RelativeDistance, IntegersAreEqualOrAnotherValue) {
+  auto t = [](std::vector<int64_t> v) {
+    Tensor x = *Tensor::Allocate(DType::kInt64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) x.data_as<int64_t>()[i] = v[i];
+    return x;
+  };
+  EXPECT_DOUBLE_EQ(RelativeDistance(t({1500, 7}), t({1500, 7})), 0);
+  // 1% in relative L2, within the advisory value search's 1e-2, but another index
+  EXPECT_TRUE(std::isinf(RelativeDistance(t({1500, 7}), t({1515, 7}))));
+}
+
 // A capture of the demo CNN as the companion records it (calls in call order, dataflow).
 TorchCalls DemoCalls() {
   TorchCalls tc;
