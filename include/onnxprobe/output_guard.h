@@ -25,6 +25,7 @@ enum class OutputKind {
   kSweepJson,          // sweep report: "schema": "onnxprobe-sweep"
   kModelExplorer,      // Model Explorer node data: {"<graph id>": {"results": ...}}
   kProfileTrace,       // ONNX Runtime profiler trace: [{"cat": ...
+  kCommandJson,        // JSON of inspect, lint, diff, profile or run: "schema": "onnxprobe-..."
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 
@@ -35,5 +36,9 @@ const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 // naming the path and what it is.
 Status CheckOutputTarget(const std::string& path, OutputKind kind,
                          const std::vector<std::string>& inputs, bool force);
+
+// Writes `text`, a JSON document a command rendered, to `path` atomically (whole or absent);
+// fails with the OS reason, naming the path.
+Status WriteJsonOutput(const std::string& path, const std::string& text);
 
 }  // namespace onnxprobe

@@ -136,6 +136,8 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
       size_t at = head.find_first_not_of(" \t\r\n");
       return at != std::string::npos && head[at] == '[' && OpensWith(head, at + 1, "cat", "");
     }
+    case OutputKind::kCommandJson:
+      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-");
   }
   return false;
 }
@@ -190,6 +192,8 @@ const char* OutputKindName(OutputKind kind) {
       return "Model Explorer node data file";
     case OutputKind::kProfileTrace:
       return "profiler trace";
+    case OutputKind::kCommandJson:
+      return "JSON output";
   }
   return "output";
 }
@@ -267,5 +271,9 @@ Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<s
 }
 
 }  // namespace
+
+Status WriteJsonOutput(const std::string& path, const std::string& text) {
+  return WriteFileAtomic(path, text);
+}
 
 }  // namespace onnxprobe

@@ -51,6 +51,7 @@ Expected<std::string> InspectJson(const Model& m, bool with_tensors) {
   OP_ASSIGN_OR_RETURN(auto init_hashes, m.InitializerHashes());
   JsonWriter j;
   j.BeginObject();
+  j.Key("schema").String("onnxprobe-inspect");
   j.Key("model").String(m.path()).Key("ir_version").Int(s.ir_version);
   j.Key("opsets").BeginArray();
   for (const auto& op : s.opsets) {

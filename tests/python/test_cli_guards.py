@@ -309,3 +309,54 @@ def test_determinism_says_where_it_saved_the_noise_floor(onnxprobe, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"noise floor: {tmp_path / 'floor.json'}" in r.stdout
     assert json.loads((tmp_path / "floor.json").read_text())
+
+
+# ---- --json: one convention (--json=FILE writes a file in every command) -----------------------
+
+@pytest.mark.parametrize("args", [["inspect", DEMO], ["lint", DEMO], ["diff", DEMO, FAULTY]])
+def test_json_equals_file_writes_what_the_bare_switch_prints(onnxprobe, tmp_path, args):
+    bare = run([onnxprobe, *args, "--json"])
+    assert bare.returncode in (0, 1), bare.stderr
+    out = tmp_path / "out.json"
+    r = run([onnxprobe, *args, f"--json={out}"])
+    assert r.returncode == bare.returncode, r.stderr
+    assert json.loads(out.read_text()) == json.loads(bare.stdout)
+    assert json.loads(out.read_text())["schema"].startswith("onnxprobe-")
+    assert r.stdout.strip() and not r.stdout.lstrip().startswith("{")  # the console report stays
+    again = run([onnxprobe, *args, f"--json={out}"])  # its own earlier output is replaced
+    assert again.returncode == bare.returncode, again.stderr
+
+
+def test_json_equals_file_in_run_and_a_file_in_compare(onnxprobe, tmp_path):
+    r = run([onnxprobe, "run", DEMO, "-o", tmp_path / "d.dump", f"--json={tmp_path / 'run.json'}"])
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "run.json").read_text())
+    assert summary["schema"] == "onnxprobe-run" and summary["output"] == str(tmp_path / "d.dump")
+    c = run([onnxprobe, "compare", DEMO, DEMO, f"--json={tmp_path / 'c.json'}"])
+    assert c.returncode == 0, c.stderr
+    assert json.loads((tmp_path / "c.json").read_text())["schema"] == "onnxprobe-compare"
+
+
+def test_a_separate_argument_after_a_bare_json_is_not_its_file(onnxprobe, tmp_path):
+    r = run([onnxprobe, "inspect", "--json", DEMO])  # the model stays the positional
+    assert r.returncode == 0 and json.loads(r.stdout)["model"] == DEMO
+    r = run([onnxprobe, "inspect", DEMO, "--json", tmp_path / "x.json"])
+    one_line_error(r, "unexpected argument", "--json=")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_json_file_never_replaces_a_users_file_or_an_input(onnxprobe, tmp_path):
+    mine = tmp_path / "notes.json"
+    mine.write_text('{"mine": true}')
+    r = run([onnxprobe, "lint", DEMO, f"--json={mine}"])
+    one_line_error(r, "--json", "notes.json")
+    assert mine.read_text() == '{"mine": true}'
+    r = run([onnxprobe, "inspect", DEMO, f"--json={DEMO}"])
+    one_line_error(r, "--json", "demo_cnn.onnx")
+
+
+@pytest.mark.parametrize("command", [["compare", DEMO, DEMO], ["determinism", DEMO]])
+def test_json_stdout_is_refused_where_the_console_report_holds_stdout(onnxprobe, tmp_path, command):
+    r = run([onnxprobe, *command, "--json", "-"], cwd=tmp_path)
+    one_line_error(r, "--json -", "FILE")
+    assert not (tmp_path / "-").exists()

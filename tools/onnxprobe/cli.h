@@ -40,6 +40,10 @@ struct OptionSpec {
   std::string help;
   bool repeatable = false;  // given twice is an error unless set (switches may repeat)
   bool hidden = false;      // parsed but not listed in --help
+  // Non-empty: a switch whose value is optional and attached with '=' ("--json" or
+  // "--json=FILE"); `parse` gets this value when none is attached. A separate next argument is
+  // never taken as its value, so positionals after it stay positionals.
+  std::string bare_value = "";
 };
 
 // Where a command declares its options. `parse` runs once per occurrence, in command-line
@@ -162,6 +166,26 @@ void DeclareToleranceOptions(OptionSink& sink, ToleranceFlags* flags);
 // when --force would allow it.
 Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,
                    const std::vector<std::string>& inputs, bool force);
+
+// `--json[=FILE]` of the commands that print (inspect, lint, diff, profile, run): bare, the JSON
+// replaces the console output on stdout; with =FILE (or =- for stdout) it goes to FILE, written
+// atomically, and the console output stays. compare, determinism, fp16 and baseline check take
+// `--json FILE` (= or a space), so `--json=FILE` writes a file in every command.
+struct JsonOutput {
+  bool on = false;
+  std::string file;  // empty: stdout
+};
+OptionSpec JsonOption(const std::string& help);
+Status SetJsonOutput(const std::string& value, JsonOutput* out);
+// The file may be written (CheckOutput, kind kCommandJson); Ok for stdout or off.
+Status CheckJsonOutput(const JsonOutput& out, const std::vector<std::string>& inputs, bool force);
+// Prints `text` or writes it to the file.
+Status EmitJson(const JsonOutput& out, const std::string& text);
+// The FILE of `--json FILE` in compare, determinism, fp16 and baseline check, whose console report
+// holds stdout: "-" and "" are refused, naming the option.
+Status SetJsonFile(const std::string& value, std::string* out);
+// The console `text` (unless a bare --json replaces it), then the JSON where it goes.
+Status PrintWithJson(const JsonOutput& out, const std::string& text, const std::string& json);
 // Names the option an input error is about ("--dim: ...").
 Status NameInputFlag(const Status& s, InputField field);
 

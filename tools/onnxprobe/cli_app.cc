@@ -55,6 +55,19 @@ class HelpFormatter : public CLI::Formatter {
     std::string p = CLI::Formatter::make_positionals(app);
     return p.empty() ? p : "\n" + p + "\n";
   }
+  // "--json{-}" (a switch whose bare value is "-") is listed as "--json[=FILE]"
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    size_t open = name.find('{');
+    size_t close = name.find('}', open);
+    if (open != std::string::npos && close != std::string::npos) name.erase(open, close - open + 1);
+    return name;
+  }
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (!opt->get_type_name().empty() && opt->get_type_name()[0] == '[')
+      return opt->get_type_name();
+    return CLI::Formatter::make_option_opts(opt);
+  }
 };
 
 class Cli11Sink : public OptionSink {
@@ -65,7 +78,14 @@ class Cli11Sink : public OptionSink {
 
   void Add(const OptionSpec& spec, std::function<Status(const std::string&)> parse) override {
     CLI::Option* opt = nullptr;
-    if (spec.value_name.empty()) {
+    if (!spec.bare_value.empty()) {
+      auto target = std::make_shared<std::string>();
+      targets_.push_back(target);
+      opt = app_->add_flag(spec.names + "{" + spec.bare_value + "}", *target, spec.help);
+      opt->each([parse](const std::string& v) { Raise(parse(v)); });
+      opt->type_name("[=" + spec.value_name + "]");
+      optional_value_names_.push_back(MainName(spec.names));
+    } else if (spec.value_name.empty()) {
       opt = app_->add_flag_callback(
           spec.names, [parse] { Raise(parse("")); }, spec.help);
     } else {
@@ -103,7 +123,13 @@ class Cli11Sink : public OptionSink {
       }
     }
     if (!extras.empty()) {
-      return InvalidArgument(command + ": unexpected argument '" + extras.front() + "'");
+      std::string hint;
+      for (const auto& name : optional_value_names_) {
+        if (app_->count(name) > 0)
+          hint = " (" + name + " takes a file only when attached: " + name + "=" + extras.front() +
+                 ")";
+      }
+      return InvalidArgument(command + ": unexpected argument '" + extras.front() + "'" + hint);
     }
     for (const auto& s : slots_) {
       if (s.required && s.out->empty()) {
@@ -119,6 +145,8 @@ class Cli11Sink : public OptionSink {
   CLI::App* app_;
   std::string section_ = "options";
   std::vector<PositionalSlot> slots_;
+  std::vector<std::shared_ptr<std::string>> targets_;  // values of optional-value switches
+  std::vector<std::string> optional_value_names_;
 };
 
 int PrintVersion() {

@@ -1,5 +1,6 @@
 // Options shared by commands: inputs (run, compare), session settings (run, compare, replay),
 // tolerances (compare, replay). Declared once, so every command spells and checks them alike.
+#include <cstdio>
 #include <filesystem>
 
 #include "cli.h"
@@ -301,6 +302,47 @@ void DeclareToleranceOptions(OptionSink& sink, ToleranceFlags* f) {
            });
   sink.Add({"--rel-eps", "X", "relative error is |b-a|/(|a|+X) (default: X = 1e-3 * max|a|)"},
            number(&f->rel_eps, "--rel-eps"));
+}
+
+OptionSpec JsonOption(const std::string& help) {
+  OptionSpec spec{"--json", "FILE", help + "; --json=FILE writes it to FILE"};
+  spec.bare_value = "-";
+  return spec;
+}
+
+Status SetJsonOutput(const std::string& value, JsonOutput* out) {
+  if (value.empty()) return InvalidArgument("--json=: no file name after '='");
+  out->on = true;
+  out->file = value == "-" ? "" : value;
+  return Status::Ok();
+}
+
+Status CheckJsonOutput(const JsonOutput& out, const std::vector<std::string>& inputs, bool force) {
+  if (!out.on || out.file.empty()) return Status::Ok();
+  return CheckOutput("--json", out.file, OutputKind::kCommandJson, inputs, force);
+}
+
+Status EmitJson(const JsonOutput& out, const std::string& text) {
+  if (out.file.empty()) {
+    std::fputs(text.c_str(), stdout);
+    if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
+    return Status::Ok();
+  }
+  return WriteJsonOutput(out.file, text);
+}
+
+Status SetJsonFile(const std::string& value, std::string* out) {
+  if (value.empty()) return InvalidArgument("--json: no file name given");
+  if (value == "-")
+    return InvalidArgument(
+        "--json -: this command prints its console report on stdout; give --json a FILE");
+  *out = value;
+  return Status::Ok();
+}
+
+Status PrintWithJson(const JsonOutput& out, const std::string& text, const std::string& json) {
+  if (!out.on || !out.file.empty()) std::fputs(text.c_str(), stdout);
+  return out.on ? EmitJson(out, json) : Status::Ok();
 }
 
 Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,

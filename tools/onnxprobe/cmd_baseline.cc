@@ -173,10 +173,7 @@ class BaselineCheckCommand : public Command {
                return Status::Ok();
              });
     sink.Add({"--json", "FILE", "JSON report (schema onnxprobe-baseline-check)"},
-             [&o](const std::string& v) {
-               o.json = v;
-               return Status::Ok();
-             });
+             [&o](const std::string& v) { return SetJsonFile(v, &o.json); });
     sink.Add({"--html", "FILE",
               "HTML report of the first failing sample's localization (else the sample closest "
               "to its tolerance)"},

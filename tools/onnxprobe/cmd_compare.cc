@@ -227,10 +227,7 @@ class CompareCommand : public Command {
              });
     sink.Section("reports");
     sink.Add({"--json", "FILE", "versioned JSON report (docs/report-json.md)"},
-             [&o](const std::string& v) {
-               o.json = v;
-               return Status::Ok();
-             });
+             [&o](const std::string& v) { return SetJsonFile(v, &o.json); });
     sink.Add({"--html", "FILE",
               "self-contained HTML report (with samples: the first failing sample, else the one "
               "closest to its tolerance)"},

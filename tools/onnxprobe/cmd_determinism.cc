@@ -41,10 +41,8 @@ class DeterminismCommand : public Command {
                noise_file_ = v;
                return Status::Ok();
              });
-    sink.Add({"--json", "FILE", "the report as JSON"}, [this](const std::string& v) {
-      json_file_ = v;
-      return Status::Ok();
-    });
+    sink.Add({"--json", "FILE", "the report as JSON"},
+             [this](const std::string& v) { return SetJsonFile(v, &json_file_); });
     sink.Add({"--force", "", "replace existing files that are not onnxprobe outputs of the kind"},
              [this](const std::string&) {
                force_ = true;

@@ -21,12 +21,10 @@ class DiffCommand : public Command {
   void Declare(OptionSink& sink) override {
     sink.Positional("A", "first .onnx model", &a_, true);
     sink.Positional("B", "second .onnx model", &b_, true);
-    sink.Add({"--json", "", "machine-readable output (schema onnxprobe-diff)"},
-             [this](const std::string&) {
-               json_ = true;
-               return Status::Ok();
-             });
+    sink.Add(JsonOption("machine-readable output (schema onnxprobe-diff)"),
+             [this](const std::string& v) { return SetJsonOutput(v, &json_); });
   }
+  Status Validate() override { return CheckJsonOutput(json_, {a_, b_}, false); }
   int Run() override {
     auto a = Model::Load(a_);
     if (!a.ok()) return Fail(a.status());
@@ -34,13 +32,15 @@ class DiffCommand : public Command {
     if (!b.ok()) return Fail(b.status());
     auto d = DiffModels(*a, *b);
     if (!d.ok()) return Fail(d.status());
-    std::fputs((json_ ? RenderModelDiffJson(*d) : RenderModelDiffText(*d)).c_str(), stdout);
+    Status st =
+        PrintWithJson(json_, RenderModelDiffText(*d), json_.on ? RenderModelDiffJson(*d) : "");
+    if (!st.ok()) return Fail(st);
     return d->Identical() ? kExitOk : kExitMismatch;
   }
 
  private:
   std::string a_, b_;
-  bool json_ = false;
+  JsonOutput json_;
 };
 
 }  // namespace

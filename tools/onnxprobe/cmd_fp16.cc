@@ -59,10 +59,7 @@ class Fp16Command : public Command {
                return Status::Ok();
              });
     sink.Add({"--json", "FILE", "the report as JSON (schema onnxprobe-fp16)"},
-             [this](const std::string& v) {
-               json_file_ = v;
-               return Status::Ok();
-             });
+             [this](const std::string& v) { return SetJsonFile(v, &json_file_); });
     sink.Add({"--rows", "N", "node rows shown (default 10)"},
              [this](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--rows"));

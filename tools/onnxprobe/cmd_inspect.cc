@@ -1,4 +1,4 @@
-// onnxprobe inspect MODEL|DUMP [--tensors] [--json]
+// onnxprobe inspect MODEL|DUMP [--tensors] [--json[=FILE]]
 #include <cstdio>
 #include <filesystem>
 
@@ -13,7 +13,7 @@ namespace {
 
 struct InspectOptions {
   bool tensors = false;
-  bool json = false;
+  JsonOutput json;
 };
 
 std::string OpsetString(const ModelSummary& s) {
@@ -76,34 +76,32 @@ class InspectCommand : public Command {
                o_.tensors = true;
                return Status::Ok();
              });
-    sink.Add({"--json", "", "machine-readable output"}, [this](const std::string&) {
-      o_.json = true;
-      return Status::Ok();
-    });
+    sink.Add(JsonOption("machine-readable output"),
+             [this](const std::string& v) { return SetJsonOutput(v, &o_.json); });
   }
   Status Validate() override {
     if (IsDump() && o_.tensors) {
       return InvalidArgument("--tensors does nothing: " + model_ +
                              " is a dump, and its tensors are always listed");
     }
-    return Status::Ok();
+    return CheckJsonOutput(o_.json, {model_}, false);
   }
   int Run() override {
     if (IsDump()) {
       auto summary = SummarizeDump(model_);
       if (!summary.ok()) return Fail(summary.status());
-      std::fputs(
-          (o_.json ? RenderDumpSummaryJson(*summary) : RenderDumpSummaryText(*summary)).c_str(),
-          stdout);
-      return kExitOk;
+      Status st = PrintWithJson(o_.json, RenderDumpSummaryText(*summary),
+                                o_.json.on ? RenderDumpSummaryJson(*summary) : "");
+      return st.ok() ? kExitOk : Fail(st);
     }
     auto model = Model::Load(model_, LoadMode::kGraphOnly);  // streams: never holds the weights
     if (!model.ok()) return Fail(model.status());
-    if (o_.json) {
+    if (o_.json.on) {
       auto json = InspectJson(*model, o_.tensors);
       if (!json.ok()) return Fail(json.status());
-      std::printf("%s\n", json->c_str());
-      return kExitOk;
+      Status st = EmitJson(o_.json, *json);
+      if (!st.ok()) return Fail(st);
+      if (o_.json.file.empty()) return kExitOk;
     }
     PrintText(*model, model->Hashes(), o_);
     return kExitOk;

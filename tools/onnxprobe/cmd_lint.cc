@@ -21,11 +21,8 @@ class LintCommand : public Command {
   }
   void Declare(OptionSink& sink) override {
     sink.Positional("MODEL", ".onnx model", &model_, false);
-    sink.Add({"--json", "", "machine-readable output (schema onnxprobe-lint)"},
-             [this](const std::string&) {
-               json_ = true;
-               return Status::Ok();
-             });
+    sink.Add(JsonOption("machine-readable output (schema onnxprobe-lint)"),
+             [this](const std::string& v) { return SetJsonOutput(v, &json_); });
     sink.Add({"--fail-on", "LEVEL",
               "exit 1 when a finding is at least LEVEL: error (default), warning, info, or none"},
              [this](const std::string& v) -> Status {
@@ -78,7 +75,7 @@ class LintCommand : public Command {
         return InvalidArgument("--disable: unknown rule '" + d +
                                "' (onnxprobe lint --list-rules shows the codes)");
     }
-    return Status::Ok();
+    return CheckJsonOutput(json_, {model_}, false);
   }
   int Run() override {
     if (list_rules_) {
@@ -93,7 +90,9 @@ class LintCommand : public Command {
     lint_.runtime_version = RuntimeVersion();
     auto report = Lint(*model, lint_);
     if (!report.ok()) return Fail(report.status());
-    std::fputs((json_ ? RenderLintJson(*report) : RenderLintText(*report)).c_str(), stdout);
+    Status st =
+        PrintWithJson(json_, RenderLintText(*report), json_.on ? RenderLintJson(*report) : "");
+    if (!st.ok()) return Fail(st);
     if (fail_never_) return kExitOk;
     return report->CountAtLeast(fail_on_) > 0 ? kExitMismatch : kExitOk;
   }
@@ -121,7 +120,8 @@ class LintCommand : public Command {
   }
 
   std::string model_, ort_lib_, ort_version_, runtime_version_;
-  bool json_ = false, list_rules_ = false, fail_never_ = false;
+  JsonOutput json_;
+  bool list_rules_ = false, fail_never_ = false;
   LintSeverity fail_on_ = LintSeverity::kError;
   LintOptions lint_;
 };

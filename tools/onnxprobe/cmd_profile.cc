@@ -38,11 +38,8 @@ class ProfileCommand : public Command {
                return Status::Ok();
              });
     sink.Section("output");
-    sink.Add({"--json", "", "print the profile as JSON (docs/profile.md)"},
-             [this](const std::string&) {
-               json_ = true;
-               return Status::Ok();
-             });
+    sink.Add(JsonOption("print the profile as JSON (docs/profile.md)"),
+             [this](const std::string& v) { return SetJsonOutput(v, &json_); });
     sink.Add({"--trace", "FILE",
               "keep ONNX Runtime's trace (Chrome trace-event JSON: chrome://tracing, Perfetto)"},
              [this](const std::string& v) {
@@ -67,12 +64,15 @@ class ProfileCommand : public Command {
     DeclareSessionOptions(sink, "", &session_);
   }
   Status Validate() override {
-    if (json_ && top_given_) {
+    if (json_.on && json_.file.empty() && top_given_) {
       return InvalidArgument("--top does nothing with --json (the JSON lists every node)");
     }
-    if (req_.trace_output.empty()) return Status::Ok();
     std::vector<std::string> inputs = InputFilePaths(inputs_);
     inputs.push_back(req_.model_path);
+    OP_RETURN_IF_ERROR(CheckJsonOutput(json_, inputs, force_));
+    if (!json_.file.empty() && json_.file == req_.trace_output)
+      return InvalidArgument("--json and --trace name the same file '" + json_.file + "'");
+    if (req_.trace_output.empty()) return Status::Ok();
     return CheckOutput("--trace", req_.trace_output, OutputKind::kProfileTrace, inputs, force_);
   }
   int Run() override {
@@ -84,16 +84,17 @@ class ProfileCommand : public Command {
     auto report = Profile(req_);
     if (!report.ok()) return Fail(report.status());
     for (const auto& n : report->notes) Note(n);
-    std::fputs((json_ ? RenderProfileJson(*report) : RenderProfileText(*report, top_)).c_str(),
-               stdout);
-    return kExitOk;
+    Status st = PrintWithJson(json_, RenderProfileText(*report, top_),
+                              json_.on ? RenderProfileJson(*report) : "");
+    return st.ok() ? kExitOk : Fail(st);
   }
 
  private:
   ProfileRequest req_;
   InputFlags inputs_;
   SessionFlags session_;
-  bool json_ = false, top_given_ = false, force_ = false;
+  JsonOutput json_;
+  bool top_given_ = false, force_ = false;
   size_t top_ = 10;
 };
 

@@ -16,7 +16,8 @@ namespace {
 struct RunOptions {
   std::string model, output;
   SessionFlags session;
-  bool json = false, quiet = false, force = false, fail_on_nonfinite = false;
+  JsonOutput json;
+  bool quiet = false, force = false, fail_on_nonfinite = false;
   TensorSelection selection;
   InputFlags inputs;
   SampleOptions samples;
@@ -57,10 +58,8 @@ class RunCommand : public Command {
                o_.force = true;
                return Status::Ok();
              });
-    sink.Add({"--json", "", "print the run summary as JSON"}, [this](const std::string&) {
-      o_.json = true;
-      return Status::Ok();
-    });
+    sink.Add(JsonOption("print the run summary as JSON"),
+             [this](const std::string& v) { return SetJsonOutput(v, &o_.json); });
     sink.Add({"-q,--quiet", "", "no progress and no summary"}, [this](const std::string&) {
       o_.quiet = true;
       return Status::Ok();
@@ -119,6 +118,9 @@ class RunCommand : public Command {
     }
     std::vector<std::string> inputs = InputFilePaths(o_.inputs);
     inputs.push_back(o_.model);
+    OP_RETURN_IF_ERROR(CheckJsonOutput(o_.json, inputs, o_.force));
+    if (!o_.json.file.empty() && o_.json.file == o_.output)
+      return InvalidArgument("--json and -o name the same path '" + o_.output + "'");
     if (!SamplesGiven()) return CheckOutput("-o", o_.output, OutputKind::kDump, inputs, o_.force);
     if (std::filesystem::path(o_.output).extension() == ".npz") {
       return InvalidArgument("-o " + o_.output +
@@ -139,17 +141,21 @@ class RunCommand : public Command {
     if (!samples.ok()) return Fail(NameSampleFlag(samples.status(), o_.samples));
     auto dumps = CaptureSamplesToDumps(req, *samples);
     if (!dumps.ok()) return Fail(dumps.status());
-    if (o_.json) {
+    bool text = !o_.quiet && (!o_.json.on || !o_.json.file.empty());
+    if (o_.json.on) {
       JsonWriter j;
-      j.BeginObject().Key("output").String(o_.output).Key("samples").BeginArray();
+      j.BeginObject().Key("schema").String("onnxprobe-run-samples");
+      j.Key("output").String(o_.output).Key("samples").BeginArray();
       for (const auto& d : *dumps) {
         j.BeginObject().Key("name").String(d.name).Key("dump").String(d.dump);
         j.Key("captured").UInt(d.report.capture.captured).Key("bytes").UInt(d.report.bytes_written);
         j.Key("seconds").Number(d.report.seconds).EndObject();
       }
       j.EndArray().EndObject();
-      std::printf("%s\n", j.str().c_str());
-    } else if (!o_.quiet) {
+      Status st = EmitJson(o_.json, j.str());
+      if (!st.ok()) return Fail(st);
+    }
+    if (text) {
       for (const auto& d : *dumps) {
         std::printf("sample %s: captured %zu tensors (%s) in %zu run%s, %.2f s -> %s\n",
                     d.name.c_str(), d.report.capture.captured,
@@ -185,9 +191,11 @@ class RunCommand : public Command {
     const CaptureReport* report = &dump->capture;
     const DumpMetadata& meta = dump->metadata;
     double secs = dump->seconds;
-    if (o_.json) {
+    bool text = !o_.quiet && (!o_.json.on || !o_.json.file.empty());
+    if (o_.json.on) {
       JsonWriter j;
-      j.BeginObject().Key("output").String(o_.output).Key("captured").UInt(report->captured);
+      j.BeginObject().Key("schema").String("onnxprobe-run");
+      j.Key("output").String(o_.output).Key("captured").UInt(report->captured);
       j.Key("runs").UInt(report->runs).Key("bytes").UInt(dump->bytes_written);
       j.Key("seconds").Number(secs).Key("runtime").String(meta.runtime);
       j.Key("skipped").BeginArray();
@@ -220,8 +228,10 @@ class RunCommand : public Command {
         }
       }
       j.EndObject();
-      std::printf("%s\n", j.str().c_str());
-    } else if (!o_.quiet) {
+      Status st = EmitJson(o_.json, j.str());
+      if (!st.ok()) return Fail(st);
+    }
+    if (text) {
       std::printf("captured %zu tensors (%s) from %s in %zu run%s, %.2f s, %s %s\n",
                   report->captured, HumanBytes(dump->bytes_written).c_str(), o_.model.c_str(),
                   report->runs, report->runs == 1 ? "" : "s", secs, meta.runtime.c_str(),
