@@ -46,6 +46,10 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
   }
   std::set<int> nodes{t->producer};
   std::deque<int> queue{t->producer};
+  // nodes that compute from B's initializers alone (weight preparation: Slice, Concat, Transpose
+  // of weights, Constant) must run in B whatever their number and read nothing from A, so only
+  // the nodes that compute on activations count against `max_nodes`
+  size_t counted = 1;
   std::set<std::string> boundary, graph_inputs;
   while (!queue.empty()) {
     const NodeInfo& n = idx.nodes()[queue.front()];
@@ -67,11 +71,13 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
           !StaticTensor(idx, x, 0)) {
         boundary.insert(x);
       } else if (e->producer >= 0 && !nodes.count(e->producer)) {
-        if (nodes.size() >= max_nodes) {
+        bool weights_only = StaticTensor(idx, x, 0);
+        if (!weights_only && counted >= max_nodes) {
           p.error = "more than " + std::to_string(max_nodes) + " nodes between '" + name_b +
                     "' and tensors side A provides";
           return p;
         }
+        counted += weights_only ? 0 : 1;
         nodes.insert(e->producer);
         queue.push_back(e->producer);
       }
