@@ -113,10 +113,14 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
         NarrowToSource(cx, plans[k], &c);
       }
       c.introduced = true;
-      c.reason = plans[k].nodes.size() == 1
-                     ? "differs when run alone with A's exact inputs"
-                     : "differs when its " + std::to_string(plans[k].nodes.size()) +
-                           " nodes run together with A's exact inputs";
+      const Plan& used = plans[k];
+      size_t computing = used.nodes.size() - used.weight_nodes;
+      c.reason = computing == 1 ? "differs when run alone with A's exact inputs"
+                                : "differs when its " + std::to_string(computing) +
+                                      " nodes run together with A's exact inputs";
+      if (used.weight_nodes > 0)
+        c.reason += " (and " + std::to_string(used.weight_nodes) +
+                    " that prepare B's weights from its initializers)";
       if (regions.count(rows[k])) NameFusion(cx, plans[k], &c);
       NameStaticReader(cx, &c);
       found.push_back(std::move(c));

@@ -18,6 +18,7 @@ struct Plan {
   std::vector<int> nodes;                 // topo indices in the graph of B
   std::vector<std::string> boundary;      // tensors fed from side A (B names)
   std::vector<std::string> graph_inputs;  // tensors fed from the shared inputs
+  size_t weight_nodes = 0;                // of `nodes`: computing from B's initializers alone
   std::string error;
 };
 

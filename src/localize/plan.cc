@@ -84,6 +84,7 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
     }
   }
   p.nodes.assign(nodes.begin(), nodes.end());
+  p.weight_nodes = nodes.size() - counted;
   p.boundary.assign(boundary.begin(), boundary.end());
   p.graph_inputs.assign(graph_inputs.begin(), graph_inputs.end());
   return p;
