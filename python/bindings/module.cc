@@ -112,6 +112,14 @@ PYBIND11_MODULE(_onnxprobe, m) {
           [](const ReportHandle& h) { return h.report->comparison.abort_status.message(); })
       .def("render_json", [](const ReportHandle& h) { return Render(h, *MakeJsonReporter()); })
       .def("render_html", [](const ReportHandle& h) { return Render(h, *MakeHtmlReporter()); })
+      .def(
+          "render_console",
+          [](const ReportHandle& h, bool quiet) {
+            ConsoleOptions o;
+            o.quiet = quiet;
+            return Render(h, *MakeConsoleReporter(o));
+          },
+          py::arg("quiet") = false)
       .def("write_json",
            [](const ReportHandle& h, const std::string& p) { Write(h, *MakeJsonReporter(), p); })
       .def("write_html",

@@ -61,6 +61,10 @@ class Report:
         """The repro bundle written (a folder), or None."""
         return self.to_dict()["localization"]["repro_dir"]
 
+    def text(self, quiet=False):
+        """The console report (`onnxprobe compare`'s table and summary; `quiet`: the summary)."""
+        return self._native.render_console(bool(quiet))
+
     def json(self, path=None):
         """The JSON document as text, or written to `path` (atomically) when given."""
         if path is None:

@@ -1,5 +1,6 @@
 """Thin PyTorch companion of onnxprobe: debug-friendly export, activation capture, and verify()
-(export + capture + compare in one call, through the onnxprobe binary).
+(export + capture + compare in one call: in this process with the onnxprobe package installed,
+else through the onnxprobe binary).
 
 Export and capture write files the C++ core reads; nothing here compares tensors.
 """

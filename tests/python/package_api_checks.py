@@ -444,3 +444,24 @@ def test_torch_verify_round_trip(cli, tmp_path, monkeypatch):
     bad = opt.verify(model, x, onnx_path=str(tmp_path / "bad.onnx"), workdir=str(tmp_path / "b"))
     assert bad["verdict"] == "FAIL"
     assert bad["localization"]["culprits"][0]["node"] == "/layer1/layer1.1/conv2/Conv"
+
+
+def test_torch_verify_runs_in_process_without_a_binary(cli, tmp_path, monkeypatch, capsys):
+    """The installed package compares in this process: no ONNXPROBE_BIN, no onnxprobe on PATH."""
+    import torch
+    import onnxprobe.torch as opt
+    import torch_models
+    monkeypatch.delenv("ONNXPROBE_BIN", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    model = torch_models.net()
+    x = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(2))
+    rep = opt.verify(model, x, workdir=str(tmp_path / "w"), json_path=str(tmp_path / "v.json"), echo=True)
+    assert rep["verdict"] == "PASS" and rep["side_a"]["kind"] == "torch-capture"
+    assert json.loads((tmp_path / "v.json").read_text()) == rep
+    assert "verdict: PASS" in capsys.readouterr().out
+    # the same files compared by the command line give the same document
+    r = cli_ok([cli, "compare", tmp_path / "w" / "capture", tmp_path / "w" / "model.onnx", "--json",
+                tmp_path / "c.json"])
+    assert without_timing(json.loads((tmp_path / "c.json").read_text())) == without_timing(rep), r.stdout
+    with pytest.raises(opt.VerifyError, match="compare_options"):
+        opt.verify(model, x, onnxprobe=cli, compare_options={"atol": 1e-3})
