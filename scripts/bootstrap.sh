@@ -7,13 +7,16 @@
 #  - the wheels of the Python package's build backend (scikit-build-core), into .deps/python-wheels
 # A second run downloads nothing. ONNXRUNTIME_ROOT (with include/ and lib/) skips the ORT steps.
 # ONNXPROBE_ORT_EXTRA_VERSIONS (default 1.20.1) installs more versions side by side for
-# `compare --b-ort-version`; set it empty to skip them.
+# `compare --b-ort-version`; set it empty to skip them. ONNXPROBE_ORT_OPENVINO_VERSION (default
+# 1.24.1) installs the PyPI onnxruntime-openvino build (ONNX Runtime with the OpenVINO execution
+# provider and OpenVINO's CPU plugin) as version "<ver>-openvino"; set it empty to skip it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="${ONNXPROBE_DEPS_DIR:-$ROOT/.deps}"
 ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.32.0}"
 ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS-1.20.1}"
+ORT_OPENVINO_VERSION="${ONNXPROBE_ORT_OPENVINO_VERSION-1.24.1}"
 JUNITPARSER_VERSION=5.0.3
 TRIXIE_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
 
@@ -73,28 +76,32 @@ link_ort_names() {
   fi
 }
 
+# fetch_ort_library VERSION [PACKAGE [SUFFIX]]: the PyPI wheel PACKAGE (default onnxruntime) of
+# that version into .deps/ort/VERSION[SUFFIX]/lib, with every shared library it carries next to
+# libonnxruntime (a provider build brings its provider and the libraries that provider loads)
 fetch_ort_library() {
-  local ver="$1" dest="$DEPS/ort/$1"
+  local ver="$1" package="${2:-onnxruntime}" suffix="${3:-}"
+  local dest="$DEPS/ort/$ver$suffix"
   if [ -f "$dest/lib/libonnxruntime.so.$ver" ]; then
     link_ort_names "$dest" "$ver"  # also for folders made before the soname link was
     return 0
   fi
-  say "fetching ONNX Runtime $ver library (PyPI onnxruntime wheel)"
-  local tmp="$DEPS/ort/.download-$ver"
+  say "fetching ONNX Runtime $ver library (PyPI $package wheel)"
+  local tmp="$DEPS/ort/.download-$ver$suffix"
   rm -rf "$tmp" && mkdir -p "$tmp"
   $(pip_cmd) download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
     --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d "$tmp" "onnxruntime==$ver" || die "PyPI unreachable or onnxruntime==$ver has no wheel"
+    -d "$tmp" "$package==$ver" || die "PyPI unreachable or $package==$ver has no wheel"
   local whl
-  whl="$(ls "$tmp"/onnxruntime-*.whl | head -1)"
+  whl="$(ls "$tmp"/*.whl | head -1)"
   mkdir -p "$tmp/x"
-  unzip -q -o "$whl" 'onnxruntime/capi/libonnxruntime*' -d "$tmp/x" ||
+  unzip -q -o "$whl" 'onnxruntime/capi/lib*' -d "$tmp/x" ||
     die "wheel $whl does not carry onnxruntime/capi/libonnxruntime*"
   [ -f "$tmp/x/onnxruntime/capi/libonnxruntime.so.$ver" ] ||
     die "wheel $whl has no onnxruntime/capi/libonnxruntime.so.$ver (has: $(ls "$tmp/x/onnxruntime/capi"))"
   rm -rf "$dest" && mkdir -p "$dest/lib"
-  cp "$tmp/x/onnxruntime/capi/"libonnxruntime* "$dest/lib/"
+  cp -P "$tmp/x/onnxruntime/capi/"lib* "$dest/lib/"
   link_ort_names "$dest" "$ver"
   rm -rf "$tmp"
 }
@@ -170,5 +177,8 @@ if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"
   for v in $ORT_EXTRA_VERSIONS; do fetch_ort_library "$v"; done
+  if [ -n "$ORT_OPENVINO_VERSION" ]; then
+    fetch_ort_library "$ORT_OPENVINO_VERSION" onnxruntime-openvino -openvino
+  fi
 fi
 say "ok"

@@ -100,7 +100,8 @@ class Backend {
 // library the build was configured with. Fails with kNotFound / kBackend naming the path.
 // A library is loaded once per process and shared by every Backend that names it.
 Expected<std::shared_ptr<Backend>> LoadOrtBackend(const std::string& library_path = "");
-// The path of an ONNX Runtime version installed by the bootstrap (.deps/ort/<version>/lib).
+// The path of an ONNX Runtime version installed by the bootstrap (.deps/ort/<version>/lib):
+// "1.23.2", or "1.24.1-openvino" for the PyPI onnxruntime-openvino build (OpenVINO provider).
 Expected<std::string> OrtLibraryForVersion(const std::string& version);
 std::string DefaultOrtLibraryPath();
 

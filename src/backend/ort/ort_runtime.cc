@@ -131,19 +131,27 @@ std::string DefaultOrtLibraryPath() {
 }
 
 Expected<std::string> OrtLibraryForVersion(const std::string& version) {
-  for (char c : version) {
+  // "1.23.2", or "1.24.1-openvino": the PyPI build of that version with the OpenVINO provider
+  const std::string kOpenVino = "-openvino";
+  bool openvino =
+      version.size() > kOpenVino.size() &&
+      version.compare(version.size() - kOpenVino.size(), kOpenVino.size(), kOpenVino) == 0;
+  std::string number = openvino ? version.substr(0, version.size() - kOpenVino.size()) : version;
+  for (char c : number) {
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.')) {
-      return InvalidArgument("ONNX Runtime version '" + version + "' is not of the form 1.23.2");
+      return InvalidArgument("ONNX Runtime version '" + version +
+                             "' is not of the form 1.23.2 (or 1.24.1-openvino)");
     }
   }
   std::string deps =
       std::getenv("ONNXPROBE_DEPS_DIR") ? std::getenv("ONNXPROBE_DEPS_DIR") : ONNXPROBE_DEPS_DIR;
-  std::string path = deps + "/ort/" + version + "/lib/libonnxruntime.so." + version;
+  std::string path = deps + "/ort/" + version + "/lib/libonnxruntime.so." + number;
   std::error_code ec;
   if (!fs::exists(path, ec)) {
+    std::string how = openvino ? "ONNXPROBE_ORT_OPENVINO_VERSION=" + number
+                               : "ONNXPROBE_ORT_EXTRA_VERSIONS=" + version;
     return NotFound("ONNX Runtime " + version + " is not installed (expected " + path +
-                    "; install it with ONNXPROBE_ORT_EXTRA_VERSIONS=" + version +
-                    " scripts/bootstrap.sh)");
+                    "; install it with " + how + " scripts/bootstrap.sh)");
   }
   return path;
 }

@@ -190,8 +190,19 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
     OP_ASSIGN_OR_RETURN(located, AbsoluteExternalLocations(bytes, dir));
   }
   const std::string& model = located.empty() ? bytes : located;
-  OP_ORT(lib_, api->CreateSessionFromArray(lib_->env, model.data(), model.size(), so, &session_),
-         "ONNX Runtime " + lib_->version + " rejected the model");
+  Status created = FromOrt(
+      api, api->CreateSessionFromArray(lib_->env, model.data(), model.size(), so, &session_),
+      "ONNX Runtime " + lib_->version + " rejected the model");
+  std::string full = FullProviderName(o.provider);
+  if (!created.ok() && full != "CPUExecutionProvider") {
+    // CPU fallback is off: a node the provider does not take fails the session, and ONNX
+    // Runtime's message does not say so (OpenVINO's reads "the graph is not acyclic")
+    return Status(created.code(),
+                  created.message() + " (with " + full +
+                      " every node must run on it, CPU fallback is disabled: a node it does not "
+                      "support also ends here)");
+  }
+  OP_RETURN_IF_ERROR(created);
   OrtAllocator* alloc = nullptr;
   OP_ORT(lib_, api->GetAllocatorWithDefaultOptions(&alloc), "allocator");
   size_t n_in = 0, n_out = 0;

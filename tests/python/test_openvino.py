@@ -1,0 +1,81 @@
+"""A second execution provider on this CPU: the PyPI onnxruntime-openvino build, installed by the
+bootstrap as ONNX Runtime "1.24.1-openvino". Both sides run the same runtime version, side B on the
+OpenVINO provider with CPU fallback disabled (docs/providers.md). Expectations come from the
+injected fault (demo_cnn_faulty.onnx changes /features/features.3/Conv's weight) and from numpy
+on the dumps each provider writes."""
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from conftest import run
+
+SRC = os.environ.get("ONNXPROBE_SRC", "")
+DEMO = os.path.join(SRC, "tests", "data", "demo", "demo_cnn.onnx")
+FAULTY = os.path.join(SRC, "tests", "data", "demo", "demo_cnn_faulty.onnx")
+OPENVINO = ["--ort-version", "1.24.1-openvino"]
+
+
+def _compare(onnxprobe, tmp_path, *args):
+    out = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", *args, *OPENVINO, "--b-provider", "OpenVINO", "--json", out])
+    return r, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def test_the_bootstrap_installed_the_openvino_build():
+    lib = os.path.join(SRC, ".deps", "ort", "1.24.1-openvino", "lib")
+    assert os.path.exists(os.path.join(lib, "libonnxruntime.so.1.24.1")), "run scripts/bootstrap.sh"
+    assert os.path.exists(os.path.join(lib, "libonnxruntime_providers_openvino.so"))
+
+
+def test_openvino_against_cpu_on_one_runtime(onnxprobe, tmp_path):
+    r, rep = _compare(onnxprobe, tmp_path, DEMO)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert rep["side_a"]["runtime_version"] == rep["side_b"]["runtime_version"] == "1.24.1"
+    assert rep["side_b"]["provider"].startswith("OpenVINO")
+    # OpenVINO's kernels really ran: its values differ from the CPU provider's somewhere, which
+    # numpy confirms on the dumps each provider writes
+    dumps = {}
+    for provider in ("CPU", "OpenVINO"):
+        d = tmp_path / f"{provider}.dump"
+        rr = run([onnxprobe, "run", DEMO, "-o", d, *OPENVINO, "--provider", provider])
+        assert rr.returncode == 0, rr.stderr
+        manifest = json.loads((d / "manifest.json").read_text())
+        dumps[provider] = {t["name"]: np.load(d / t["file"]) for t in manifest["tensors"] if t["kind"] == "tensor"}
+    differ = [n for n in dumps["CPU"] if not np.array_equal(dumps["CPU"][n], dumps["OpenVINO"][n])]
+    assert differ, "OpenVINO and CPU agree bit for bit everywhere: was OpenVINO used?"
+    rows = {t["name"]: t for t in rep["tensors"]}
+    for n in differ:
+        d = np.abs(dumps["CPU"][n].astype(np.float64) - dumps["OpenVINO"][n])
+        assert rows[n]["max_abs"] == pytest.approx(d.max(), rel=1e-6, abs=1e-12), n
+
+
+def test_a_changed_weight_is_named_on_openvino(onnxprobe, tmp_path):
+    r, rep = _compare(onnxprobe, tmp_path, DEMO, FAULTY)
+    assert r.returncode == 1, r.stdout + r.stderr
+    introduced = [c["node"] for c in rep["localization"]["culprits"] if c["introduced"]]
+    assert introduced[:1] == ["/features/features.3/Conv"], introduced
+
+
+def test_a_node_openvino_does_not_take_is_no_silent_fallback(onnxprobe, tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Hardmax", ["r"], ["h"], name="hardmax", axis=1),  # not in OpenVINO's list
+             helper.make_node("Add", ["h", "r"], ["y"], name="add")]
+    path = tmp_path / "hardmax.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                                opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    r = run([onnxprobe, "compare", path, *OPENVINO, "--b-provider", "OpenVINO"])
+    assert r.returncode in (2, 3), r.stdout
+    assert "CPU fallback is disabled" in r.stderr and "OpenVINOExecutionProvider" in r.stderr
+    ok = run([onnxprobe, "compare", path, *OPENVINO, "--b-opt-level", "all"])  # the CPU provider runs it
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_openvino_is_not_in_the_default_runtime(onnxprobe):
+    r = run([onnxprobe, "compare", DEMO, "--b-provider", "OpenVINO"])
+    assert r.returncode == 2 and "is not available" in r.stderr, r.stderr
