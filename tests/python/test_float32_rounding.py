@@ -111,3 +111,34 @@ def test_faults_in_a_deep_export_are_still_named(onnxprobe, tmp_path, chaotic, l
     assert r.returncode == 1, r.stdout
     introduced = [c["node"] for c in rep["localization"]["culprits"] if c["introduced"]]
     assert introduced and introduced[0] == expected, introduced
+
+
+class _MaskedScores(torch.nn.Module):
+    """Attention-like scores with a mask filled by the dtype's minimum, as model libraries do."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        scores = self.proj(x) @ x.transpose(-1, -2)
+        mask = torch.triu(torch.ones(x.shape[-2], x.shape[-2], dtype=torch.bool), diagonal=1)
+        return scores.masked_fill(mask, torch.finfo(scores.dtype).min)
+
+
+def test_a_mask_fill_is_no_rounding(tmp_path):
+    # float32's minimum is -3.4e38, float64's -1.8e308: counted as rounding, that difference would
+    # allow the row anything. The error is taken over the computed values only.
+    torch.manual_seed(0)
+    model = _MaskedScores().eval()
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(3))
+    capture(model, x, str(tmp_path / "cap"))
+    entries = {e["name"]: e for e in json.loads((tmp_path / "cap" / "manifest.json").read_text())["tensors"]}
+    with torch.no_grad():
+        y32 = model(x).numpy().astype(np.float64)
+        y64 = copy.deepcopy(model).double()(x.double()).numpy()
+    computed = np.abs(y32) < 1e30
+    assert (~computed).any()  # the fill is there
+    expected = np.abs(y32 - y64)[computed].max()
+    assert entries["model"]["float64_error"] == pytest.approx(expected, rel=1e-9)
+    assert entries["model"]["float64_error"] < 1e-5
