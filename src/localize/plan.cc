@@ -67,11 +67,10 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
       bool fused = through_fused && cx.hidden_b.count(x);
       // a tensor fixed by B's own initializers (a Transpose of a weight) is computed from them,
       // never fed from A: A's copy would replace a changed weight with the original
-      if (cx.a_names.count(cx.AName(x)) && !fused && !expand.count(e->producer) &&
-          !StaticTensor(idx, x, 0)) {
+      bool weights_only = StaticTensor(idx, x, 0);
+      if (cx.a_names.count(cx.AName(x)) && !fused && !expand.count(e->producer) && !weights_only) {
         boundary.insert(x);
       } else if (e->producer >= 0 && !nodes.count(e->producer)) {
-        bool weights_only = StaticTensor(idx, x, 0);
         if (!weights_only && counted >= max_nodes) {
           p.error = "more than " + std::to_string(max_nodes) + " nodes between '" + name_b +
                     "' and tensors side A provides";

@@ -42,23 +42,23 @@ TEST(ChooseByValue, TakesAClearWinnerOrNothing) {
   EXPECT_EQ(ChooseByValue({HUGE_VAL, HUGE_VAL}, &why), -1);
 }
 
+// A 1-D tensor of `dtype` holding `v`.
+template <typename T>
+Tensor Vector(DType dtype, const std::vector<T>& v) {
+  Tensor x = *Tensor::Allocate(dtype, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) x.data_as<T>()[i] = v[i];
+  return x;
+}
+
 TEST(RelativeDistance, IsTheRelativeL2Error) {
-  auto t = [](std::vector<float> v) {
-    Tensor x = *Tensor::Allocate(DType::kFloat32, {static_cast<int64_t>(v.size())});
-    for (size_t i = 0; i < v.size(); ++i) x.data_as<float>()[i] = v[i];
-    return x;
-  };
+  auto t = [](std::vector<float> v) { return Vector(DType::kFloat32, v); };
   EXPECT_DOUBLE_EQ(RelativeDistance(t({3, 4}), t({3, 4})), 0);
   EXPECT_NEAR(RelativeDistance(t({3, 4}), t({3, 5})), 1.0 / 5.0, 1e-12);
   EXPECT_TRUE(std::isinf(RelativeDistance(t({3, 4}), t({3, 4, 5}))));
 }
 
 TEST(RelativeDistance, IntegersAreEqualOrAnotherValue) {
-  auto t = [](std::vector<int64_t> v) {
-    Tensor x = *Tensor::Allocate(DType::kInt64, {static_cast<int64_t>(v.size())});
-    for (size_t i = 0; i < v.size(); ++i) x.data_as<int64_t>()[i] = v[i];
-    return x;
-  };
+  auto t = [](std::vector<int64_t> v) { return Vector(DType::kInt64, v); };
   EXPECT_DOUBLE_EQ(RelativeDistance(t({1500, 7}), t({1500, 7})), 0);
   // 1% in relative L2, within the advisory value search's 1e-2, but another index
   EXPECT_TRUE(std::isinf(RelativeDistance(t({1500, 7}), t({1515, 7}))));
