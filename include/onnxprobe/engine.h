@@ -49,9 +49,10 @@ struct CompareRequest {
   // rule, per-layer isolation (replaces the generic localization) and an exclusion list.
   QuantOptions quant;
   // Each live side's latency (median of this many plain runs after one warm-up, in a session of
-  // its own after the comparison) and peak memory; 0 = not measured. Skipped with
+  // its own after the comparison) and peak memory; 0 = not measured (the default: it opens each
+  // side's model again, which costs more than a small model's whole comparison). Skipped with
   // isolate_runtime (measuring would load the runtime into this process).
-  int latency_runs = 3;
+  int latency_runs = 0;
   // > 0: a side's measured runs stop once they have taken this long in all, at least one (a
   // large model's run takes seconds: its sample then costs about what a small model's does);
   // 0: exactly latency_runs. The CLI sets 0 when --latency-runs is given.

@@ -84,6 +84,10 @@ struct SideSpec {
   // Off by default: a one-shot comparison frees each side's session, weights and arena before
   // the other side runs, which keeps peak memory down.
   bool keep_session = false;
+  // Keep the capture session of a live side's first fetch for later fetches of the same set
+  // (a comparison run again on other inputs: a sample, a sweep point), with fresh output buffers
+  // each time; other sets get a session of their own, freed after the run.
+  bool hold_session = false;
   // With optimizations on, also capture tensors the optimized graph fuses away. Marking them as
   // outputs blocks those fusions, so the side then measures another graph than it runs.
   bool mark_fused_tensors = false;

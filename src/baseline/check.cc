@@ -1,5 +1,5 @@
 // CheckBaseline: each sample's stored dump (side A) against a live run of the model now
-// (side B) through Compare(); environment changes; localization of failing samples; per-tensor
+// (side B) in one comparison session (side B opened once); environment changes; localization of failing samples; per-tensor
 // aggregates over the samples.
 #include <chrono>
 #include <filesystem>
@@ -7,6 +7,7 @@
 #include "baseline/file_sha256.h"
 #include "onnxprobe/baseline.h"
 #include "onnxprobe/dump.h"
+#include "onnxprobe/pipeline/comparison_session.h"
 
 namespace fs = std::filesystem;
 
@@ -198,26 +199,37 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     return NotFound(req.model_path + ": no such model file");
   std::string sha256 = FileSha256(req.model_path);
   if (sha256.empty()) return IoError(req.model_path + ": cannot read");
-  SessionOptions session = req.session_given ? req.session : b.environment.session;
+  SessionOptions session_options = req.session_given ? req.session : b.environment.session;
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
-  rep.current = SnapshotEnvironment(*backend, session, sha256);
+  rep.current = SnapshotEnvironment(*backend, session_options, sha256);
   rep.changes = DiffEnvironments(b.environment, rep.current);
 
+  std::unique_ptr<ComparisonSession> session;
   for (const auto& entry : b.samples) {
     SampleCheck sc;
     sc.name = entry.name;
-    CompareRequest c = BaseRequest(b, req);
-    c.localize = req.localize && rep.failed_samples < req.max_localized_samples;
-    c.a = SideRequest{DumpPath(b, entry), SessionOptions(), false, ""};
-    c.b = SideRequest{req.model_path, session, true, req.ort_library};
-    c.latency_runs = 0;  // a baseline check reports numerics; timing each sample would cost runs
+    SessionRun run;
+    run.side_a = DumpPath(b, entry);
+    run.localize = req.localize && rep.failed_samples < req.max_localized_samples;
+    run.measure_resources = false;  // a baseline check reports numerics, not timing
+    if (session == nullptr) {
+      CompareRequest c = BaseRequest(b, req);
+      c.a = SideRequest{run.side_a, SessionOptions(), false, ""};
+      c.b = SideRequest{req.model_path, session_options, true, req.ort_library};
+      c.latency_runs = 0;
+      SessionOpenOptions open;
+      open.hold_sessions = b.samples.size() > 1;
+      auto opened = ComparisonSession::Open(c, open);
+      if (!opened.ok()) return opened.status().WithContext("sample '" + entry.name + "'");
+      session = std::move(*opened);
+    }
     auto ts = Clock::now();
     auto last = ts;
-    c.on_row = [&](const TensorResult& row, size_t, size_t) {
+    run.on_row = [&](const TensorResult& row, size_t, size_t) {
       sc.row_seconds[row.name] = Since(last);
       last = Clock::now();
     };
-    auto report = Compare(c);
+    auto report = session->Run(run);
     if (!report.ok()) return report.status().WithContext("sample '" + entry.name + "'");
     sc.report = std::move(*report);
     sc.seconds = Since(ts);
@@ -231,7 +243,7 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     if (!sc.passed()) {
       ++rep.failed_samples;
       if (rep.failed_samples <= req.max_localized_samples) {
-        sc.localization = LocalizeSample(req, b, rep.current, session, entry, sc.report);
+        sc.localization = LocalizeSample(req, b, rep.current, session_options, entry, sc.report);
       } else {
         sc.localization.method = LocalizeMethod::kSkipped;
         SetFirstDiverging(sc.report.comparison, &sc.localization);

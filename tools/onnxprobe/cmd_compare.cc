@@ -50,7 +50,7 @@ struct CompareCli {
   bool isolate_runtime = false;
   bool fixed_tolerance = false;
   QuantOptions quant;
-  int latency_runs = 3;
+  int latency_runs = 0;
   bool latency_given = false;
 };
 
@@ -123,8 +123,8 @@ class CompareCommand : public Command {
                return Status::Ok();
              });
     sink.Add({"--latency-runs", "N",
-              "plain runs of each live side after the comparison: median latency and peak memory "
-              "(default 3, fewer when they take over 2 s in all, at least 1; 0: off)"},
+              "plain runs of each live side after the comparison, in a session of its own: median "
+              "latency and peak memory (default 0: not measured)"},
              [&o](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--latency-runs"));
                if (n < 0 || n > 10000)

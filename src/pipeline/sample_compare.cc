@@ -1,8 +1,10 @@
-// Compare() over several input samples, and per-tensor aggregates across them.
+// One comparison session over several input samples, and per-tensor aggregates across them.
 #include "onnxprobe/sample_compare.h"
 
 #include <algorithm>
 #include <chrono>
+
+#include "onnxprobe/pipeline/comparison_session.h"
 
 namespace onnxprobe {
 namespace {
@@ -55,22 +57,28 @@ std::vector<TensorAggregate> AggregateSamples(const std::vector<NamedComparison>
 Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
                                               const std::vector<InputSample>& samples) {
   SamplesCompareReport rep;
+  bool several = samples.size() > 1;
+  SessionOpenOptions open;
+  open.hold_sessions = several;
+  OP_ASSIGN_OR_RETURN(auto session, ComparisonSession::Open(request, open));
   for (const auto& sample : samples) {
     SampleCompare sc;
     sc.name = sample.name;
-    CompareRequest r = request;
-    r.inputs = sample.inputs;
-    r.inputs_given = true;
+    SessionRun run;
+    run.inputs = sample.inputs;
+    run.inputs_given = true;
     // a side's latency does not depend on the values: measured with the first sample only
-    if (&sample != &samples.front()) r.latency_runs = 0;
+    run.measure_resources = &sample == &samples.front();
+    // where differences below tolerance are born is looked for once, on the focus sample (below)
+    run.drift = !several;
     auto t0 = Clock::now();
     auto last = t0;
-    r.on_row = [&](const TensorResult& row, size_t done, size_t total) {
+    run.on_row = [&](const TensorResult& row, size_t done, size_t total) {
       sc.row_seconds[row.name] = Since(last);
       last = Clock::now();
       if (request.on_row) request.on_row(row, done, total);
     };
-    auto report = Compare(r);
+    auto report = session->Run(run);
     if (!report.ok()) return report.status().WithContext("sample '" + sample.name + "'");
     sc.report = std::move(*report);
     sc.seconds = Since(t0);
@@ -84,6 +92,24 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
     }
     rep.samples.push_back(std::move(sc));
     if (aborted) break;
+  }
+  // every sample passed: the focus sample is run again to say where its differences are born
+  const SampleCompare* focus = FocusSample(rep);
+  bool drift = request.localize && request.localize_options.drift;
+  if (several && drift && !rep.aborted && rep.failed_samples == 0 && focus != nullptr) {
+    size_t i = static_cast<size_t>(focus - rep.samples.data());
+    SampleCompare& sc = rep.samples[i];
+    SessionRun run;
+    run.inputs = samples[i].inputs;
+    run.inputs_given = true;
+    run.measure_resources = false;
+    auto t0 = Clock::now();
+    auto again = session->Run(run);
+    if (!again.ok()) return again.status().WithContext("sample '" + sc.name + "'");
+    again->resources_a = sc.report.resources_a;
+    again->resources_b = sc.report.resources_b;
+    sc.report = std::move(*again);
+    sc.seconds += Since(t0);
   }
   std::vector<NamedComparison> named;
   for (const auto& s : rep.samples) named.push_back({s.name, &s.report.comparison});

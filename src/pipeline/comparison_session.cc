@@ -1,14 +1,15 @@
-// Compare(request): the whole comparison as one library call. Each stage returns its own
-// result (sides, inputs, alignment, comparison, localization); this file only assembles them.
-#include "onnxprobe/engine.h"
+// ComparisonSession: both sides opened once, then one comparison per run. Each stage returns
+// its own result (sides, inputs, alignment, comparison, localization); this file only assembles
+// them.
+#include "onnxprobe/pipeline/comparison_session.h"
 
 #include <algorithm>
 #include <memory>
 #include <optional>
 #include <set>
 
-#include "engine/confirm_rows.h"
-#include "engine/side_resources.h"
+#include "pipeline/confirm_rows.h"
+#include "pipeline/side_resources.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/isolated_side.h"
@@ -25,9 +26,11 @@ const char* SideName(bool is_a) { return is_a ? "side A" : "side B"; }
 
 // `cache` holds a model loaded for side A, reused when side B names the same file.
 Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a, bool isolate,
-                                              uint64_t max_memory, std::optional<Model>* cache) {
+                                              uint64_t max_memory, bool hold,
+                                              std::optional<Model>* cache) {
   SideSpec spec{s.path, s.session, s.ort_library};
   spec.max_memory = max_memory;
+  spec.hold_session = hold && !isolate;
   if (IsDumpPath(s.path)) {
     if (s.session_given) {
       return InvalidArgument(std::string(SideName(is_a)) + " (" + s.path +
@@ -48,11 +51,11 @@ bool InputsGiven(const InputOptions& io) {
 }
 
 // Inputs shared by both sides: a dump's recorded inputs, else given or generated from a model.
-Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const CompareRequest& req,
+Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const SessionRun& run,
                                                 CompareReport* report) {
   OP_ASSIGN_OR_RETURN(auto ra, a.RecordedInputs());
   OP_ASSIGN_OR_RETURN(auto rb, b.RecordedInputs());
-  bool given = req.inputs_given || InputsGiven(req.inputs);
+  bool given = run.inputs_given || InputsGiven(run.inputs);
   if ((!ra.empty() || !rb.empty()) && given) {
     return InvalidArgument("a dump side (" + (ra.empty() ? b : a).info().path +
                            ") brings its own inputs; other inputs cannot be given");
@@ -77,11 +80,11 @@ Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const CompareR
     report->input_origin = InputOrigin::kRecorded;
     return std::vector<NamedTensor>();
   }
-  bool given_tensors = !req.inputs.files.empty() || !req.inputs.tensors.empty();
+  bool given_tensors = !run.inputs.files.empty() || !run.inputs.tensors.empty();
   report->input_origin = given_tensors ? InputOrigin::kFiles : InputOrigin::kGenerated;
-  report->input_seed = req.inputs.seed;
+  report->input_seed = run.inputs.seed;
   InputPreparation prep;
-  auto prepared = PrepareInputs(*m, req.inputs, &prep);
+  auto prepared = PrepareInputs(*m, run.inputs, &prep);
   report->notes.insert(report->notes.end(), prep.notes.begin(), prep.notes.end());
   report->nonfinite_inputs = prep.nonfinite_inputs;
   return prepared;
@@ -193,11 +196,43 @@ const char* InputOriginName(InputOrigin o) {
   return "?";
 }
 
-Expected<CompareReport> Compare(const CompareRequest& req) {
+
+struct ComparisonSession::State {
+  CompareRequest req;
+  SessionOpenOptions open;
+  CompareJob job;  // the request's, with the mapping file and the noise floor read
+  std::optional<Model> cache;
+  std::optional<Model> graph;
+  std::unique_ptr<Side> a, b;
+  std::string a_path;  // side A's path now (a run may replace it)
+  std::string graph_name;
+  std::string model_diff;
+  bool resources_measured = false;
+  size_t runs = 0;
+};
+
+ComparisonSession::ComparisonSession(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ComparisonSession::~ComparisonSession() = default;
+size_t ComparisonSession::runs() const { return state_->runs; }
+
+SessionRun SingleRun(const CompareRequest& request) {
+  SessionRun run;
+  run.inputs = request.inputs;
+  run.inputs_given = request.inputs_given;
+  run.on_row = request.on_row;
+  return run;
+}
+
+Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
+    const CompareRequest& req, const SessionOpenOptions& options) {
   if (req.latency_runs < 0)
     return InvalidArgument("latency runs must be 0 (off) or more, not " +
                            std::to_string(req.latency_runs));
-  CompareJob job = req.job;
+  auto st = std::make_unique<State>();
+  st->req = req;
+  st->open = options;
+  CompareJob& job = st->job;
+  job = req.job;
   if (job.max_memory > 0) SetAllocationLimit(job.max_memory);
   if (!req.mapping_file.empty()) {
     OP_ASSIGN_OR_RETURN(auto mapping, ReadTensorMapping(req.mapping_file));
@@ -206,26 +241,54 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   if (!req.noise_floor_file.empty()) {
     OP_ASSIGN_OR_RETURN(job.policy.noise_floor, ReadNoiseFloor(req.noise_floor_file));
   }
-  std::optional<Model> cache;
-  auto a = OpenRequested(req.a, true, req.isolate_runtime, job.max_memory, &cache);
+  // sessions held across runs are outside the memory budget: only without one
+  bool hold = options.hold_sessions && job.max_memory == 0;
+  auto a = OpenRequested(req.a, true, req.isolate_runtime, job.max_memory, hold, &st->cache);
   if (!a.ok()) return a.status().WithContext("side A");
-  auto b = OpenRequested(req.b, false, req.isolate_runtime, job.max_memory, &cache);
+  auto b = OpenRequested(req.b, false, req.isolate_runtime, job.max_memory, hold, &st->cache);
   if (!b.ok()) return b.status().WithContext("side B");
-  Side& sa = **a;
-  Side& sb = **b;
-  OP_RETURN_IF_ERROR(CheckRequest(req, sb));
-  std::optional<Model> graph;
+  st->a = std::move(*a);
+  st->b = std::move(*b);
+  st->a_path = req.a.path;
+  OP_RETURN_IF_ERROR(CheckRequest(req, *st->b));
   if (!req.graph_model.empty()) {
     OP_ASSIGN_OR_RETURN(Model g, Model::Load(req.graph_model));
-    graph = std::move(g);
-    job.graph = &*graph;
+    st->graph = std::move(g);
+    job.graph = &*st->graph;
   }
+  const Model* named = st->a->model() != nullptr ? st->a->model() : st->b->model();
+  if (named == nullptr && st->graph) named = &*st->graph;
+  if (named != nullptr) st->graph_name = named->summary().graph_name;
+  const Model* ma = st->a->model();
+  const Model* mb = st->b->model();
+  if (ma != nullptr && mb != nullptr && req.a.path != req.b.path) {
+    auto diff = DiffModels(*ma, *mb);
+    st->model_diff = diff.ok() ? SummarizeModelDiff(*diff)
+                               : "model diff not available: " + diff.status().message();
+  }
+  return std::unique_ptr<ComparisonSession>(new ComparisonSession(std::move(st)));
+}
+
+Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
+  State& st = *state_;
+  const CompareRequest& req = st.req;
+  ++st.runs;
+  if (!run.side_a.empty() && run.side_a != st.a_path) {
+    if (!IsDumpPath(run.side_a))
+      return InvalidArgument("a run replaces side A by a dump only; " + run.side_a + " is not one");
+    SideRequest next{run.side_a, SessionOptions(), false, ""};
+    auto a = OpenRequested(next, true, req.isolate_runtime, st.job.max_memory, false, &st.cache);
+    if (!a.ok()) return a.status().WithContext("side A");
+    st.a = std::move(*a);
+    st.a_path = run.side_a;
+  }
+  Side& sa = *st.a;
+  Side& sb = *st.b;
+  CompareJob job = st.job;  // alignment and quantization add to it for this run only
 
   CompareReport report;
-  const Model* named = sa.model() != nullptr ? sa.model() : sb.model();
-  if (named == nullptr && graph) named = &*graph;
-  if (named != nullptr) report.graph_name = named->summary().graph_name;
-  OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, req, &report));
+  report.graph_name = st.graph_name;
+  OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, run, &report));
   OP_RETURN_IF_ERROR(sa.SetInputs(inputs));
   OP_RETURN_IF_ERROR(sb.SetInputs(inputs));
   for (const auto& in : inputs)
@@ -252,7 +315,7 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
   OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job, &report.notes));
 
   auto compared = req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
-                                         : RunComparison(sa, sb, job, req.on_row);
+                                         : RunComparison(sa, sb, job, run.on_row);
   if (!compared.ok()) return compared.status();
   report.comparison = std::move(*compared);
   ComparisonResult& r = report.comparison;
@@ -261,13 +324,16 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     if (row.state == RowState::kAdvisory && job.confirm_by.count(row.name))
       job.rename.erase(row.name);
   }
-  bool wanted = r.failures > 0 || req.localize_options.candidates == Candidates::kAll ||
-                (req.localize_options.drift && r.first_difference >= 0 && sb.model() != nullptr);
+  const LocalizeOptions& lopt = req.localize_options;
+  bool drift = lopt.drift && run.drift;
+  bool wanted = r.failures > 0 || lopt.candidates == Candidates::kAll ||
+                (drift && r.first_difference >= 0 && sb.model() != nullptr);
   if (quantized) {  // quantized layers are isolated their own way
     OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));
     quant::SettleRoles(report.quant, &r);
-  } else if (req.localize && !r.aborted && wanted) {
-    LocalizeOptions lo = req.localize_options;
+  } else if (req.localize && run.localize && !r.aborted && wanted) {
+    LocalizeOptions lo = lopt;
+    lo.drift = lo.drift && (run.drift || r.failures > 0);
     // PyTorch values exist at module boundaries only: a plan spans a whole module call
     if (sa.info().kind == SideKind::kTorchCapture)
       lo.max_subgraph_nodes = std::max<size_t>(lo.max_subgraph_nodes, kModuleSpanNodes);
@@ -276,16 +342,12 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
     if (sb.model() != nullptr)
       AddParityCulprits(report.parity, *sb.model(), r, &report.localization);
   }
-  if (!req.localize_options.repro_dir.empty() && r.failures == 0 && !r.aborted)
-    report.notes.push_back("no repro bundle written to " + req.localize_options.repro_dir +
+  if (!lopt.repro_dir.empty() && r.failures == 0 && !r.aborted)
+    report.notes.push_back("no repro bundle written to " + lopt.repro_dir +
                            ": every tensor passes, so there is nothing to reproduce");
   report.origin_note = OriginNote(report);
-  if (sa.model() != nullptr && sb.model() != nullptr && req.a.path != req.b.path) {
-    auto diff = DiffModels(*sa.model(), *sb.model());
-    report.model_diff = diff.ok() ? SummarizeModelDiff(*diff)
-                                  : "model diff not available: " + diff.status().message();
-  }
-  if (!r.aborted) {
+  report.model_diff = st.model_diff;
+  if (!r.aborted && run.measure_resources) {
     // the numbers are the result; a side that cannot be timed loses only its timing
     Status measured = MeasureSideResources(req, sa, sb, inputs, &report);
     if (!measured.ok())
@@ -303,7 +365,7 @@ Expected<CompareReport> Compare(const CompareRequest& req) {
           "explaining optimizations needs one model on one runtime and provider, side A with "
           "optimizations disabled and side B with them enabled");
     }
-    ExplainRequest er{y.path, y.ort_library, y.session, req.inputs, job.policy};
+    ExplainRequest er{y.path, y.ort_library, y.session, run.inputs, job.policy};
     OP_ASSIGN_OR_RETURN(report.optimizations, ExplainOptimizations(er));
     report.optimizations_explained = true;
   }

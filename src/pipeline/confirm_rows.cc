@@ -1,4 +1,4 @@
-#include "engine/confirm_rows.h"
+#include "pipeline/confirm_rows.h"
 
 #include <unordered_map>
 #include <unordered_set>

@@ -1,7 +1,9 @@
-// CompareSweep: Compare() at each combination of symbolic dimension values.
+// CompareSweep: one comparison session run at each combination of symbolic dimension values.
 #include "onnxprobe/sweep.h"
 
 #include <set>
+
+#include "onnxprobe/pipeline/comparison_session.h"
 
 namespace onnxprobe {
 namespace {
@@ -70,16 +72,21 @@ Expected<SweepReport> CompareSweep(const SweepRequest& req) {
   SweepReport out;
   out.axes = req.axes;
   std::vector<size_t> at(req.axes.size(), 0);  // odometer over the axes, last axis fastest
+  size_t points = 1;
+  for (const auto& axis : req.axes) points *= axis.values.size();
+  SessionOpenOptions open;
+  open.hold_sessions = points > 1;
+  OP_ASSIGN_OR_RETURN(auto session, ComparisonSession::Open(req.compare, open));
   for (bool more = true; more;) {
     SweepPoint p;
-    CompareRequest c = req.compare;
+    SessionRun run = SingleRun(req.compare);
     for (size_t i = 0; i < req.axes.size(); ++i) {
       int64_t v = req.axes[i].values[at[i]];
       p.dims.emplace_back(req.axes[i].dim, v);
-      c.inputs.dim_params[req.axes[i].dim] = v;
+      run.inputs.dim_params[req.axes[i].dim] = v;
     }
-    c.inputs_given = true;
-    auto report = Compare(c);
+    run.inputs_given = true;
+    auto report = session->Run(run);
     if (!report.ok()) {
       // a runtime that rejects one shape is a finding of the sweep; bad input is not
       if (report.status().code() != ErrorCode::kBackend || out.points.empty())

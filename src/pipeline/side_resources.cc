@@ -1,6 +1,6 @@
 // MeasureSideResources: plain runs of each live side in a session of its own, one side at a
 // time, so each side's peak memory is its own.
-#include "engine/side_resources.h"
+#include "pipeline/side_resources.h"
 
 #include <tuple>
 

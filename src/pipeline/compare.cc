@@ -1,0 +1,13 @@
+// Compare(request): one comparison session, opened and run once.
+#include "onnxprobe/engine.h"
+
+#include "onnxprobe/pipeline/comparison_session.h"
+
+namespace onnxprobe {
+
+Expected<CompareReport> Compare(const CompareRequest& request) {
+  OP_ASSIGN_OR_RETURN(auto session, ComparisonSession::Open(request));
+  return session->Run(SingleRun(request));
+}
+
+}  // namespace onnxprobe
