@@ -1,6 +1,6 @@
 // CheckBaseline: each sample's stored dump (side A) against a live run of the model now
-// (side B) in one comparison session (side B opened once); environment changes; localization of failing samples; per-tensor
-// aggregates over the samples.
+// (side B) in one comparison session (side B opened once); environment changes; localization of
+// failing samples; per-tensor aggregates over the samples.
 #include <chrono>
 #include <filesystem>
 

@@ -1,6 +1,5 @@
 // Compare(request): one comparison session, opened and run once.
 #include "onnxprobe/engine.h"
-
 #include "onnxprobe/pipeline/comparison_session.h"
 
 namespace onnxprobe {

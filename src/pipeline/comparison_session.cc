@@ -8,12 +8,12 @@
 #include <optional>
 #include <set>
 
-#include "pipeline/confirm_rows.h"
-#include "pipeline/side_resources.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/isolated_side.h"
 #include "onnxprobe/model_diff.h"
+#include "pipeline/confirm_rows.h"
+#include "pipeline/side_resources.h"
 #include "quant/quant_engine.h"
 
 namespace onnxprobe {
@@ -195,7 +195,6 @@ const char* InputOriginName(InputOrigin o) {
   }
   return "?";
 }
-
 
 struct ComparisonSession::State {
   CompareRequest req;
