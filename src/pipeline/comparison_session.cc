@@ -13,6 +13,7 @@
 #include "onnxprobe/isolated_side.h"
 #include "onnxprobe/model_diff.h"
 #include "pipeline/confirm_rows.h"
+#include "pipeline/retained_side.h"
 #include "pipeline/side_resources.h"
 #include "quant/quant_engine.h"
 
@@ -281,7 +282,9 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     st.a = std::move(*a);
     st.a_path = run.side_a;
   }
-  Side& sa = *st.a;
+  // without a memory budget side A's tensors stay in memory for the run's localization
+  RetainedSide retained(*st.a);
+  Side& sa = st.job.max_memory == 0 ? static_cast<Side&>(retained) : *st.a;
   Side& sb = *st.b;
   CompareJob job = st.job;  // alignment and quantization add to it for this run only
 

@@ -1,0 +1,46 @@
+// Internal: a side whose fetched tensors are kept for the rest of one comparison run, so
+// localization and tie checks read side A's values from memory instead of running it again.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/side.h"
+
+namespace onnxprobe {
+
+// Wraps `inner` for one run. Every tensor a Fetch returns is kept (its buffer is shared, not
+// copied); a later Fetch whose names are all kept is answered from them. Only without a memory
+// budget: then the comparison holds every tensor of both sides at once anyway (one batch), so
+// keeping side A's afterwards stays below that peak. SetInputs forgets them.
+class RetainedSide : public Side {
+ public:
+  explicit RetainedSide(Side& inner) : inner_(inner) {}
+  const SideInfo& info() const override { return inner_.info(); }
+  const std::vector<SideTensor>& tensors() const override { return inner_.tensors(); }
+  const Model* model() const override { return inner_.model(); }
+  Expected<std::vector<NamedTensor>> RecordedInputs() const override {
+    return inner_.RecordedInputs();
+  }
+  Status SetInputs(const std::vector<NamedTensor>& inputs) override;
+  Expected<std::vector<RunOutput>> Fetch(const std::vector<std::string>& names) override;
+  size_t runs() const override { return inner_.runs(); }
+  Expected<std::vector<RunOutput>> RunOther(
+      const std::string& model_bytes, const std::string& model_dir,
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs,
+      const std::vector<std::string>& outputs) override {
+    return inner_.RunOther(model_bytes, model_dir, inputs, outputs);
+  }
+  const std::vector<std::string>& hidden() const override { return inner_.hidden(); }
+  SessionOptions session_options() const override { return inner_.session_options(); }
+  // Fetches answered from kept tensors.
+  size_t served() const { return served_; }
+
+ private:
+  Side& inner_;
+  std::map<std::string, RunOutput> kept_;
+  size_t served_ = 0;
+};
+
+}  // namespace onnxprobe
