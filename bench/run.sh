@@ -28,6 +28,11 @@ echo
 echo "== larger than memory: 2.1 GiB of external data (sparse file)"
 /usr/bin/python3 bench/external_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python 256M
 echo
+echo "== several samples through one comparison session vs plain ONNX Runtime sessions"
+/usr/bin/python3 bench/make_models.py "$MODELS" densenet121 >/dev/null
+/usr/bin/python3 bench/samples_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python \
+  "$MODELS/resnet50.onnx" "$MODELS/densenet121.onnx"
+echo
 echo "== peers"
 bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx:256M" "$MODELS/gpt2_medium.onnx:2G"
 echo
