@@ -14,6 +14,10 @@
 
 namespace onnxprobe {
 
+// A provider's full ONNX Runtime name from its short or full name in any case ("openvino" ->
+// "OpenVINOExecutionProvider"); an unknown name is returned as given.
+std::string FullProviderName(const std::string& name);
+
 struct SessionOptions {
   // Execution provider by short or full name ("CPU", "CUDA", "TensorrtExecutionProvider").
   // Never falls back silently: an unavailable provider is an error, and CPU fallback is disabled
@@ -37,6 +41,10 @@ struct SessionOptions {
   // Shared libraries of custom operators, registered with every session (their RegisterCustomOps
   // entry point is called). A library that cannot be loaded fails session creation.
   std::vector<std::string> custom_op_libraries;
+  // Let the CPU provider run the nodes another provider does not take (ONNX Runtime's CPU
+  // fallback). Off by default: such a side would measure a mix of providers without saying so;
+  // a comparison lists the nodes either way (FindPlacement, placement.h).
+  bool allow_fallback = false;
   // When set, the runtime's profiler records every run of the session; the trace (Chrome
   // trace-event JSON) is written to "<profile_prefix>_<timestamp>.json" by EndProfiling().
   std::string profile_prefix;

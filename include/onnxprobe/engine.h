@@ -14,6 +14,7 @@
 #include "onnxprobe/explain.h"
 #include "onnxprobe/latency.h"
 #include "onnxprobe/localize.h"
+#include "onnxprobe/placement.h"
 #include "onnxprobe/quant.h"
 
 namespace onnxprobe {
@@ -102,6 +103,9 @@ struct CompareReport {
   // The graph's name (side A's model, else side B's, else the --model graph); "" for two dumps.
   std::string graph_name;
   SideResources resources_a, resources_b;
+  // A live side on another provider than CPU with CPU fallback allowed: which nodes the CPU
+  // provider ran (provider empty otherwise).
+  Placement placement_a, placement_b;
   bool passed() const { return !comparison.aborted && comparison.failures == 0; }
 };
 

@@ -183,6 +183,34 @@ void AddParityCulprits(const ParityReport& parity, const Model& model, const Com
                      std::make_move_iterator(first.end()));
 }
 
+// A live side on another provider than CPU.
+bool OnOtherProvider(const Side& side, const SideRequest& request) {
+  return side.model() != nullptr &&
+         FullProviderName(request.session.provider) != "CPUExecutionProvider";
+}
+
+// A runtime failure on a side whose provider leaves nodes to the CPU provider while fallback is
+// disabled: the nodes, named (the runtime's own message does not name them); `st` otherwise.
+Status NameRefusedNodes(const Status& st, Side& a, Side& b, const CompareRequest& req,
+                        const std::vector<NamedTensor>& inputs) {
+  if (st.ok() || st.code() != ErrorCode::kBackend) return st;
+  for (bool is_a : {true, false}) {
+    const SideRequest& s = is_a ? req.a : req.b;
+    if (!OnOtherProvider(is_a ? a : b, s) || s.session.allow_fallback) continue;
+    auto p = FindPlacement(s.path, s.ort_library, s.session, inputs);
+    if (!p.ok() || p->complete()) continue;
+    std::string nodes;
+    for (size_t i = 0; i < p->on_cpu.size() && i < 8; ++i) nodes += (i ? ", " : "") + p->on_cpu[i];
+    if (p->on_cpu.size() > 8) nodes += ", ... " + std::to_string(p->on_cpu.size() - 8) + " more";
+    return Unsupported(std::string(SideName(is_a)) + " (" + s.path + "): " + p->provider +
+                       " does not take " + std::to_string(p->on_cpu.size()) + " of " +
+                       std::to_string(p->model_nodes) + " nodes: " + nodes +
+                       "; CPU fallback is disabled (--allow-fallback runs them on the CPU "
+                       "provider and lists them in the report)");
+  }
+  return st;
+}
+
 }  // namespace
 
 const char* InputOriginName(InputOrigin o) {
@@ -207,7 +235,7 @@ struct ComparisonSession::State {
   std::string a_path;  // side A's path now (a run may replace it)
   std::string graph_name;
   std::string model_diff;
-  bool resources_measured = false;
+  Placement placement_a, placement_b;  // found on the first run, for sides that allow fallback
   size_t runs = 0;
 };
 
@@ -291,10 +319,24 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   CompareReport report;
   report.graph_name = st.graph_name;
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, run, &report));
-  OP_RETURN_IF_ERROR(sa.SetInputs(inputs));
-  OP_RETURN_IF_ERROR(sb.SetInputs(inputs));
+  Status set = sa.SetInputs(inputs);
+  if (set.ok()) set = sb.SetInputs(inputs);
+  OP_RETURN_IF_ERROR(NameRefusedNodes(set, sa, sb, req, inputs));
   for (const auto& in : inputs)
     report.inputs.push_back({in.name, in.tensor.dtype(), in.tensor.shape()});
+  // a side that lets the CPU provider run what its provider does not take says which nodes
+  for (bool is_a : {true, false}) {
+    const SideRequest& s = is_a ? req.a : req.b;
+    Placement& placed = is_a ? st.placement_a : st.placement_b;
+    if (!OnOtherProvider(is_a ? sa : sb, s) || !s.session.allow_fallback) continue;
+    if (placed.provider.empty()) {
+      auto p = FindPlacement(s.path, s.ort_library, s.session, inputs);
+      if (!p.ok()) return p.status().WithContext(std::string(SideName(is_a)) + " placement");
+      placed = std::move(*p);
+    }
+    (is_a ? report.placement_a : report.placement_b) = placed;
+    report.notes.push_back(std::string(SideName(is_a)) + ": " + DescribePlacement(placed));
+  }
 
   // a PyTorch capture on side A: align its module outputs with the ONNX tensors
   if (sa.info().kind == SideKind::kTorchCapture && sb.model() != nullptr) {
@@ -318,9 +360,13 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
 
   auto compared = req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
                                          : RunComparison(sa, sb, job, run.on_row);
-  if (!compared.ok()) return compared.status();
+  if (!compared.ok()) return NameRefusedNodes(compared.status(), sa, sb, req, inputs);
   report.comparison = std::move(*compared);
   ComparisonResult& r = report.comparison;
+  if (r.aborted) {
+    Status named = NameRefusedNodes(r.abort_status, sa, sb, req, inputs);
+    if (named.code() == ErrorCode::kUnsupported) return named;
+  }
   // an unconfirmed value inside a module call is no boundary for isolation either
   for (const auto& row : r.rows) {
     if (row.state == RowState::kAdvisory && job.confirm_by.count(row.name))

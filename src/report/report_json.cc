@@ -133,6 +133,25 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.EndArray();
   j.Key("input_origin").String(InputOriginName(report.input_origin));
   j.Key("input_seed").UInt(report.input_seed);
+  j.Key("placement").BeginObject();
+  for (auto [key, p] : {std::pair<const char*, const Placement*>{"a", &report.placement_a},
+                        {"b", &report.placement_b}}) {
+    j.Key(key);
+    if (p->provider.empty()) {
+      j.Null();
+      continue;
+    }
+    j.BeginObject().Key("provider").String(p->provider).Key("model_nodes").UInt(p->model_nodes);
+    for (auto [name, list] :
+         {std::pair<const char*, const std::vector<std::string>*>{"partitions", &p->partitions},
+          {"on_cpu", &p->on_cpu}}) {
+      j.Key(name).BeginArray();
+      for (const auto& x : *list) j.String(x);
+      j.EndArray();
+    }
+    j.EndObject();
+  }
+  j.EndObject();
   j.Key("resources").BeginObject();
   for (auto [key, res] : {std::pair<const char*, const SideResources*>{"a", &report.resources_a},
                           {"b", &report.resources_b}}) {

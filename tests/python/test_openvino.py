@@ -87,3 +87,40 @@ def test_a_node_openvino_does_not_take_is_no_silent_fallback(onnxprobe, tmp_path
 def test_openvino_is_not_in_the_default_runtime(onnxprobe):
     r = run([onnxprobe, "compare", DEMO, "--b-provider", "OpenVINO"])
     assert r.returncode == 2 and "is not available" in r.stderr, r.stderr
+
+
+def _hardmax_chain(tmp_path):
+    """Relu -> Hardmax -> Sigmoid: Hardmax is not among the operators OpenVINO's provider takes,
+    and a chain (no skip connection around it) lets ONNX Runtime split the graph around it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Hardmax", ["r"], ["h"], name="hardmax", axis=1),
+             helper.make_node("Sigmoid", ["h"], ["y"], name="sigmoid")]
+    path = tmp_path / "hardmax_chain.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                                opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+@runs_openvino
+def test_refused_fallback_names_the_nodes_and_allowed_fallback_lists_them(onnxprobe, tmp_path):
+    path = _hardmax_chain(tmp_path)
+    r = run([onnxprobe, "compare", path, *OPENVINO, "--b-provider", "OpenVINO"])
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "hardmax (Hardmax)" in lines[0], r.stderr
+    assert "CPU fallback is disabled" in lines[0] and "--allow-fallback" in lines[0]
+    # allowed: the comparison runs, and the report says what ran where
+    out = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", path, *OPENVINO, "--b-provider", "OpenVINO",
+             "--b-allow-fallback", "--json", out])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads(out.read_text())
+    placed = rep["placement"]["b"]
+    assert rep["placement"]["a"] is None
+    assert placed["provider"] == "OpenVINOExecutionProvider" and placed["model_nodes"] == 3
+    assert "hardmax (Hardmax)" in placed["on_cpu"] and "sigmoid (Sigmoid)" not in placed["on_cpu"]
+    assert placed["partitions"], "OpenVINO ran nothing"
+    assert any("the CPU provider runs" in n and "hardmax" in n for n in rep["notes"])
+    assert rep["summary"]["compared"] == 3

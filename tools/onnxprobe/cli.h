@@ -132,6 +132,7 @@ std::vector<std::string> InputFilePaths(const InputFlags& flags);
 // Session settings. `prefix` is "" (both sides), "a-" or "b-" (one side; hidden in --help).
 enum class SessionField {
   kProvider,
+  kFallback,
   kProviderOptions,
   kOptLevel,
   kIntra,

@@ -150,6 +150,13 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
         f->session.provider = v;
         return Status::Ok();
       });
+  add("allow-fallback", "",
+      "let the CPU provider run the nodes the provider does not take (listed in the report); "
+      "refused by default",
+      SessionField::kFallback, [f](const std::string&, const std::string&) {
+        f->session.allow_fallback = true;
+        return Status::Ok();
+      });
   add(
       "provider-option", "K=V", "provider option (repeatable)", SessionField::kProviderOptions,
       [f](const std::string& flag, const std::string& v) -> Status {
@@ -205,6 +212,9 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
     switch (t) {
       case SessionField::kProvider:
         out.session.provider = side.session.provider;
+        break;
+      case SessionField::kFallback:
+        out.session.allow_fallback = side.session.allow_fallback;
         break;
       case SessionField::kProviderOptions:
         out.session.provider_options = side.session.provider_options;

@@ -5,7 +5,6 @@
 #include "backend/ort/ort_api.h"
 
 namespace onnxprobe {
-namespace {
 
 std::string FullProviderName(const std::string& name) {
   std::string lower;
@@ -25,6 +24,8 @@ std::string FullProviderName(const std::string& name) {
   }
   return name;
 }
+
+namespace {
 
 class OrtSession : public BackendSession {
  public:
@@ -160,7 +161,7 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
          api->AddSessionConfigEntry(so, "session.model_external_initializers_file_folder_path",
                                     dir.c_str()),
          "session options");
-  if (FullProviderName(o.provider) != "CPUExecutionProvider") {
+  if (FullProviderName(o.provider) != "CPUExecutionProvider" && !o.allow_fallback) {
     OP_ORT(lib_, api->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
            "session options");
   }
@@ -194,7 +195,7 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
       api, api->CreateSessionFromArray(lib_->env, model.data(), model.size(), so, &session_),
       "ONNX Runtime " + lib_->version + " rejected the model");
   std::string full = FullProviderName(o.provider);
-  if (!created.ok() && full != "CPUExecutionProvider") {
+  if (!created.ok() && full != "CPUExecutionProvider" && !o.allow_fallback) {
     // CPU fallback is off: a node the provider does not take fails the session, and ONNX
     // Runtime's message does not say so (OpenVINO's reads "the graph is not acyclic")
     return Status(created.code(),
