@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/index_ties.h"
+#include "onnxprobe/index_ties.h"
 #include "engine/pairing.h"
 #include "engine/row_budgets.h"
 #include "onnxprobe/align.h"

@@ -1,4 +1,4 @@
-#include "engine/index_ties.h"
+#include "onnxprobe/index_ties.h"
 
 #include <cmath>
 #include <unordered_map>

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/fetch_groups.h"
+#include "onnxprobe/fetch_groups.h"
 #include "localize/isolation.h"
 
 namespace onnxprobe::isolation {

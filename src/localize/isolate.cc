@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/fetch_groups.h"
+#include "onnxprobe/fetch_groups.h"
 #include "localize/growth.h"
 #include "localize/isolation.h"
 #include "localize/repro.h"

@@ -4,7 +4,7 @@
 #include <deque>
 #include <set>
 
-#include "engine/index_ties.h"
+#include "onnxprobe/index_ties.h"
 #include "localize/isolation.h"
 #include "localize/pass_through.h"
 #include "onnxprobe/format.h"

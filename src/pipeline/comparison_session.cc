@@ -15,7 +15,7 @@
 #include "pipeline/confirm_rows.h"
 #include "pipeline/retained_side.h"
 #include "pipeline/side_resources.h"
-#include "quant/quant_engine.h"
+#include "onnxprobe/quant_session.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,4 +1,4 @@
-#include "quant/quant_engine.h"
+#include "onnxprobe/quant_session.h"
 
 #include <algorithm>
 #include <cmath>

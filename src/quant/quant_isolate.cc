@@ -10,10 +10,10 @@
 #include <limits>
 #include <unordered_map>
 
-#include "engine/fetch_groups.h"
+#include "onnxprobe/fetch_groups.h"
 #include "onnxprobe/graph.h"
 #include "quant/qlinear_ops.h"
-#include "quant/quant_engine.h"
+#include "onnxprobe/quant_session.h"
 #include "quant/quant_metrics.h"
 #include "quant/quant_model.h"
 

@@ -1,4 +1,4 @@
-#include "engine/index_ties.h"
+#include "onnxprobe/index_ties.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
-// Internal: the engine's hook for quantized comparisons. Attach() recognizes a float side A and a
-// quantized side B and sets the job's structural pairing and quantization-aware judge; Finish()
-// measures weights, isolates each quantized layer and ranks them.
+// The quantized comparison's hooks into a comparison run (pipeline/ calls them): Attach()
+// recognizes a float side A and a quantized side B and sets the job's structural pairing and
+// quantization-aware judge; Finish() measures weights, isolates each quantized layer and ranks
+// them; SettleRoles() gives failing rows their roles from that isolation.
 #pragma once
 
 #include <map>

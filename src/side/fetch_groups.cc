@@ -1,4 +1,4 @@
-#include "engine/fetch_groups.h"
+#include "onnxprobe/fetch_groups.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -1,0 +1,75 @@
+"""The library's module structure (src/README.md): a module's own headers under src/<module>/ are
+private to it, except those of the foundation layers (common/, tensor/, model/) that every module
+builds on; everything else crosses modules through include/onnxprobe/. The command line and the
+Python module use the public headers only. Read from the sources, so a new include that breaks
+a rule fails here."""
+import os
+import re
+
+SRC = os.environ.get("ONNXPROBE_SRC") or os.path.join(os.path.dirname(__file__), "..", "..")
+FOUNDATION = {"common", "tensor", "model"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+)/([^"]+)"', re.M)
+
+
+def _sources(folder):
+    for root, _, files in os.walk(folder):
+        for f in files:
+            if f.endswith((".cc", ".h", ".inc")):
+                yield os.path.join(root, f)
+
+
+def _modules():
+    src = os.path.join(SRC, "src")
+    return sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
+
+
+def _private_includes():
+    """(file, its module, the module whose private header it includes, the include)."""
+    modules = set(_modules())
+    for m in modules:
+        for path in _sources(os.path.join(SRC, "src", m)):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for target, rest in INCLUDE.findall(f.read()):
+                    if target in modules and target != m:
+                        yield path, m, target, f"{target}/{rest}"
+
+
+def test_private_headers_stay_in_their_module_or_the_foundation():
+    wrong = [f"{os.path.relpath(p, SRC)} includes {inc}"
+             for p, m, target, inc in _private_includes() if target not in FOUNDATION]
+    assert not wrong, "private headers of another module (make them public in include/onnxprobe/):\n" + \
+        "\n".join(wrong)
+
+
+def test_the_foundation_layers_form_no_cycle():
+    edges = {}
+    for _, m, target, _ in _private_includes():
+        if m in FOUNDATION:
+            edges.setdefault(m, set()).add(target)
+
+    def reaches(start, goal, seen):
+        for n in edges.get(start, ()):
+            if n == goal or (n not in seen and reaches(n, goal, seen | {n})):
+                return True
+        return False
+
+    cycles = [m for m in FOUNDATION if reaches(m, m, {m})]
+    assert not cycles, f"foundation modules include each other in a cycle: {cycles} ({edges})"
+
+
+def test_the_command_line_and_python_use_public_headers_only():
+    modules = set(_modules())
+    wrong = []
+    for folder in ("tools", os.path.join("python", "bindings")):
+        for path in _sources(os.path.join(SRC, folder)):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for target, rest in INCLUDE.findall(f.read()):
+                    if target in modules:
+                        wrong.append(f"{os.path.relpath(path, SRC)} includes {target}/{rest}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_rules_see_the_tree():
+    # the checks above pass vacuously on an empty tree: the modules they walk must be there
+    assert {"engine", "pipeline", "localize", "side", "common"} <= set(_modules())
+    assert any(m in FOUNDATION for _, _, m, _ in _private_includes())
