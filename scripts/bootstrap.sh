@@ -18,6 +18,7 @@ ORT_VERSION="${ONNXPROBE_ORT_VERSION:-1.32.0}"
 ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS-1.20.1}"
 ORT_OPENVINO_VERSION="${ONNXPROBE_ORT_OPENVINO_VERSION-1.24.1}"
 JUNITPARSER_VERSION=5.0.3
+POLYGRAPHY_VERSION=0.53.6
 TRIXIE_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
 
 say() { echo "bootstrap: $*" >&2; }
@@ -168,11 +169,27 @@ add_junit_reader() {
     "junitparser==$JUNITPARSER_VERSION" || die "PyPI unreachable or junitparser not installable"
 }
 
+# Polygraphy, whose saved results `onnxprobe import-polygraphy` reads (the tests write them with
+# it), in an environment of its own without Debian's packages: Polygraphy's version check cannot
+# parse Debian's torch version ("1.13.0a0") and fails every run once torch is importable.
+make_polygraphy_env() {
+  local dest="$DEPS/polygraphy-env"
+  [ -f "$dest/.ready-$POLYGRAPHY_VERSION-$ORT_VERSION" ] && return 0
+  say "making Polygraphy's environment (polygraphy $POLYGRAPHY_VERSION, onnxruntime $ORT_VERSION)"
+  rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
+  /usr/bin/python3 -m venv "$dest" || die "python3 -m venv failed (python3-venv)"
+  "$dest/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "polygraphy==$POLYGRAPHY_VERSION" "onnxruntime==$ORT_VERSION" "onnx==$PYENV_ONNX_VERSION" ||
+    die "PyPI unreachable or polygraphy==$POLYGRAPHY_VERSION not installable"
+  touch "$dest/.ready-$POLYGRAPHY_VERSION-$ORT_VERSION"
+}
+
 install_apt_packages
 fetch_onnx_testdata
 fetch_python_wheels
 make_python_test_env
 add_junit_reader
+make_polygraphy_env
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"

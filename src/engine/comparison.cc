@@ -5,10 +5,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onnxprobe/index_ties.h"
 #include "engine/pairing.h"
 #include "engine/row_budgets.h"
 #include "onnxprobe/align.h"
+#include "onnxprobe/index_ties.h"
 
 namespace onnxprobe {
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <set>
 
-#include "onnxprobe/fetch_groups.h"
 #include "localize/isolation.h"
+#include "onnxprobe/fetch_groups.h"
 
 namespace onnxprobe::isolation {
 

@@ -14,10 +14,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onnxprobe/fetch_groups.h"
 #include "localize/growth.h"
 #include "localize/isolation.h"
 #include "localize/repro.h"
+#include "onnxprobe/fetch_groups.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/localize.h"
 

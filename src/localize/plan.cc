@@ -4,11 +4,11 @@
 #include <deque>
 #include <set>
 
-#include "onnxprobe/index_ties.h"
 #include "localize/isolation.h"
 #include "localize/pass_through.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/graph.h"
+#include "onnxprobe/index_ties.h"
 
 namespace onnxprobe::isolation {
 

@@ -12,10 +12,10 @@
 #include "onnxprobe/format.h"
 #include "onnxprobe/isolated_side.h"
 #include "onnxprobe/model_diff.h"
+#include "onnxprobe/quant_session.h"
 #include "pipeline/confirm_rows.h"
 #include "pipeline/retained_side.h"
 #include "pipeline/side_resources.h"
-#include "onnxprobe/quant_session.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,9 +1,8 @@
-#include "onnxprobe/quant_session.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "onnxprobe/localize.h"
+#include "onnxprobe/quant_session.h"
 #include "quant/quant_metrics.h"
 
 namespace onnxprobe::quant {

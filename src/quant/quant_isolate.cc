@@ -12,8 +12,8 @@
 
 #include "onnxprobe/fetch_groups.h"
 #include "onnxprobe/graph.h"
-#include "quant/qlinear_ops.h"
 #include "onnxprobe/quant_session.h"
+#include "quant/qlinear_ops.h"
 #include "quant/quant_metrics.h"
 #include "quant/quant_model.h"
 

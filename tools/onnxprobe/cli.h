@@ -84,6 +84,7 @@ std::unique_ptr<Command> MakeFp16Command();
 std::unique_ptr<Command> MakeBaselineSaveCommand();   // "baseline save"
 std::unique_ptr<Command> MakeBaselineCheckCommand();  // "baseline check"
 std::unique_ptr<Command> MakeProfileCommand();
+std::unique_ptr<Command> MakeImportPolygraphyCommand();
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);

@@ -206,6 +206,7 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeRunCommand());
   commands.push_back(MakeCompareCommand());
   commands.push_back(MakeReplayCommand());
+  commands.push_back(MakeImportPolygraphyCommand());
   commands.push_back(MakeDeterminismCommand());
   commands.push_back(MakeLintCommand());
   commands.push_back(MakeDiffCommand());

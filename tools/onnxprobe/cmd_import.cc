@@ -1,0 +1,109 @@
+// onnxprobe import-polygraphy OUT.json -o DUMP: Polygraphy's saved results as a dump.
+#include <cstdio>
+
+#include "cli.h"
+#include "onnxprobe/output_guard.h"
+#include "onnxprobe/polygraphy.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+class ImportPolygraphyCommand : public Command {
+ public:
+  const char* name() const override { return "import-polygraphy"; }
+  const char* summary() const override {
+    return "turn `polygraphy run --save-outputs` results into a dump any command reads";
+  }
+  std::string footer() const override {
+    return "Example:\n"
+           "  polygraphy run model.onnx --trt --onnx-outputs mark all --save-inputs in.json \\\n"
+           "      --save-outputs trt.json\n"
+           "  onnxprobe import-polygraphy trt.json --inputs in.json --model model.onnx -o "
+           "trt.dump\n"
+           "  onnxprobe compare model.onnx trt.dump     # the CPU provider against TensorRT's "
+           "values\n"
+           "With --inputs the dump carries the inputs, so the live side runs on exactly them; "
+           "with\n"
+           "--model each tensor gets its node and place in the graph (without it: name order).";
+  }
+  void Declare(OptionSink& sink) override {
+    sink.Positional("RESULTS", "Polygraphy results JSON (--save-outputs)", &req_.outputs_file,
+                    true);
+    sink.Add({"-o,--output", "DUMP", "dump to write: a folder, or FILE.npz"},
+             [this](const std::string& v) {
+               req_.output = v;
+               return Status::Ok();
+             });
+    sink.Add({"--inputs", "FILE", "Polygraphy inputs JSON (--save-inputs) of the same run"},
+             [this](const std::string& v) {
+               req_.inputs_file = v;
+               return Status::Ok();
+             });
+    sink.Add({"--model", "MODEL", "the .onnx model the results come from"},
+             [this](const std::string& v) {
+               req_.model_path = v;
+               return Status::Ok();
+             });
+    sink.Add({"--runner", "NAME", "which runner's results (needed when the file holds several)"},
+             [this](const std::string& v) {
+               req_.runner = v;
+               return Status::Ok();
+             });
+    sink.Add({"--iteration", "K", "which iteration (default 0)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t k, ParseInt(v, "--iteration"));
+               if (k < 0) return InvalidArgument("--iteration must be 0 or more");
+               req_.iteration = static_cast<size_t>(k);
+               return Status::Ok();
+             });
+    sink.Add({"--force", "", "replace an existing file that is not an onnxprobe dump"},
+             [this](const std::string&) {
+               force_ = true;
+               return Status::Ok();
+             });
+    sink.Add({"-q,--quiet", "", "no summary"}, [this](const std::string&) {
+      quiet_ = true;
+      return Status::Ok();
+    });
+  }
+
+  Status Validate() override {
+    if (req_.output.empty()) return InvalidArgument("-o DUMP is required");
+    std::vector<std::string> inputs{req_.outputs_file};
+    if (!req_.inputs_file.empty()) inputs.push_back(req_.inputs_file);
+    if (!req_.model_path.empty()) inputs.push_back(req_.model_path);
+    return CheckOutput("-o", req_.output, OutputKind::kDump, inputs, force_);
+  }
+
+  int Run() override {
+    auto r = ImportPolygraphy(req_);
+    if (!r.ok()) return Fail(r.status());
+    if (req_.model_path.empty()) {
+      Note(
+          "no --model: tensors are stored in name order, without their nodes (a comparison "
+          "then reports its first divergence in that order); --model MODEL gives graph order");
+    }
+    if (!r->not_in_model.empty()) {
+      Note(std::to_string(r->not_in_model.size()) + " tensor(s) are not made by a node of " +
+           req_.model_path + ", e.g. '" + r->not_in_model.front() + "'");
+    }
+    if (!quiet_) {
+      std::printf("%s: %zu tensors and %zu inputs of runner %s, iteration %zu of %zu\n",
+                  req_.output.c_str(), r->tensors, r->inputs, r->runner.c_str(), req_.iteration,
+                  r->iterations);
+    }
+    return kExitOk;
+  }
+
+ private:
+  PolygraphyImportRequest req_;
+  bool force_ = false, quiet_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeImportPolygraphyCommand() {
+  return std::make_unique<ImportPolygraphyCommand>();
+}
+
+}  // namespace onnxprobe::cli
