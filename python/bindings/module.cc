@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "onnxprobe/model.h"
 #include "onnxprobe/model_json.h"
+#include "onnxprobe/polygraphy.h"
 #include "onnxprobe/report.h"
 #include "onnxprobe/version.h"
 
@@ -58,6 +59,26 @@ py::tuple Run(const std::string& model_path, const py::dict& selection, const py
   return py::make_tuple(captured, given, report.skipped);
 }
 
+py::dict ImportPolygraphyOf(const std::string& results, const std::string& output,
+                            const std::string& inputs, const std::string& model,
+                            const std::string& runner, size_t iteration) {
+  PolygraphyImportRequest req{results, inputs, runner, iteration, model, output};
+  std::optional<Expected<PolygraphyImportReport>> r;
+  {
+    py::gil_scoped_release release;
+    r.emplace(ImportPolygraphy(req));
+  }
+  PolygraphyImportReport rep = Unwrap(std::move(*r));
+  py::dict d;
+  d["runners"] = rep.runners;
+  d["runner"] = rep.runner;
+  d["iterations"] = rep.iterations;
+  d["tensors"] = rep.tensors;
+  d["inputs"] = rep.inputs;
+  d["not_in_model"] = rep.not_in_model;
+  return d;
+}
+
 struct ReportHandle {
   std::shared_ptr<const CompareReport> report;
 };
@@ -99,6 +120,8 @@ PYBIND11_MODULE(_onnxprobe, m) {
   m.def("run", &Run, py::arg("model"), py::arg("selection"), py::arg("inputs"), py::arg("session"),
         py::arg("ort_library"), py::arg("max_memory") = 0);
   m.def("compare", &RunCompare, py::arg("request"));
+  m.def("import_polygraphy", &ImportPolygraphyOf, py::arg("results"), py::arg("output"),
+        py::arg("inputs"), py::arg("model"), py::arg("runner"), py::arg("iteration"));
   py::class_<ReportHandle>(m, "CompareReport")
       .def_property_readonly("passed", [](const ReportHandle& h) { return h.report->passed(); })
       .def_property_readonly("aborted",

@@ -86,6 +86,7 @@ Expected<SessionOptions> SessionFromDict(const py::dict& d) {
   bool parallel = false;
   if (Get(d, "parallel", &parallel)) s.sequential = !parallel;
   Get(d, "custom_op_libraries", &s.custom_op_libraries);
+  Get(d, "allow_fallback", &s.allow_fallback);
   return s;
 }
 

@@ -10,7 +10,7 @@ PyTorch companion (export, capture). Errors raise ``onnxprobe.Error`` subclasses
 command line's one-line messages. The ONNX Runtime library used: see ``onnxprobe.ort_library()``.
 """
 from . import _onnxprobe
-from ._api import RunResult, compare, inspect, run
+from ._api import RunResult, compare, import_polygraphy, inspect, run
 from ._errors import (BackendError, Corrupt, Error, InvalidArgument, IoError, NotFound, ResourceExhausted,
                       Unsupported)
 from ._report import Report
@@ -18,5 +18,5 @@ from ._runtime import default_library as ort_library
 
 __version__ = _onnxprobe.__version__
 
-__all__ = ["inspect", "run", "compare", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
+__all__ = ["inspect", "run", "compare", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
            "NotFound", "IoError", "Corrupt", "Unsupported", "BackendError", "ResourceExhausted"]

@@ -29,7 +29,8 @@ class RunResult(dict):
 
 def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="disabled", provider="CPU",
         dims=None, seed=0, *, shapes=None, ranges=None, provider_options=None, intra_threads=None,
-        inter_threads=None, parallel=False, ort_lib=None, ort_version=None, custom_op_lib=None, max_memory=None):
+        inter_threads=None, parallel=False, ort_lib=None, ort_version=None, custom_op_lib=None, max_memory=None,
+        allow_fallback=False):
     """Runs `model` and returns its intermediate tensors (``onnxprobe run``): every capturable
     tensor, or those named in `tensors`, produced by `op_types`, or matching `regex`.
 
@@ -38,7 +39,7 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
     (InvalidArgument, NotFound, Corrupt, ...) and BackendError when the runtime fails.
     """
     session = rq.session_dict(provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
-                              custom_op_lib)
+                              custom_op_lib, allow_fallback)
     selection = rq.selection_dict(tensors, op_types, regex)
     given = rq.inputs_dict(inputs, shapes, dims, ranges, seed)
     captured, used, skipped = _onnxprobe.run(os.fspath(model), selection, given, session,
@@ -48,11 +49,11 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
 
 def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed=0,
             provider=None, provider_options=None, opt_level=None, intra_threads=None, inter_threads=None,
-            parallel=None, ort_lib=None, ort_version=None, custom_op_lib=None,
+            parallel=None, ort_lib=None, ort_version=None, custom_op_lib=None, allow_fallback=None,
             a_provider=None, a_provider_options=None, a_opt_level=None, a_intra_threads=None, a_inter_threads=None,
-            a_parallel=None, a_ort_lib=None, a_ort_version=None, a_custom_op_lib=None,
+            a_parallel=None, a_ort_lib=None, a_ort_version=None, a_custom_op_lib=None, a_allow_fallback=None,
             b_provider=None, b_provider_options=None, b_opt_level=None, b_intra_threads=None, b_inter_threads=None,
-            b_parallel=None, b_ort_lib=None, b_ort_version=None, b_custom_op_lib=None,
+            b_parallel=None, b_ort_lib=None, b_ort_version=None, b_custom_op_lib=None, b_allow_fallback=None,
             atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None, op_tol=None, judge="elementwise", rel_eps=None,
             tensors=None, op_types=None, regex=None, map=None, topk=None, model=None,
             explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
@@ -63,7 +64,9 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     defaults to A, told apart by the a_*/b_* settings. Session settings without a prefix apply
     to both sides. tol / op_tol: {regex or op type: (atol, rtol)} (op_tol wins over tol); map: a
     mapping file or a dict {name in A: name in B}; bisect: True (4 tensors per run) or the
-    tensors per run; isolate: "frontier", "failing", "all" or "none"; isolate_runtime: live sides
+    tensors per run; isolate: "frontier", "failing", "all" or "none"; allow_fallback: the CPU
+    provider may run the nodes another provider does not take (report.placement lists them;
+    refused by default, naming them); isolate_runtime: live sides
     run in child processes, so a crashing runtime raises BackendError instead of ending Python
     (the library refuses it, raising Unsupported, once this process has loaded ONNX Runtime).
     fixed_tolerance: accepted for older callers; every row is judged at the given tolerance,
@@ -74,13 +77,15 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     """
     shared = dict(provider=provider, provider_options=provider_options, opt_level=opt_level,
                   intra_threads=intra_threads, inter_threads=inter_threads, parallel=parallel, ort_lib=ort_lib,
-                  ort_version=ort_version, custom_op_lib=custom_op_lib)
+                  ort_version=ort_version, custom_op_lib=custom_op_lib, allow_fallback=allow_fallback)
     own_a = dict(provider=a_provider, provider_options=a_provider_options, opt_level=a_opt_level,
                  intra_threads=a_intra_threads, inter_threads=a_inter_threads, parallel=a_parallel,
-                 ort_lib=a_ort_lib, ort_version=a_ort_version, custom_op_lib=a_custom_op_lib)
+                 ort_lib=a_ort_lib, ort_version=a_ort_version, custom_op_lib=a_custom_op_lib,
+                 allow_fallback=a_allow_fallback)
     own_b = dict(provider=b_provider, provider_options=b_provider_options, opt_level=b_opt_level,
                  intra_threads=b_intra_threads, inter_threads=b_inter_threads, parallel=b_parallel,
-                 ort_lib=b_ort_lib, ort_version=b_ort_version, custom_op_lib=b_custom_op_lib)
+                 ort_lib=b_ort_lib, ort_version=b_ort_version, custom_op_lib=b_custom_op_lib,
+                 allow_fallback=b_allow_fallback)
     if b is None:
         if all(v is None for v in list(own_a.values()) + list(own_b.values())):
             raise InvalidArgument("one side given and no a_/b_ setting to tell the sides apart "
@@ -119,3 +124,14 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         err.report = report
         raise err
     return report
+
+
+def import_polygraphy(results, output, *, inputs=None, model=None, runner=None, iteration=0):
+    """Writes Polygraphy's saved results (``polygraphy run --save-outputs``; ``inputs``: its
+    ``--save-inputs`` file) as a dump at `output` (``onnxprobe import-polygraphy``), which
+    compare() and run() read as a side; returns what was imported as a dict (runners, runner,
+    iterations, tensors, inputs, not_in_model)."""
+    return _onnxprobe.import_polygraphy(rq._path(results), rq._path(output),
+                                        "" if inputs is None else rq._path(inputs),
+                                        "" if model is None else rq._path(model),
+                                        "" if runner is None else str(runner), int(iteration))

@@ -2,7 +2,9 @@
 against independent references (numpy, hashlib, the faults the tests inject). Run by
 test_python_package.py with the interpreter of a fresh virtual environment; not collected on its
 own (the package is not importable from the source tree)."""
+import base64
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -465,3 +467,36 @@ def test_torch_verify_runs_in_process_without_a_binary(cli, tmp_path, monkeypatc
     assert without_timing(json.loads((tmp_path / "c.json").read_text())) == without_timing(rep), r.stdout
     with pytest.raises(opt.VerifyError, match="compare_options"):
         opt.verify(model, x, onnxprobe=cli, compare_options={"atol": 1e-3})
+
+
+def polygraphy_results(path, arrays, runner="onnxrt-runner-N0"):
+    """Polygraphy's RunResults layout (polygraphy/json/serde.py): each array the base64 of its
+    .npy file, wrapped in a LazyArray as Polygraphy 0.49+ writes it."""
+    def encoded(a):
+        buf = io.BytesIO()
+        np.save(buf, a, allow_pickle=False)
+        return {"values": {"array": base64.b64encode(buf.getvalue()).decode(),
+                           "polygraphy_class": "ndarray"}, "polygraphy_class": "LazyArray"}
+    doc = {"lst": [[runner, [{"outputs": {k: encoded(v) for k, v in arrays.items()},
+                              "runtime": 0.001, "runner_name": runner,
+                              "polygraphy_class": "IterationResult"}]]],
+           "polygraphy_class": "RunResults"}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def test_import_polygraphy_is_the_cli_import(cli, chain, tmp_path):
+    rng = np.random.default_rng(3)
+    arrays = {"h": rng.standard_normal((2, 3)).astype(np.float32),
+              "y": rng.standard_normal((2, 2)).astype(np.float32)}
+    polygraphy_results(tmp_path / "out.json", arrays)
+    got = onnxprobe.import_polygraphy(tmp_path / "out.json", tmp_path / "py.dump", model=chain)
+    assert got["runner"] == "onnxrt-runner-N0" and got["tensors"] == 2 and got["iterations"] == 1
+    cli_ok([cli, "import-polygraphy", tmp_path / "out.json", "--model", chain, "-o", tmp_path / "cli.dump"])
+    py_t, _ = load_dump(tmp_path / "py.dump")
+    cli_t, _ = load_dump(tmp_path / "cli.dump")
+    assert py_t.keys() == cli_t.keys() == arrays.keys()
+    for k in arrays:
+        assert bitwise_equal(py_t[k], arrays[k]) and bitwise_equal(cli_t[k], arrays[k]), k
+    with pytest.raises(onnxprobe.InvalidArgument, match="no runner 'x'"):
+        onnxprobe.import_polygraphy(tmp_path / "out.json", tmp_path / "x.dump", runner="x")
