@@ -114,6 +114,11 @@ struct ModelIdentity {
   std::vector<InitializerHash> initializers;  // in ModelSummary::initializers order
 };
 
+// Outputs of main-graph nodes that compute from initializers and such outputs alone (a Constant,
+// an Identity or Transpose of a weight, a Shape of one): values fixed by the model, whatever runs
+// it. A node without inputs other than Constant (a random generator) is not fixed.
+std::set<std::string> TensorsFixedByModel(const GraphIndex& idx);
+
 enum class LoadMode {
   // Reads the file once, streaming, and keeps the graph and where each large weight lies in the
   // file: sessions get the graph with those weights referenced as external data of the .onnx

@@ -66,6 +66,24 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
     }
   }
 
+  // on a provider other than CPU, values fixed by the model alone are not marked: compiling
+  // providers fold them and cannot expose them (OpenVINO 1.24: ONNX Runtime rejects a graph with
+  // a Constant's output marked, and an Identity of a weight marked comes back as zeros)
+  if (FullProviderName(options.session.provider) != "CPUExecutionProvider") {
+    std::set<std::string> fixed = TensorsFixedByModel(model.index());
+    std::vector<std::string> kept;
+    for (const auto& n : tensors) {
+      bool output = std::find(graph_outputs.begin(), graph_outputs.end(), n) != graph_outputs.end();
+      if (!output && fixed.count(n)) {
+        report.skipped.push_back(n + ": fixed by the model alone (constants, copies of weights), " +
+                                 "not captured on " + FullProviderName(options.session.provider));
+      } else {
+        kept.push_back(n);
+      }
+    }
+    tensors = std::move(kept);
+  }
+
   // plan batches
   std::map<std::string, uint64_t> sizes;
   uint64_t known_max = 0;

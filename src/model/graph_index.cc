@@ -1,6 +1,7 @@
 // Graph index: stable topological order, producers and consumers, subgraph tensors.
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <unordered_set>
 
 #include "model/model_impl.h"
@@ -223,6 +224,24 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
   }
   ModelLoader::Fill(index, std::move(node_infos), std::move(tensors), std::move(by_name));
   return Status::Ok();
+}
+
+std::set<std::string> TensorsFixedByModel(const GraphIndex& idx) {
+  std::set<std::string> fixed;
+  for (const auto& n : idx.nodes()) {  // topological order: producers first
+    if (n.has_subgraph || (n.inputs.empty() && n.op_type != "Constant")) continue;
+    bool all = true;
+    for (const auto& in : n.inputs) {
+      if (in.empty() || fixed.count(in)) continue;
+      const TensorEntry* e = idx.Find(in);
+      all = all && e != nullptr && e->kind == TensorKind::kInitializer;
+    }
+    if (!all) continue;
+    for (const auto& o : n.outputs) {
+      if (!o.empty()) fixed.insert(o);
+    }
+  }
+  return fixed;
 }
 
 }  // namespace onnxprobe

@@ -175,8 +175,9 @@ class ConsoleReporter : public Reporter {
     }
     if (!r.hidden_b.empty()) {
       out += std::to_string(r.hidden_b.size()) +
-             " tensors of A are fused away in B's optimized graph and not compared (capturing "
-             "them would block the fusions B runs)\n";
+             " tensors of A are not captured on B and not compared: fused away in B's optimized "
+             "graph, or values fixed by the model alone on a provider other than CPU (capturing "
+             "them would change what B runs)\n";
     }
     for (const auto& note : report.notes) out += "note: " + Safe(note) + "\n";
     out += Resources(report);

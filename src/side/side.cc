@@ -77,9 +77,21 @@ class LiveSide : public Side {
     // the hash is for reports only: compute it on another core while the runs go on
     hash_ = std::async(std::launch::async, [m = model_] { return m.Hashes(false).sha256; }).share();
     const GraphIndex& idx = model_.index();
+    // Values fixed by the model alone (a Constant, an Identity or Transpose of a weight) are the
+    // same computation on every provider, and compiling providers fold them: OpenVINO 1.24 makes
+    // ONNX Runtime reject the graph when a Constant's output is marked as an output ("Duplicate
+    // definition") and returns zeros for an Identity of a weight marked so. On any provider but
+    // CPU they are not captured.
+    std::set<std::string> fixed;
+    if (FullProviderName(options_.provider) != "CPUExecutionProvider")
+      fixed = TensorsFixedByModel(idx);
     for (const auto& t : idx.tensors()) {
       if (t.kind != TensorKind::kIntermediate && t.kind != TensorKind::kGraphOutput) continue;
       const NodeInfo& n = idx.nodes()[t.producer];
+      if (t.kind == TensorKind::kIntermediate && fixed.count(t.name)) {
+        hidden_.push_back(t.name);
+        continue;
+      }
       tensors_.push_back(
           {t.name, n.name, n.op_type, n.topo_index, 0, t.kind == TensorKind::kGraphOutput});
     }
