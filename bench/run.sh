@@ -33,6 +33,9 @@ echo "== several samples through one comparison session vs plain ONNX Runtime se
 /usr/bin/python3 bench/samples_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python \
   "$MODELS/resnet50.onnx" "$MODELS/densenet121.onnx"
 echo
+echo "== CPU vs OpenVINO on this CPU (ONNXPROBE_ZOO=quick: 3 models and the transformer block)"
+/usr/bin/python3 bench/openvino_bench.py "$BUILD/onnxprobe" "$MODELS" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}
+echo
 echo "== peers"
 bash bench/peer_polygraphy.sh "$BUILD" "$MODELS/resnet50.onnx:256M" "$MODELS/gpt2_medium.onnx:2G"
 echo
