@@ -124,6 +124,12 @@ struct InputFlags {
 void DeclareInputOptions(OptionSink& sink, InputFlags* flags);
 // --inputs DIR and --samples N: several input samples (with the --input options as their base).
 void DeclareSampleOptions(OptionSink& sink, SampleOptions* samples);
+// --tensors, --op-types, --regex into `selection`; `restricts` names what they narrow down
+// ("side A's tensors") where they restrict a default of every tensor, "" where they select.
+void DeclareSelectionOptions(OptionSink& sink, TensorSelection* selection,
+                             const std::string& restricts = "");
+// --max-memory SIZE into `bytes`; `help` says what the budget covers.
+void DeclareMaxMemory(OptionSink& sink, uint64_t* bytes, const std::string& help);
 // Names the sample option an error from ListInputSamples is about.
 Status NameSampleFlag(const Status& s, const SampleOptions& samples);
 

@@ -111,6 +111,36 @@ void DeclareSampleOptions(OptionSink& sink, SampleOptions* s) {
            });
 }
 
+void DeclareSelectionOptions(OptionSink& sink, TensorSelection* selection,
+                             const std::string& restricts) {
+  auto help = [&](const std::string& what) {
+    return restricts.empty() ? what : "restrict " + restricts + " to " + what;
+  };
+  sink.Add(
+      {"--tensors", "A,B", help(restricts.empty() ? "by exact tensor name" : "these names"), true},
+      [selection](const std::string& v) {
+        for (auto& n : SplitList(v)) selection->names.push_back(n);
+        return Status::Ok();
+      });
+  sink.Add({"--op-types", "OP,OP", help("outputs of nodes of these op types"), true},
+           [selection](const std::string& v) {
+             for (auto& n : SplitList(v)) selection->op_types.push_back(n);
+             return Status::Ok();
+           });
+  sink.Add({"--regex", "RE", help("tensor names matching RE (ECMAScript)")},
+           [selection](const std::string& v) {
+             selection->regex = v;
+             return Status::Ok();
+           });
+}
+
+void DeclareMaxMemory(OptionSink& sink, uint64_t* bytes, const std::string& help) {
+  sink.Add({"--max-memory", "SIZE", help}, [bytes](const std::string& v) -> Status {
+    OP_ASSIGN_OR_RETURN(*bytes, ParseBytes(v, "--max-memory"));
+    return Status::Ok();
+  });
+}
+
 Status NameSampleFlag(const Status& s, const SampleOptions& o) {
   if (s.ok()) return s;
   if (!o.inputs_dir.empty() && s.message().rfind(o.inputs_dir, 0) == 0)

@@ -52,21 +52,7 @@ class BaselineSaveCommand : public Command {
     DeclareSampleOptions(sink, &o.samples);
     DeclareInputOptions(sink, &o.inputs);
     sink.Section("what to store besides the graph outputs");
-    sink.Add({"--tensors", "A,B", "intermediate tensors by exact name", true},
-             [&o](const std::string& v) {
-               for (auto& n : SplitList(v)) o.req.selection.names.push_back(n);
-               return Status::Ok();
-             });
-    sink.Add({"--op-types", "OP,OP", "outputs of nodes of these op types", true},
-             [&o](const std::string& v) {
-               for (auto& n : SplitList(v)) o.req.selection.op_types.push_back(n);
-               return Status::Ok();
-             });
-    sink.Add({"--regex", "RE", "tensor names matching RE (ECMAScript)"},
-             [&o](const std::string& v) {
-               o.req.selection.regex = v;
-               return Status::Ok();
-             });
+    DeclareSelectionOptions(sink, &o.req.selection);
     sink.Add({"--all-tensors", "",
               "every intermediate tensor: a failing check localizes from them alone"},
              [&o](const std::string&) {
@@ -82,11 +68,7 @@ class BaselineSaveCommand : public Command {
              });
     sink.Section("runtime (recorded in the baseline; check runs with the same settings)");
     DeclareSessionOptions(sink, "", &o.session);
-    sink.Add({"--max-memory", "SIZE", "captured bytes alive at once (e.g. 512M)"},
-             [&o](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o.req.max_memory, ParseBytes(v, "--max-memory"));
-               return Status::Ok();
-             });
+    DeclareMaxMemory(sink, &o.req.max_memory, "captured bytes alive at once (e.g. 512M)");
     DeclareToleranceOptions(sink, &o.tolerance);
   }
 
@@ -203,11 +185,7 @@ class BaselineCheckCommand : public Command {
              });
     sink.Section("runtime (default: the baseline's)");
     DeclareSessionOptions(sink, "", &o.session);
-    sink.Add({"--max-memory", "SIZE", "tensors alive at once (e.g. 1G)"},
-             [&o](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o.max_memory, ParseBytes(v, "--max-memory"));
-               return Status::Ok();
-             });
+    DeclareMaxMemory(sink, &o.max_memory, "tensors alive at once (e.g. 1G)");
   }
 
   Status Validate() override {

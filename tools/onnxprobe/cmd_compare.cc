@@ -75,22 +75,7 @@ class CompareCommand : public Command {
     DeclareSampleOptions(sink, &o.samples);
     DeclareToleranceOptions(sink, &o.tolerance);
     sink.Section("what to compare and how to pair");
-    sink.Add({"--tensors", "A,B", "restrict side A's tensors to these names", true},
-             [&o](const std::string& v) {
-               for (auto& n : SplitList(v)) o.job.selection.names.push_back(n);
-               return Status::Ok();
-             });
-    sink.Add(
-        {"--op-types", "OP,OP", "restrict side A's tensors to outputs of these op types", true},
-        [&o](const std::string& v) {
-          for (auto& n : SplitList(v)) o.job.selection.op_types.push_back(n);
-          return Status::Ok();
-        });
-    sink.Add({"--regex", "RE", "restrict side A's tensors to names matching RE"},
-             [&o](const std::string& v) {
-               o.job.selection.regex = v;
-               return Status::Ok();
-             });
+    DeclareSelectionOptions(sink, &o.job.selection, "side A's tensors");
     sink.Add({"--map", "FILE",
               "renamed tensors: JSON {\"a\": \"b\"} or two columns (A name, B name) per line"},
              [&o](const std::string& v) {
@@ -147,11 +132,7 @@ class CompareCommand : public Command {
                o.fixed_tolerance = true;
                return Status::Ok();
              });
-    sink.Add({"--max-memory", "SIZE", "both sides' tensors alive at once (e.g. 1G)"},
-             [&o](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o.job.max_memory, ParseBytes(v, "--max-memory"));
-               return Status::Ok();
-             });
+    DeclareMaxMemory(sink, &o.job.max_memory, "both sides' tensors alive at once (e.g. 1G)");
     sink.Section("float A vs quantized B (QDQ or QOperator; docs/quantization.md)");
     sink.Add({"--quant", "MODE",
               "auto (default): when A is float and B quantized, pair by structure, judge by "

@@ -49,28 +49,11 @@ class DeterminismCommand : public Command {
                return Status::Ok();
              });
     sink.Section("what to compare");
-    sink.Add({"--tensors", "A,B", "by exact tensor name", true}, [this](const std::string& v) {
-      for (auto& n : SplitList(v)) req_.selection.names.push_back(n);
-      return Status::Ok();
-    });
-    sink.Add({"--op-types", "OP,OP", "outputs of nodes of these op types", true},
-             [this](const std::string& v) {
-               for (auto& n : SplitList(v)) req_.selection.op_types.push_back(n);
-               return Status::Ok();
-             });
-    sink.Add({"--regex", "RE", "tensor names matching RE (ECMAScript)"},
-             [this](const std::string& v) {
-               req_.selection.regex = v;
-               return Status::Ok();
-             });
+    DeclareSelectionOptions(sink, &req_.selection);
     DeclareInputOptions(sink, &inputs_);
     sink.Section("runtime (the reference settings)");
     DeclareSessionOptions(sink, "", &session_);
-    sink.Add({"--max-memory", "SIZE", "bytes of tensors held at once (e.g. 512M)"},
-             [this](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(req_.max_memory, ParseBytes(v, "--max-memory"));
-               return Status::Ok();
-             });
+    DeclareMaxMemory(sink, &req_.max_memory, "bytes of tensors held at once (e.g. 512M)");
   }
 
   Status Validate() override {

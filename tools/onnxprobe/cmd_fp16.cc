@@ -75,13 +75,8 @@ class Fp16Command : public Command {
     DeclareInputOptions(sink, &inputs_);
     sink.Section("runtime");
     DeclareSessionOptions(sink, "", &session_);
-    sink.Add({"--max-memory", "SIZE", "float16 outputs held by one isolation run (default 1G)"},
-             [this](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(req_.isolation_batch_bytes, ParseBytes(v, "--max-memory"));
-               if (req_.isolation_batch_bytes == 0)
-                 return InvalidArgument("--max-memory must be more than 0");
-               return Status::Ok();
-             });
+    DeclareMaxMemory(sink, &req_.isolation_batch_bytes,
+                     "float16 outputs held by one isolation run (default 1G)");
   }
 
   Status Validate() override {

@@ -71,29 +71,13 @@ class RunCommand : public Command {
                return Status::Ok();
              });
     sink.Section("what to capture (default: every intermediate tensor)");
-    sink.Add({"--tensors", "A,B", "by exact tensor name", true}, [this](const std::string& v) {
-      for (auto& n : SplitList(v)) o_.selection.names.push_back(n);
-      return Status::Ok();
-    });
-    sink.Add({"--op-types", "OP,OP", "outputs of nodes of these op types", true},
-             [this](const std::string& v) {
-               for (auto& n : SplitList(v)) o_.selection.op_types.push_back(n);
-               return Status::Ok();
-             });
-    sink.Add({"--regex", "RE", "tensor names matching RE (ECMAScript)"},
-             [this](const std::string& v) {
-               o_.selection.regex = v;
-               return Status::Ok();
-             });
+    DeclareSelectionOptions(sink, &o_.selection);
     DeclareInputOptions(sink, &o_.inputs);
     DeclareSampleOptions(sink, &o_.samples);
     sink.Section("runtime");
     DeclareSessionOptions(sink, "", &o_.session);
-    sink.Add({"--max-memory", "SIZE", "captured bytes alive at once (e.g. 512M); splits into runs"},
-             [this](const std::string& v) -> Status {
-               OP_ASSIGN_OR_RETURN(o_.capture.max_memory, ParseBytes(v, "--max-memory"));
-               return Status::Ok();
-             });
+    DeclareMaxMemory(sink, &o_.capture.max_memory,
+                     "captured bytes alive at once (e.g. 512M); splits into runs");
     sink.Add(
         {"--check-observer", "", "confirm graph outputs are identical with and without capture"},
         [this](const std::string&) {
