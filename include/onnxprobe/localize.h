@@ -3,6 +3,7 @@
 // minimal repro bundle any ONNX test runner can replay.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct LocalizeOptions {
   // bitwise), the largest error growth first, at most max_drift_candidates.
   bool drift = true;
   size_t max_drift_candidates = 256;
+  // Called after each isolated run with the number of runs so far (progress; may be empty).
+  std::function<void(size_t runs)> on_run;
 };
 
 struct LocalizeResult {

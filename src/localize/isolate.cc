@@ -188,6 +188,7 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
   Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}, {}};
   cx.hidden_b.insert(b.hidden().begin(), b.hidden().end());
   cx.framework_noise = a.info().kind == SideKind::kTorchCapture;
+  cx.on_run = options.on_run;
   for (const auto& [x, y] : job.rename) cx.b_to_a[y] = x;
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;

@@ -36,6 +36,7 @@ struct Ctx {
   std::set<std::string> hidden_b;
   std::unordered_map<std::string, const Tensor*> shared;
   std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
+  std::function<void(size_t)> on_run;              // LocalizeOptions::on_run
   // side A is a PyTorch capture: every isolated node differs by framework rounding, so a
   // sub-tolerance source must stand out from its neighbours' noise (StandOutLevel)
   bool framework_noise = false;

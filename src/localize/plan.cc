@@ -164,6 +164,7 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
   run.bytes = std::move(*bytes);
   auto got = cx.b.RunOther(run.bytes, cx.g.dir(), run.feed, spec.outputs);
   ++cx.out->isolation_runs;
+  if (cx.on_run) cx.on_run(cx.out->isolation_runs);
   if (!got.ok()) {
     run.error = got.status().message();
     return run;
@@ -302,6 +303,7 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   if (!bytes.ok()) return;
   auto got = cx.b.RunOther(*bytes, cx.g.dir(), feed, alone.outputs);
   ++cx.out->isolation_runs;
+  if (cx.on_run) cx.on_run(cx.out->isolation_runs);
   if (!got.ok()) return;
   TensorResult alone_row;
   alone_row.tolerance = tol;

@@ -551,3 +551,34 @@ def test_html_numbers_bars_and_channel_label_read_at_a_glance(onnxprobe, tmp_pat
     assert ratios[0][0] > 100 and ratios[0][1] < 100  # 323x: long, but not saturated
     for r, w in ratios:  # 1e-3 -> empty, 1 (the limit) -> half, 1e3 -> full
         assert abs(w - min(100, max(1, (math.log10(r) + 3) / 6 * 100))) < 0.2, ratios
+
+
+def test_isolation_progress_on_a_terminal_only(onnxprobe, tmp_path):
+    """Isolation can outlast the comparison: on a terminal stderr says it is going on (a line
+    rewritten in place, cleared at the end); piped, nothing is printed."""
+    import pty
+    demo = os.path.join(os.environ.get("ONNXPROBE_SRC", ""), "tests", "data", "demo", "demo_cnn.onnx")
+    out = tmp_path / "r.json"
+    cmd = [str(onnxprobe), "compare", demo, "--b-opt-level", "all", "--isolate", "all",
+           "--json", str(out)]
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert p.wait(timeout=300) in (0, 1)
+    os.close(master)
+    err = b"".join(chunks).decode(errors="replace")
+    shown = [int(n) for n in re.findall(r"isolating nodes: (\d+) runs", err)]
+    runs = json.loads(out.read_text())["localization"]["isolation_runs"]
+    assert shown and shown == sorted(shown) and shown[-1] <= runs, (shown, runs)
+    assert err.endswith("\r\x1b[K") or "\r\x1b[K" in err.split("isolating nodes:")[-1]
+    piped = run(cmd)
+    assert "isolating" not in piped.stderr

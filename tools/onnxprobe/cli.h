@@ -204,12 +204,19 @@ Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string
 class ProgressLine {
  public:
   ProgressLine(bool enabled, std::string verb) : enabled_(enabled), verb_(std::move(verb)) {}
+  ~ProgressLine() {
+    if (counting_) Done();
+  }
   void Update(size_t done, size_t total);
+  // A phase whose length is not known ahead: "<verb> N <unit>", cleared by Done().
+  void Count(size_t n, const char* unit);
+  void Done();
 
  private:
   bool enabled_;
   std::string verb_;
   int64_t last_ms_ = -1000;
+  bool counting_ = false;  // a Count() line is on the terminal
 };
 
 }  // namespace onnxprobe::cli

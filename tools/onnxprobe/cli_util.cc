@@ -176,6 +176,25 @@ void ProgressLine::Update(size_t done, size_t total) {
   std::fflush(stderr);
 }
 
+void ProgressLine::Count(size_t n, const char* unit) {
+  if (!enabled_) return;
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+                 .count();
+  if (now - last_ms_ < 100) return;
+  last_ms_ = now;
+  counting_ = true;
+  std::fprintf(stderr, "\r\033[K  %s %zu %s", verb_.c_str(), n, unit);
+  std::fflush(stderr);
+}
+
+void ProgressLine::Done() {
+  if (!enabled_ || !counting_) return;
+  counting_ = false;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+}
+
 std::string HumanBytes(uint64_t b) {
   char buf[32];
   if (b >= (1ull << 30))

@@ -475,9 +475,13 @@ class CompareCommand : public Command {
       started = now;
       progress.Update(d, t);
     };
+    // isolation can take longer than the comparison: say that it is going on
+    ProgressLine isolating(!o.console.quiet && isatty(STDERR_FILENO), "isolating nodes:");
+    req.localize_options.on_run = [&isolating](size_t runs) { isolating.Count(runs, "runs"); };
     if (SamplesGiven()) return RunSamples(req);
     auto result = Compare(req);
     progress.Update(1, 1);
+    isolating.Done();
     if (!result.ok()) return Fail(result.status());
     for (const auto& n : result->notes) Note(n);
     const ComparisonResult& r = result->comparison;
