@@ -17,6 +17,10 @@ namespace onnxprobe {
 // A provider's full ONNX Runtime name from its short or full name in any case ("openvino" ->
 // "OpenVINOExecutionProvider"); an unknown name is returned as given.
 std::string FullProviderName(const std::string& name);
+// Whether `name` (short or full) is ONNX Runtime's CPU provider.
+inline bool IsCpuProvider(const std::string& name) {
+  return FullProviderName(name) == "CPUExecutionProvider";
+}
 
 struct SessionOptions {
   // Execution provider by short or full name ("CPU", "CUDA", "TensorrtExecutionProvider").

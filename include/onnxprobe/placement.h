@@ -29,6 +29,9 @@ Expected<Placement> FindPlacement(const std::string& model_path, const std::stri
                                   const SessionOptions& session,
                                   const std::vector<NamedTensor>& inputs);
 
+// The nodes the CPU provider runs, "a (Relu), b (Hardmax)": the first 8 named, then how many more.
+std::string CpuNodeList(const Placement& p);
+
 // "OpenVINOExecutionProvider runs 2 of 3 nodes (1 compiled partition); the CPU provider runs
 // 1: hardmax (Hardmax)" (the first 8 nodes named, then how many more).
 std::string DescribePlacement(const Placement& p);

@@ -69,7 +69,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   // on a provider other than CPU, values fixed by the model alone are not marked: compiling
   // providers fold them and cannot expose them (OpenVINO 1.24: ONNX Runtime rejects a graph with
   // a Constant's output marked, and an Identity of a weight marked comes back as zeros)
-  if (FullProviderName(options.session.provider) != "CPUExecutionProvider") {
+  if (!IsCpuProvider(options.session.provider)) {
     std::set<std::string> fixed = TensorsFixedByModel(model.index());
     std::vector<std::string> kept;
     for (const auto& n : tensors) {

@@ -185,8 +185,7 @@ void AddParityCulprits(const ParityReport& parity, const Model& model, const Com
 
 // A live side on another provider than CPU.
 bool OnOtherProvider(const Side& side, const SideRequest& request) {
-  return side.model() != nullptr &&
-         FullProviderName(request.session.provider) != "CPUExecutionProvider";
+  return side.model() != nullptr && !IsCpuProvider(request.session.provider);
 }
 
 // A runtime failure on a side whose provider leaves nodes to the CPU provider while fallback is
@@ -199,12 +198,9 @@ Status NameRefusedNodes(const Status& st, Side& a, Side& b, const CompareRequest
     if (!OnOtherProvider(is_a ? a : b, s) || s.session.allow_fallback) continue;
     auto p = FindPlacement(s.path, s.ort_library, s.session, inputs);
     if (!p.ok() || p->complete()) continue;
-    std::string nodes;
-    for (size_t i = 0; i < p->on_cpu.size() && i < 8; ++i) nodes += (i ? ", " : "") + p->on_cpu[i];
-    if (p->on_cpu.size() > 8) nodes += ", ... " + std::to_string(p->on_cpu.size() - 8) + " more";
     return Unsupported(std::string(SideName(is_a)) + " (" + s.path + "): " + p->provider +
                        " does not take " + std::to_string(p->on_cpu.size()) + " of " +
-                       std::to_string(p->model_nodes) + " nodes: " + nodes +
+                       std::to_string(p->model_nodes) + " nodes: " + CpuNodeList(*p) +
                        "; CPU fallback is disabled (--allow-fallback runs them on the CPU "
                        "provider and lists them in the report)");
   }

@@ -12,7 +12,6 @@ Expected<std::vector<RunOutput>> RetainedSide::Fetch(const std::vector<std::stri
   for (const auto& n : names) {
     if (!kept_.count(n)) missing.push_back(n);
   }
-  if (missing.size() < names.size()) ++served_;
   if (!missing.empty()) {
     OP_ASSIGN_OR_RETURN(auto got, inner_.Fetch(missing));
     for (auto& o : got) {

@@ -34,13 +34,10 @@ class RetainedSide : public Side {
   }
   const std::vector<std::string>& hidden() const override { return inner_.hidden(); }
   SessionOptions session_options() const override { return inner_.session_options(); }
-  // Fetches answered from kept tensors.
-  size_t served() const { return served_; }
 
  private:
   Side& inner_;
   std::map<std::string, RunOutput> kept_;
-  size_t served_ = 0;
 };
 
 }  // namespace onnxprobe

@@ -39,6 +39,13 @@ Expected<Placement> FindPlacement(const std::string& model_path, const std::stri
   return p;
 }
 
+std::string CpuNodeList(const Placement& p) {
+  std::string s;
+  for (size_t i = 0; i < p.on_cpu.size() && i < kNamed; ++i) s += (i ? ", " : "") + p.on_cpu[i];
+  if (p.on_cpu.size() > kNamed) s += ", ... " + std::to_string(p.on_cpu.size() - kNamed) + " more";
+  return s;
+}
+
 std::string DescribePlacement(const Placement& p) {
   size_t cpu = p.on_cpu.size();
   size_t on = p.model_nodes > cpu ? p.model_nodes - cpu : 0;
@@ -47,10 +54,7 @@ std::string DescribePlacement(const Placement& p) {
                   (p.partitions.size() == 1 ? " kernel or compiled partition)"
                                             : " kernels or compiled partitions)");
   if (cpu == 0) return s;
-  s += "; the CPU provider runs " + std::to_string(cpu) + ": ";
-  for (size_t i = 0; i < cpu && i < kNamed; ++i) s += (i ? ", " : "") + p.on_cpu[i];
-  if (cpu > kNamed) s += ", ... " + std::to_string(cpu - kNamed) + " more";
-  return s;
+  return s + "; the CPU provider runs " + std::to_string(cpu) + ": " + CpuNodeList(p);
 }
 
 }  // namespace onnxprobe

@@ -83,8 +83,7 @@ class LiveSide : public Side {
     // definition") and returns zeros for an Identity of a weight marked so. On any provider but
     // CPU they are not captured.
     std::set<std::string> fixed;
-    if (FullProviderName(options_.provider) != "CPUExecutionProvider")
-      fixed = TensorsFixedByModel(idx);
+    if (!IsCpuProvider(options_.provider)) fixed = TensorsFixedByModel(idx);
     for (const auto& t : idx.tensors()) {
       if (t.kind != TensorKind::kIntermediate && t.kind != TensorKind::kGraphOutput) continue;
       const NodeInfo& n = idx.nodes()[t.producer];

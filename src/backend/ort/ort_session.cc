@@ -161,7 +161,7 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
          api->AddSessionConfigEntry(so, "session.model_external_initializers_file_folder_path",
                                     dir.c_str()),
          "session options");
-  if (FullProviderName(o.provider) != "CPUExecutionProvider" && !o.allow_fallback) {
+  if (!IsCpuProvider(o.provider) && !o.allow_fallback) {
     OP_ORT(lib_, api->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
            "session options");
   }
