@@ -26,6 +26,7 @@ enum class OutputKind {
   kModelExplorer,      // Model Explorer node data: {"<graph id>": {"results": ...}}
   kProfileTrace,       // ONNX Runtime profiler trace: [{"cat": ...
   kCommandJson,        // JSON of inspect, lint, diff, profile or run: "schema": "onnxprobe-..."
+  kGenerateHtml,       // generate's HTML page: recognized by the onnxprobe-generate JSON it embeds
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 

@@ -138,6 +138,13 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
     }
     case OutputKind::kCommandJson:
       return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-");
+    case OutputKind::kGenerateHtml: {
+      if (is_dir) return false;
+      std::string text = Head(p, 256 * 1024);  // the data comes first in <head>
+      size_t at = text.find(kHtmlDataTag);
+      return text.rfind("<!DOCTYPE html>", 0) == 0 && at != std::string::npos &&
+             OpensWith(text, at + std::string(kHtmlDataTag).size(), "schema", "onnxprobe-generate");
+    }
   }
   return false;
 }
@@ -194,6 +201,8 @@ const char* OutputKindName(OutputKind kind) {
       return "profiler trace";
     case OutputKind::kCommandJson:
       return "JSON output";
+    case OutputKind::kGenerateHtml:
+      return "generate HTML report";
   }
   return "output";
 }

@@ -36,6 +36,8 @@ void StatsJson(JsonWriter& j, const TensorStats& s) {
   j.Key("std").Number(s.std).Key("nan").UInt(s.nan_count).Key("inf").UInt(s.inf_count).EndObject();
 }
 
+}  // namespace
+
 void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   const TensorMetrics& m = t.metrics;
   j.BeginObject();
@@ -108,8 +110,6 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   j.EndArray();
   j.EndObject();
 }
-
-}  // namespace
 
 void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   const ComparisonResult& r = report.comparison;

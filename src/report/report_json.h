@@ -10,5 +10,7 @@ namespace onnxprobe {
 
 constexpr int kReportSchemaVersion = 1;
 void WriteComparisonJson(const CompareReport& r, JsonWriter& j);
+// One compared row as the report's "rows" hold it (docs/report-json.md).
+void RowJson(JsonWriter& j, const TensorResult& t, size_t index);
 
 }  // namespace onnxprobe

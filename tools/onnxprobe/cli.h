@@ -85,6 +85,7 @@ std::unique_ptr<Command> MakeBaselineSaveCommand();   // "baseline save"
 std::unique_ptr<Command> MakeBaselineCheckCommand();  // "baseline check"
 std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeImportPolygraphyCommand();
+std::unique_ptr<Command> MakeGenerateCommand();
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);

@@ -207,6 +207,7 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeCompareCommand());
   commands.push_back(MakeReplayCommand());
   commands.push_back(MakeImportPolygraphyCommand());
+  commands.push_back(MakeGenerateCommand());
   commands.push_back(MakeDeterminismCommand());
   commands.push_back(MakeLintCommand());
   commands.push_back(MakeDiffCommand());

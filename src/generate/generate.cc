@@ -1,0 +1,362 @@
+// Two decoders generating from one prompt: free-running and teacher-forced, per-step judging,
+// the born step compared tensor by tensor.
+#include "onnxprobe/generate/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "decoder_session.h"
+#include "onnxprobe/format.h"
+#include "onnxprobe/npy.h"
+
+namespace onnxprobe {
+namespace {
+
+std::string OpOf(const Model& m, const std::string& tensor) {
+  const TensorEntry* e = m.index().Find(tensor);
+  if (e == nullptr || e->producer < 0) return "";
+  return m.index().nodes()[static_cast<size_t>(e->producer)].op_type;
+}
+
+int64_t Argmax(const Tensor& logits) {
+  const float* p = logits.data_as<float>();
+  int64_t best = 0;
+  for (uint64_t i = 1; i < logits.num_elements(); ++i) {
+    if (p[i] > p[best]) best = static_cast<int64_t>(i);
+  }
+  return best;
+}
+
+std::vector<int64_t> TopK(const Tensor& logits, int k) {
+  std::vector<int64_t> idx(logits.num_elements());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
+  const float* p = logits.data_as<float>();
+  size_t kk = std::min(idx.size(), static_cast<size_t>(k));
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(kk), idx.end(),
+                    [p](int64_t x, int64_t y) { return p[x] > p[y] || (p[x] == p[y] && x < y); });
+  idx.resize(kk);
+  return idx;
+}
+
+// KL(softmax a || softmax b) in nats.
+double KlDivergence(const Tensor& a, const Tensor& b) {
+  const float* pa = a.data_as<float>();
+  const float* pb = b.data_as<float>();
+  uint64_t n = a.num_elements();
+  double ma = -INFINITY, mb = -INFINITY;
+  for (uint64_t i = 0; i < n; ++i) {
+    ma = std::max(ma, static_cast<double>(pa[i]));
+    mb = std::max(mb, static_cast<double>(pb[i]));
+  }
+  double za = 0, zb = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    za += std::exp(pa[i] - ma);
+    zb += std::exp(pb[i] - mb);
+  }
+  double lza = std::log(za) + ma, lzb = std::log(zb) + mb, kl = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    double la = pa[i] - lza, lb = pb[i] - lzb;
+    kl += std::exp(la) * (la - lb);
+  }
+  return std::max(0.0, kl);
+}
+
+double Margin(const Tensor& logits) {
+  std::vector<int64_t> top = TopK(logits, 2);
+  if (top.size() < 2) return INFINITY;
+  const float* p = logits.data_as<float>();
+  return static_cast<double>(p[top[0]]) - p[top[1]];
+}
+
+// Pairs side B's cache slots with side A's by (layer, kind).
+Expected<std::vector<size_t>> PairCache(const DecoderIo& a, const DecoderIo& b) {
+  std::map<std::pair<int, char>, size_t> in_b;
+  for (size_t i = 0; i < b.cache.size(); ++i) in_b[{b.cache[i].layer, b.cache[i].kind}] = i;
+  std::vector<size_t> pair;
+  for (const auto& s : a.cache) {
+    auto it = in_b.find({s.layer, s.kind});
+    if (it == in_b.end() || a.cache.size() != b.cache.size()) {
+      return InvalidArgument("the sides' caches differ: side A has " +
+                             std::to_string(a.cache.size()) + " cache tensors over " +
+                             std::to_string(a.layers) + " layers, side B " +
+                             std::to_string(b.cache.size()) + " over " + std::to_string(b.layers) +
+                             " (no match for side A's '" + s.past + "')");
+    }
+    pair.push_back(it->second);
+  }
+  return pair;
+}
+
+// Judges the positions [from, to) of side A's and B's present tensors; per position, the
+// largest absolute difference.
+Expected<CacheRow> JudgeCache(const CacheSlot& sa, const CacheSlot& sb, const Tensor& a,
+                              const Tensor& b, int64_t from, int64_t to, const CompareJob& job,
+                              const std::string& op) {
+  CacheRow c;
+  c.layer = sa.layer;
+  c.kind = sa.kind;
+  OP_ASSIGN_OR_RETURN(Tensor na, SliceAxis(a, sa.seq_axis, from, to));
+  OP_ASSIGN_OR_RETURN(Tensor nb, SliceAxis(b, sb.seq_axis, from, to));
+  OP_ASSIGN_OR_RETURN(na, AsFloat32(na));
+  OP_ASSIGN_OR_RETURN(nb, AsFloat32(nb));
+  c.row.name = sa.present;
+  c.row.name_b = sb.present;
+  c.row.op_type = op;
+  c.row.tolerance = job.policy.For(sa.present, op);
+  JudgeRow(na, nb, job.policy, job.kernel, &c.row);
+  for (int64_t p = from; p < to; ++p) {
+    OP_ASSIGN_OR_RETURN(Tensor pa, SliceAxis(na, sa.seq_axis, p - from, p - from + 1));
+    OP_ASSIGN_OR_RETURN(Tensor pb, SliceAxis(nb, sb.seq_axis, p - from, p - from + 1));
+    double m = 0;
+    const float* x = pa.data_as<float>();
+    const float* y = pb.data_as<float>();
+    for (uint64_t i = 0; i < pa.num_elements() && i < pb.num_elements(); ++i) {
+      double d = std::fabs(static_cast<double>(x[i]) - y[i]);
+      m = std::isnan(d) ? INFINITY : std::max(m, d);
+    }
+    c.position_max_abs.push_back(m);
+  }
+  return c;
+}
+
+std::vector<int64_t> RandomPrompt(const GenerateRequest& req, int64_t vocab) {
+  std::mt19937_64 rng(req.seed);
+  std::uniform_int_distribution<int64_t> dist(0, vocab - 1);
+  std::vector<int64_t> p(static_cast<size_t>(req.prompt_length));
+  for (auto& t : p) t = dist(rng);
+  return p;
+}
+
+// The born step compared tensor by tensor: both sides fed side A's inputs of that step (its
+// tokens and its exact cache), localized as `compare` localizes.
+void LocalizeStep(const GenerateRequest& req, const DecoderSession& b,
+                  std::vector<NamedTensor> inputs, GenerateReport* r) {
+  for (const auto& in : inputs) {
+    const ValueInfo* vb = nullptr;
+    for (const auto& v : b.model().summary().inputs) {
+      if (v.name == in.name) vb = &v;
+    }
+    if (vb == nullptr) {
+      r->notes.push_back("the born step was not compared tensor by tensor: side B has no input '" +
+                         in.name + "' (the sides' inputs are named differently)");
+      return;
+    }
+  }
+  CompareRequest c;
+  c.a.path = req.a.path;
+  c.a.session = req.a.session;
+  c.a.ort_library = req.a.ort_library;
+  c.a.session_given = true;
+  c.b.path = req.b.path;
+  c.b.session = req.b.session;
+  c.b.ort_library = req.b.ort_library;
+  c.b.session_given = true;
+  c.inputs.tensors = std::move(inputs);
+  c.inputs_given = true;
+  c.job = req.job;
+  c.localize = req.localize;
+  c.localize_options = req.localize_options;
+  auto report = Compare(c);
+  if (!report.ok()) {
+    r->notes.push_back("the born step could not be compared tensor by tensor: " +
+                       report.status().message());
+    return;
+  }
+  r->step_report = std::move(*report);
+  r->localized = true;
+  for (const auto& cu : r->step_report.localization.culprits) {
+    if (cu.introduced) {
+      r->culprit_node = cu.node;
+      r->culprit_op = cu.op_type;
+      break;
+    }
+  }
+  if (r->culprit_node.empty() && !r->step_report.comparison.frontier.empty()) {
+    const auto& row =
+        r->step_report.comparison.rows[static_cast<size_t>(r->step_report.comparison.frontier[0])];
+    r->culprit_node = row.node;
+    r->culprit_op = row.op_type;
+  }
+  if (!r->culprit_node.empty()) r->culprit_layer = LayerFromName(r->culprit_node);
+  if (r->step_report.passed()) {
+    r->notes.push_back(
+        "with side A's exact cache step " + std::to_string(r->born_step) +
+        " passes on every tensor: its error grew from differences below tolerance that side B's "
+        "own cache carried from earlier steps");
+  }
+}
+
+}  // namespace
+
+Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (req.steps < 1) return InvalidArgument("--steps must be at least 1");
+  if (req.top_k < 1) return InvalidArgument("--top-k must be at least 1");
+  OP_RETURN_IF_ERROR(req.job.policy.Validate());
+  OP_ASSIGN_OR_RETURN(auto a, DecoderSession::Open(req.a, "side A"));
+  OP_ASSIGN_OR_RETURN(auto b, DecoderSession::Open(req.b, "side B"));
+  OP_ASSIGN_OR_RETURN(std::vector<size_t> pair, PairCache(a->io(), b->io()));
+
+  GenerateReport r;
+  r.model_a = req.a.path;
+  r.model_b = req.b.path;
+  r.describe_a = a->Describe();
+  r.describe_b = b->Describe();
+  r.io_a = a->io();
+  r.io_b = b->io();
+  r.policy = req.job.policy;
+  r.top_k = req.top_k;
+  r.seed = req.seed;
+  r.prompt = req.prompt;
+  OP_ASSIGN_OR_RETURN(DecoderCache cache_a, a->EmptyCache());
+  OP_ASSIGN_OR_RETURN(DecoderCache cache_b, b->EmptyCache());
+  if (r.prompt.empty()) {
+    if (req.prompt_length < 1) return InvalidArgument("--prompt-length must be at least 1");
+    // the vocabulary from a first run of side A on token 0
+    DecoderCache probe = cache_a;
+    OP_ASSIGN_OR_RETURN(DecoderStep s, a->Step({0}, &probe));
+    r.prompt = RandomPrompt(req, static_cast<int64_t>(s.logits.num_elements()));
+    r.prompt_generated = true;
+  }
+  const ValueInfo* lv = a->model().FindValueInfo(a->io().logits);
+  if (lv != nullptr && lv->has_shape && !lv->dims.empty() && lv->dims.back().value > 0) {
+    for (size_t i = 0; i < r.prompt.size(); ++i) {
+      if (r.prompt[i] >= lv->dims.back().value) {
+        return InvalidArgument("prompt token " + std::to_string(r.prompt[i]) + " at position " +
+                               std::to_string(i) + " is outside side A's vocabulary of " +
+                               std::to_string(lv->dims.back().value) + " tokens");
+      }
+    }
+  }
+  const std::string op_logits = OpOf(a->model(), a->io().logits);
+  std::vector<std::string> op_cache;
+  for (const auto& s : a->io().cache) op_cache.push_back(OpOf(a->model(), s.present));
+
+  std::vector<int64_t> feed = r.prompt;  // side A's tokens: both sides' input (teacher forcing)
+  std::vector<NamedTensor> born_inputs;
+  DecoderCache b_free;  // side B's own cache where its token first differs from A's
+  int64_t b_free_token = -1;
+  for (int step = 1; step <= req.steps; ++step) {
+    int64_t from = cache_a.length;
+    OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs_a, a->StepInputs(feed, cache_a));
+    OP_ASSIGN_OR_RETURN(DecoderStep sa, a->Step(feed, &cache_a));
+    if (req.on_step) req.on_step("A", step);
+    OP_ASSIGN_OR_RETURN(DecoderStep sb, b->Step(feed, &cache_b));
+    if (req.on_step) req.on_step("B teacher-forced", step);
+    GenerateStep g;
+    g.step = step;
+    g.token_a = Argmax(sa.logits);
+    g.token_b = Argmax(sb.logits);
+    if (sa.logits.num_elements() != sb.logits.num_elements()) {
+      return InvalidArgument("the sides' vocabularies differ: side A's logits have " +
+                             std::to_string(sa.logits.num_elements()) + " entries, side B's " +
+                             std::to_string(sb.logits.num_elements()));
+    }
+    g.logits.name = a->io().logits;
+    g.logits.name_b = b->io().logits;
+    g.logits.op_type = op_logits;
+    g.logits.tolerance = req.job.policy.For(g.logits.name, op_logits);
+    JudgeRow(sa.logits, sb.logits, req.job.policy, req.job.kernel, &g.logits);
+    g.kl_divergence = KlDivergence(sa.logits, sb.logits);
+    g.margin_a = Margin(sa.logits);
+    std::vector<int64_t> ta = TopK(sa.logits, req.top_k), tb = TopK(sb.logits, req.top_k);
+    size_t common = 0;
+    for (int64_t t : ta) common += std::count(tb.begin(), tb.end(), t) > 0 ? 1 : 0;
+    g.topk_agreement = static_cast<double>(common) / static_cast<double>(ta.size());
+    g.pass = g.logits.pass;
+    for (size_t i = 0; i < pair.size(); ++i) {
+      const CacheSlot& sa_slot = a->io().cache[i];
+      const CacheSlot& sb_slot = b->io().cache[pair[i]];
+      OP_ASSIGN_OR_RETURN(CacheRow c,
+                          JudgeCache(sa_slot, sb_slot, sa.present[i], sb.present[pair[i]], from,
+                                     cache_a.length, req.job, op_cache[i]));
+      if (!c.row.pass) {
+        g.pass = false;
+        if (g.first_failing_layer < 0 || c.layer < g.first_failing_layer)
+          g.first_failing_layer = c.layer;
+      }
+      g.cache.push_back(std::move(c));
+    }
+    if (!g.pass && r.born_step < 0) {
+      r.born_step = step;
+      born_inputs = std::move(inputs_a);
+    }
+    if (g.token_a != g.token_b && r.first_divergent_step < 0) {
+      r.first_divergent_step = step;
+      b_free = cache_b;
+      b_free_token = g.token_b;
+      if (g.pass) {
+        r.divergence_note = "the tokens part at step " + std::to_string(step) +
+                            ", which passes its budget: side A's top-two margin there is " +
+                            FormatNumber(g.margin_a) + " and the logits differ by up to " +
+                            FormatNumber(g.logits.metrics.max_abs) +
+                            " (a near-tie decided by differences within tolerance)";
+      }
+    }
+    r.tokens_a.push_back(g.token_a);
+    if (r.first_divergent_step < 0) r.tokens_b.push_back(g.token_b);
+    feed = {g.token_a};
+    r.steps.push_back(std::move(g));
+  }
+  if (r.first_divergent_step > 0) {
+    // side B on its own from where it parted
+    r.tokens_b.push_back(b_free_token);
+    std::vector<int64_t> next{b_free_token};
+    for (int step = r.first_divergent_step + 1; step <= req.steps; ++step) {
+      OP_ASSIGN_OR_RETURN(DecoderStep s, b->Step(next, &b_free));
+      if (req.on_step) req.on_step("B free", step);
+      next = {Argmax(s.logits)};
+      r.tokens_b.push_back(next[0]);
+    }
+  }
+  if (r.born_step > 0) {
+    const GenerateStep& g = r.steps[static_cast<size_t>(r.born_step - 1)];
+    r.born_layer = g.first_failing_layer;
+    if (g.first_failing_layer >= 0) {
+      for (const auto& c : g.cache) {
+        if (c.layer == g.first_failing_layer && !c.row.pass) {
+          r.born_where = "layer " + std::to_string(c.layer) + " (" + c.row.name + ")";
+          break;
+        }
+      }
+    } else {
+      r.born_where = "logits (" + g.logits.name + "; every cache tensor passes)";
+    }
+    LocalizeStep(req, *b, std::move(born_inputs), &r);
+    if (r.culprit_layer >= 0 && r.culprit_layer != r.born_layer) {
+      // the node's own layer: a fault in a query projection first shows in the next layer's cache
+      r.born_where =
+          "layer " + std::to_string(r.culprit_layer) + " (node " + r.culprit_node +
+          (r.born_where.empty() ? ")" : "; the cache first fails at " + r.born_where + ")");
+      r.born_layer = r.culprit_layer;
+    }
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+Expected<std::vector<int64_t>> ReadPromptIds(const std::string& path) {
+  OP_ASSIGN_OR_RETURN(Tensor t, ReadNpy(path));
+  const Shape& s = t.shape();
+  bool shape_ok = (s.size() == 1 || (s.size() == 2 && s[0] == 1)) && t.num_elements() > 0;
+  if (IsFloating(t.dtype()) || t.dtype() == DType::kBool || !shape_ok) {
+    return InvalidArgument(path + ": a prompt is integer token ids of shape [n] or [1, n], got " +
+                           DTypeName(t.dtype()) + ShapeToString(s));
+  }
+  std::vector<int64_t> ids;
+  for (uint64_t i = 0; i < t.num_elements(); ++i) {
+    double v = ElementAsDouble(t, i);
+    if (v < 0) {
+      return InvalidArgument(path + ": token id " + std::to_string(static_cast<int64_t>(v)) +
+                             " at position " + std::to_string(i) + " is negative");
+    }
+    ids.push_back(static_cast<int64_t>(v));
+  }
+  return ids;
+}
+
+}  // namespace onnxprobe

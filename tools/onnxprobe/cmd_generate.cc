@@ -1,0 +1,237 @@
+// onnxprobe generate A B: two decoders generating from one prompt, step by step with their cache.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli.h"
+#include "onnxprobe/generate/generate.h"
+#include "onnxprobe/report/generate_report.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+constexpr const char* kFooter =
+    "Both sides generate greedily from the prompt. Free-running: where their tokens part.\n"
+    "Teacher-forced: side B is fed side A's tokens (each side keeps its own cache), so a\n"
+    "divergence does not compound; per step the logits and the cache positions the step adds\n"
+    "are judged under the tolerances, the first failing step is where the error is born, and\n"
+    "that step is compared tensor by tensor with side A's exact cache (the node). Examples:\n"
+    "  onnxprobe generate decoder.onnx --b-opt-level all --steps 32\n"
+    "  onnxprobe generate fp32.onnx int4.onnx --prompt ids.npy --json gen.json --html gen.html";
+
+class GenerateCommand : public Command {
+ public:
+  const char* name() const override { return "generate"; }
+  const char* summary() const override {
+    return "compare two decoders over a generation (free-running and teacher-forced, with their "
+           "key/value cache) and name the step, layer and node where error is born";
+  }
+  std::string footer() const override { return kFooter; }
+
+  void Declare(OptionSink& sink) override {
+    sink.Positional("A", "reference decoder (.onnx with past key/value inputs)", &a_, true);
+    sink.Positional("B", "decoder under test (default: A)", &b_, false);
+    sink.Section("runtime of both sides (--a-... / --b-...: one side)");
+    DeclareSessionOptions(sink, "", &shared_);
+    DeclareSessionOptions(sink, "a-", &side_a_);
+    DeclareSessionOptions(sink, "b-", &side_b_);
+    sink.Section("generation");
+    sink.Add({"--prompt", "FILE.npy", "prompt token ids, integer [n] or [1, n]"},
+             [this](const std::string& v) {
+               prompt_file_ = v;
+               return Status::Ok();
+             });
+    sink.Add({"--prompt-ids", "LIST", "prompt token ids given inline: 1,2,3"},
+             [this](const std::string& v) -> Status {
+               for (const auto& x : SplitList(v)) {
+                 OP_ASSIGN_OR_RETURN(int64_t id, ParseInt(x, "--prompt-ids"));
+                 if (id < 0) return InvalidArgument("--prompt-ids: token ids are 0 or more");
+                 req_.prompt.push_back(id);
+               }
+               if (req_.prompt.empty()) return InvalidArgument("--prompt-ids: no ids given");
+               return Status::Ok();
+             });
+    sink.Add({"--prompt-length", "N", "without a prompt: N seeded random ids (default 8)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--prompt-length"));
+               if (n < 1 || n > 1 << 20)
+                 return InvalidArgument("--prompt-length must be between 1 and 1048576");
+               req_.prompt_length = static_cast<int>(n);
+               length_given_ = true;
+               return Status::Ok();
+             });
+    sink.Add({"--seed", "N", "seed of the random prompt (default 0)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--seed"));
+               req_.seed = static_cast<uint64_t>(n);
+               seed_given_ = true;
+               return Status::Ok();
+             });
+    sink.Add({"--steps", "N", "tokens to generate (default 16; the prompt's step is step 1)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--steps"));
+               if (n < 1 || n > 1 << 20)
+                 return InvalidArgument("--steps must be between 1 and 1048576");
+               req_.steps = static_cast<int>(n);
+               return Status::Ok();
+             });
+    sink.Add({"--top-k", "K", "top-k agreement of the logits (default 5)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--top-k"));
+               if (n < 1 || n > 1 << 20) return InvalidArgument("--top-k must be at least 1");
+               req_.top_k = static_cast<int>(n);
+               return Status::Ok();
+             });
+    sink.Add({"--io", "ROLE=NAME",
+              "map an input/output discovery cannot: input_ids|attention_mask|position_ids|"
+              "logits=NAME, or PAST=PRESENT (both sides; --a-io/--b-io: one side)",
+              true},
+             [this](const std::string& v) { return AddIo(v, "--io", &io_both_); });
+    sink.Add({"--a-io", "ROLE=NAME", "", true, true},
+             [this](const std::string& v) { return AddIo(v, "--a-io", &req_.a.io); });
+    sink.Add({"--b-io", "ROLE=NAME", "", true, true},
+             [this](const std::string& v) { return AddIo(v, "--b-io", &req_.b.io); });
+    DeclareToleranceOptions(sink, &tolerance_);
+    sink.Add(
+        {"--isolate", "WHICH",
+         "at the born step, run candidates alone on side B's runtime with side A's inputs: "
+         "frontier (default), failing, all or none"},
+        [this](const std::string& v) -> Status {
+          req_.localize = v != "none";
+          if (v == "frontier") {
+            req_.localize_options.candidates = Candidates::kFrontier;
+          } else if (v == "failing") {
+            req_.localize_options.candidates = Candidates::kFailing;
+          } else if (v == "all") {
+            req_.localize_options.candidates = Candidates::kAll;
+          } else if (v != "none") {
+            return InvalidArgument("bad --isolate '" + v + "' (frontier, failing, all or none)");
+          }
+          return Status::Ok();
+        });
+    sink.Section("reports");
+    sink.Add({"--json", "FILE", "versioned JSON report (docs/generate.md)"},
+             [this](const std::string& v) { return SetJsonFile(v, &json_); });
+    sink.Add({"--html", "FILE", "self-contained HTML page: per-step chart, cache heat map"},
+             [this](const std::string& v) {
+               html_ = v;
+               return Status::Ok();
+             });
+    sink.Add({"--force", "", "replace existing files that are not onnxprobe reports"},
+             [this](const std::string&) {
+               force_ = true;
+               return Status::Ok();
+             });
+    sink.Add({"-q,--quiet", "", "summary lines only"}, [this](const std::string&) {
+      console_.quiet = true;
+      return Status::Ok();
+    });
+    sink.Add({"--rows", "N", "at most N step rows (default 40)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--rows"));
+               if (n < 1) return InvalidArgument("--rows must be at least 1");
+               console_.max_rows = static_cast<size_t>(n);
+               return Status::Ok();
+             });
+    sink.Add({"--color", "", "color the output (default: on a terminal without NO_COLOR)"},
+             [this](const std::string&) {
+               console_.color = true;
+               color_forced_ = true;
+               return Status::Ok();
+             });
+    sink.Add({"--no-color", "", "plain output"}, [this](const std::string&) {
+      console_.color = false;
+      color_forced_ = true;
+      return Status::Ok();
+    });
+  }
+
+  Status AddIo(const std::string& v, const std::string& flag, DecoderIoHints* out) {
+    OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, flag));
+    out->push_back(kv);
+    return Status::Ok();
+  }
+
+  Status Validate() override {
+    if (b_.empty()) {
+      b_ = a_;
+      if (side_a_.touched.empty() && side_b_.touched.empty()) {
+        return InvalidArgument(
+            "generate: one side given and no --a-/--b- option to tell the sides apart (e.g. "
+            "--b-opt-level all)");
+      }
+    }
+    if (!prompt_file_.empty() && !req_.prompt.empty())
+      return InvalidArgument("--prompt and --prompt-ids: give one");
+    bool prompt_given = !prompt_file_.empty() || !req_.prompt.empty();
+    if (prompt_given && (length_given_ || seed_given_)) {
+      return InvalidArgument(std::string(length_given_ ? "--prompt-length" : "--seed") +
+                             " does nothing with a prompt given");
+    }
+    tolerance_.ApplyTo(&req_.job.policy);
+    std::vector<std::string> inputs{a_, b_};
+    if (!prompt_file_.empty()) inputs.push_back(prompt_file_);
+    OP_RETURN_IF_ERROR(CheckDistinctOutputs({{"--json", json_}, {"--html", html_}}));
+    if (!json_.empty())
+      OP_RETURN_IF_ERROR(CheckOutput("--json", json_, OutputKind::kCommandJson, inputs, force_));
+    if (!html_.empty())
+      OP_RETURN_IF_ERROR(CheckOutput("--html", html_, OutputKind::kGenerateHtml, inputs, force_));
+    return Status::Ok();
+  }
+
+  int Run() override {
+    if (!color_forced_)
+      console_.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    if (!prompt_file_.empty()) {
+      auto ids = ReadPromptIds(prompt_file_);
+      if (!ids.ok()) return Fail(ids.status());
+      req_.prompt = *ids;
+    }
+    auto side = [&](const std::string& path, const SessionFlags& own, GenerateSide* out) -> Status {
+      SessionFlags f = MergeSessionFlags(shared_, own);
+      OP_ASSIGN_OR_RETURN(out->ort_library, ResolveOrtLibrary(f));
+      out->path = path;
+      out->session = f.session;
+      out->io.insert(out->io.begin(), io_both_.begin(), io_both_.end());
+      return Status::Ok();
+    };
+    Status st = side(a_, side_a_, &req_.a);
+    if (st.ok()) st = side(b_, side_b_, &req_.b);
+    if (!st.ok()) return Fail(st);
+    ProgressLine progress(!console_.quiet && isatty(STDERR_FILENO), "generating: step");
+    req_.on_step = [&progress](const std::string&, int step) {
+      progress.Count(static_cast<size_t>(step), "");
+    };
+    auto r = CompareGeneration(req_);
+    progress.Done();
+    if (!r.ok()) return Fail(r.status());
+    if (!json_.empty()) {
+      st = WriteGenerateJson(*r, json_);
+      if (!st.ok()) return Fail(st);
+    }
+    if (!html_.empty()) {
+      st = WriteGenerateHtml(*r, html_);
+      if (!st.ok()) return Fail(st);
+    }
+    std::fputs(RenderGenerateConsole(*r, console_).c_str(), stdout);
+    if (!json_.empty()) std::printf("JSON report: %s\n", json_.c_str());
+    if (!html_.empty()) std::printf("HTML report: %s\n", html_.c_str());
+    return r->passed() ? kExitOk : kExitMismatch;
+  }
+
+ private:
+  std::string a_, b_, prompt_file_, json_, html_;
+  SessionFlags shared_, side_a_, side_b_;
+  DecoderIoHints io_both_;
+  ToleranceFlags tolerance_;
+  GenerateRequest req_;
+  ConsoleOptions console_;
+  bool force_ = false, color_forced_ = false, length_given_ = false, seed_given_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeGenerateCommand() { return std::make_unique<GenerateCommand>(); }
+
+}  // namespace onnxprobe::cli
