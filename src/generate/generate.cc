@@ -214,6 +214,16 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
   r.prompt = req.prompt;
   OP_ASSIGN_OR_RETURN(DecoderCache cache_a, a->EmptyCache());
   OP_ASSIGN_OR_RETURN(DecoderCache cache_b, b->EmptyCache());
+  for (size_t i = 0; i < pair.size(); ++i) {
+    const Shape& sa = cache_a.tensors[i].shape();
+    const Shape& sb = cache_b.tensors[pair[i]].shape();
+    if (sa != sb) {
+      return InvalidArgument("the sides' caches differ: '" + a->io().cache[i].past + "' is " +
+                             ShapeToString(sa) + " on side A, '" + b->io().cache[pair[i]].past +
+                             "' is " + ShapeToString(sb) +
+                             " on side B (with no positions yet): not two versions of one model");
+    }
+  }
   if (r.prompt.empty()) {
     if (req.prompt_length < 1) return InvalidArgument("--prompt-length must be at least 1");
     // the vocabulary from a first run of side A on token 0

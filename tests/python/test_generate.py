@@ -1,0 +1,199 @@
+"""onnxprobe generate: two decoders over a generation with their key/value cache.
+
+References are independent of the tool: greedy tokens from the PyTorch module the decoder was
+exported from (decoder_models.greedy), faults injected by the test into a node it names, and the
+step a position fault must first show at computed from the prompt's length.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from conftest import run
+
+sys.path.insert(0, os.path.dirname(__file__))
+import decoder_models as dm  # noqa: E402
+
+PROMPT = [5, 17, 3, 44, 8, 9, 1, 60]
+
+
+@pytest.fixture(scope="module")
+def decoders(tmp_path_factory):
+    d = tmp_path_factory.mktemp("decoders")
+    out = {}
+    for kind in ("gpt2", "llama"):
+        path = d / f"{kind}.onnx"
+        dm.export(dm.build(kind), str(path))
+        out[kind] = path
+    return out
+
+
+def fault_weight(src, node_name, dst, column=0, scale=1.5):
+    """Scales one column of the weight the node `node_name` reads."""
+    m = onnx.load(str(src))
+    node = next(n for n in m.graph.node if n.name == node_name)
+    inits = {i.name: i for i in m.graph.initializer}
+    w = next(inits[x] for x in node.input if x in inits)
+    a = numpy_helper.to_array(w).copy()
+    a[..., column] *= scale
+    w.CopyFrom(numpy_helper.from_array(a, w.name))
+    onnx.save(m, str(dst))
+
+
+def fault_row(src, node_name, dst, row, delta=1.0):
+    """Adds `delta` to half of one row of the table a Gather node reads (an embedding's
+    position; not the whole row: a LayerNorm would remove a constant shift)."""
+    m = onnx.load(str(src))
+    node = next(n for n in m.graph.node if n.name == node_name)
+    inits = {i.name: i for i in m.graph.initializer}
+    w = inits[node.input[0]]
+    a = numpy_helper.to_array(w).copy()
+    a[row, : a.shape[1] // 2] += delta
+    w.CopyFrom(numpy_helper.from_array(a, w.name))
+    onnx.save(m, str(dst))
+
+
+def generate(onnxprobe, tmp_path, *args):
+    js = tmp_path / "gen.json"
+    r = run([onnxprobe, "generate", *args, "--json", js])
+    doc = json.loads(js.read_text()) if r.returncode in (0, 1) else None
+    return r, doc
+
+
+def ids(values):
+    return ",".join(str(v) for v in values)
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_unfaulted_optimized_side_passes_and_tokens_are_pytorch_greedy(onnxprobe, decoders,
+                                                                        tmp_path, kind):
+    steps = 24
+    r, doc = generate(onnxprobe, tmp_path, decoders[kind], "--b-opt-level", "all", "--steps",
+                      steps, "--prompt-ids", ids(PROMPT))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["verdict"] == "PASS" and doc["born"] is None
+    expected = dm.greedy(dm.build(kind), PROMPT, steps)
+    assert doc["free_running"]["tokens_a"] == expected
+    assert doc["free_running"]["tokens_b"] == expected
+    assert doc["free_running"]["first_divergent_step"] is None
+    tf = doc["teacher_forced"]
+    assert [s["step"] for s in tf] == list(range(1, steps + 1))
+    assert all(s["verdict"] == "PASS" for s in tf)
+    # the cache positions each step adds: the prompt's at step 1, then one per step
+    layers = 3
+    for s in tf:
+        assert len(s["cache"]) == 2 * layers
+        added = len(PROMPT) if s["step"] == 1 else 1
+        assert all(len(c["position_max_abs"]) == added for c in s["cache"])
+    io = doc["side_a"]["io"]
+    assert io["input_ids"] == "input_ids" and io["logits"] == "logits"
+    assert [(c["past"], c["present"]) for c in io["cache"]][:2] == [
+        ("past_key_values.0.key", "present.0.key"), ("past_key_values.0.value", "present.0.value")]
+
+
+def test_other_runtime_version_passes(onnxprobe, decoders, tmp_path):
+    r, doc = generate(onnxprobe, tmp_path, decoders["llama"], "--b-ort-version", "1.20.1",
+                      "--steps", 8)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1.20.1" in doc["side_b"]["description"]
+    assert doc["prompt"]["generated"] and len(doc["prompt"]["tokens"]) == 8
+
+
+@pytest.mark.parametrize("proj", ["q_proj", "v_proj", "o_proj"])
+def test_attention_weight_fault_names_layer_step_and_node(onnxprobe, decoders, tmp_path, proj):
+    node = f"/layers.1/self_attn/{proj}/MatMul"
+    faulty = tmp_path / "faulty.onnx"
+    fault_weight(decoders["llama"], node, faulty)
+    r, doc = generate(onnxprobe, tmp_path, decoders["llama"], faulty, "--steps", 6,
+                      "--prompt-ids", ids(PROMPT))
+    assert r.returncode == 1, r.stdout + r.stderr
+    born = doc["born"]
+    assert born["step"] == 1 and born["layer"] == 1, born
+    assert born["node"] == node and born["op_type"] == "MatMul"
+    assert doc["teacher_forced"][0]["verdict"] == "FAIL"
+    # the layers before the faulty one keep their cache exactly as side A's
+    first = doc["teacher_forced"][0]
+    assert all(c["verdict"] == "PASS" for c in first["cache"] if c["layer"] == 0)
+    assert doc["step_report"]["schema"] == "onnxprobe-compare"
+    assert f"error born at step 1" in r.stdout and node in r.stdout
+
+
+def test_position_fault_is_born_at_the_step_that_reads_it(onnxprobe, decoders, tmp_path):
+    # the prompt fills positions 0..7 at step 1; step k (k >= 2) feeds position 8 + k - 2
+    position = len(PROMPT) + 2
+    expected_step = position - len(PROMPT) + 2
+    faulty = tmp_path / "faulty.onnx"
+    fault_row(decoders["gpt2"], "/wpe/Gather", faulty, position)
+    r, doc = generate(onnxprobe, tmp_path, decoders["gpt2"], faulty, "--steps", 8,
+                      "--prompt-ids", ids(PROMPT))
+    assert r.returncode == 1, r.stdout + r.stderr
+    tf = doc["teacher_forced"]
+    assert all(s["verdict"] == "PASS" for s in tf[:expected_step - 1])
+    assert doc["born"]["step"] == expected_step
+    assert doc["born"]["node"] == "/wpe/Gather"
+    # every layer's cache differs at that position only, not before it
+    born = tf[expected_step - 1]
+    assert born["cache"][0]["verdict"] == "FAIL"
+    assert all(s["cache"][0]["position_max_abs"] == [0.0] * len(s["cache"][0]["position_max_abs"])
+               for s in tf[:expected_step - 1])
+
+
+def test_html_page_and_output_guard(onnxprobe, decoders, tmp_path):
+    faulty = tmp_path / "faulty.onnx"
+    fault_weight(decoders["llama"], "/layers.2/self_attn/v_proj/MatMul", faulty)
+    html = tmp_path / "gen.html"
+    r = run([onnxprobe, "generate", decoders["llama"], faulty, "--steps", 4, "--html", html])
+    assert r.returncode == 1, r.stderr
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "layer 2" in page
+    assert "/layers.2/self_attn/v_proj/MatMul" in page
+    # our own page may be replaced; a user's file may not
+    r = run([onnxprobe, "generate", decoders["llama"], faulty, "--steps", 2, "--html", html])
+    assert r.returncode == 1, r.stderr
+    mine = tmp_path / "notes.html"
+    mine.write_text("<p>my notes</p>")
+    r = run([onnxprobe, "generate", decoders["llama"], faulty, "--steps", 2, "--html", mine])
+    assert r.returncode == 2 and "--force" in r.stderr
+    assert mine.read_text() == "<p>my notes</p>"
+
+
+def test_bad_inputs_are_one_line_exit_2(onnxprobe, decoders, tmp_path):
+    # a model without a cache
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])
+    g = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    plain = tmp_path / "plain.onnx"
+    onnx.save(onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 14)]),
+              str(plain))
+    cases = [
+        ([plain, "--b-opt-level", "all"], "input 'x'"),
+        ([decoders["gpt2"], "--b-opt-level", "all", "--prompt-ids", "1,500"], "vocabulary"),
+        ([decoders["gpt2"], "--b-opt-level", "all", "--io", "logits=nope"], "nope"),
+        ([decoders["gpt2"], "--b-opt-level", "all", "--steps", "0"], "--steps"),
+        ([decoders["gpt2"]], "no --a-/--b- option"),
+        ([decoders["gpt2"], decoders["llama"]], "caches differ"),
+    ]
+    bad_prompt = tmp_path / "prompt.npy"
+    np.save(bad_prompt, np.array([[0.5, 1.5]], np.float32))
+    cases.append(([decoders["gpt2"], "--b-opt-level", "all", "--prompt", bad_prompt],
+                  "integer token ids"))
+    for args, needle in cases:
+        r = run([onnxprobe, "generate", *args])
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and needle in lines[0], (args, r.stderr)
+
+
+def test_prompt_file_equals_inline_ids(onnxprobe, decoders, tmp_path):
+    p = tmp_path / "prompt.npy"
+    np.save(p, np.array([PROMPT], np.int64))
+    _, from_file = generate(onnxprobe, tmp_path, decoders["gpt2"], "--b-opt-level", "all",
+                            "--steps", 4, "--prompt", p)
+    _, inline = generate(onnxprobe, tmp_path, decoders["gpt2"], "--b-opt-level", "all",
+                         "--steps", 4, "--prompt-ids", ids(PROMPT))
+    assert from_file["prompt"]["tokens"] == PROMPT
+    assert from_file["free_running"] == inline["free_running"]
