@@ -168,12 +168,15 @@ void LocalizeStep(const GenerateRequest& req, const DecoderSession& b,
   }
   r->step_report = std::move(*report);
   r->localized = true;
+  // where the error is born: the introduced node earliest in the graph (culprits come largest
+  // error first; the layer table below keeps that order)
+  const Culprit* first = nullptr;
   for (const auto& cu : r->step_report.localization.culprits) {
-    if (cu.introduced) {
-      r->culprit_node = cu.node;
-      r->culprit_op = cu.op_type;
-      break;
-    }
+    if (cu.introduced && (first == nullptr || cu.row < first->row)) first = &cu;
+  }
+  if (first != nullptr) {
+    r->culprit_node = first->node;
+    r->culprit_op = first->op_type;
   }
   if (r->culprit_node.empty() && !r->step_report.comparison.frontier.empty()) {
     const auto& row =
@@ -182,6 +185,23 @@ void LocalizeStep(const GenerateRequest& req, const DecoderSession& b,
     r->culprit_op = row.op_type;
   }
   if (!r->culprit_node.empty()) r->culprit_layer = LayerFromName(r->culprit_node);
+  std::map<int, LayerError> by_layer;
+  for (const auto& row : r->step_report.comparison.rows) {
+    if (row.role != Role::kIntroduced) continue;
+    int layer = LayerFromName(row.node);
+    LayerError& e = by_layer[layer];
+    e.layer = layer;
+    ++e.introduced_rows;
+    if (row.tolerance_ratio > e.worst_ratio || e.worst_node.empty()) {
+      e.worst_ratio = row.tolerance_ratio;
+      e.worst_node = row.node;
+      e.worst_op = row.op_type;
+    }
+  }
+  for (auto& [layer, e] : by_layer) r->layer_errors.push_back(e);
+  std::stable_sort(
+      r->layer_errors.begin(), r->layer_errors.end(),
+      [](const LayerError& x, const LayerError& y) { return x.worst_ratio > y.worst_ratio; });
   if (r->step_report.passed()) {
     r->notes.push_back(
         "with side A's exact cache step " + std::to_string(r->born_step) +

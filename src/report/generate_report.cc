@@ -146,6 +146,17 @@ std::string RenderGenerateConsole(const GenerateReport& r, const ConsoleOptions&
       out += "  node: " + color("1", r.culprit_node) + " (" + r.culprit_op + ")" +
              (r.culprit_layer >= 0 ? ", layer " + std::to_string(r.culprit_layer) : "") + "\n";
     }
+    if (r.layer_errors.size() > 1) {
+      out += "  error introduced per layer at step " + std::to_string(r.born_step) +
+             " (largest first):\n";
+      for (const auto& e : r.layer_errors) {
+        out += "    " +
+               Pad(e.layer < 0 ? "outside layers" : "layer " + std::to_string(e.layer), 16) +
+               Pad(FormatNumber(e.worst_ratio) + "x tolerance", 20) +
+               Pad(std::to_string(e.introduced_rows) + " nodes", 10) + e.worst_node + " (" +
+               e.worst_op + ")\n";
+      }
+    }
     for (const auto& cu : r.step_report.localization.culprits) {
       if (!cu.isolated) continue;
       out += "    " + cu.node + " (" + cu.op_type +
@@ -220,6 +231,14 @@ std::string RenderGenerateJson(const GenerateReport& r) {
   } else {
     j.Null();
   }
+  j.Key("layer_errors").BeginArray();
+  for (const auto& e : r.layer_errors) {
+    j.BeginObject().Key("layer").Int(e.layer).Key("introduced_rows").UInt(e.introduced_rows);
+    j.Key("worst_ratio");
+    NumberOrNull(j, e.worst_ratio);
+    j.Key("worst_node").String(e.worst_node).Key("worst_op").String(e.worst_op).EndObject();
+  }
+  j.EndArray();
   if (r.localized) {
     j.Key("step_report");
     WriteComparisonJson(r.step_report, j);

@@ -197,3 +197,18 @@ def test_prompt_file_equals_inline_ids(onnxprobe, decoders, tmp_path):
                          "--steps", 4, "--prompt-ids", ids(PROMPT))
     assert from_file["prompt"]["tokens"] == PROMPT
     assert from_file["free_running"] == inline["free_running"]
+
+
+def test_two_faults_born_at_the_first_and_tabled_by_size(onnxprobe, decoders, tmp_path):
+    # a small fault in layer 0 and a large one in layer 2: the error is born at the first, the
+    # per-layer table leads with the second, and both nodes are named
+    small, both = tmp_path / "small.onnx", tmp_path / "both.onnx"
+    fault_weight(decoders["llama"], "/layers.0/self_attn/v_proj/MatMul", small, scale=1.1)
+    fault_weight(small, "/layers.2/self_attn/k_proj/MatMul", both, scale=2.0)
+    r, doc = generate(onnxprobe, tmp_path, decoders["llama"], both, "--steps", 3)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert doc["born"]["step"] == 1 and doc["born"]["layer"] == 0
+    assert doc["born"]["node"] == "/layers.0/self_attn/v_proj/MatMul"
+    table = [(e["layer"], e["worst_node"]) for e in doc["layer_errors"]]
+    assert table[:2] == [(2, "/layers.2/self_attn/k_proj/MatMul"),
+                         (0, "/layers.0/self_attn/v_proj/MatMul")]

@@ -86,6 +86,15 @@ struct GenerateStep {
   int first_failing_layer = -1;  // lowest layer whose cache fails; -1 none (logits only)
 };
 
+// At the born step, compared with side A's exact cache: the error each layer introduces (rows
+// whose role is introduced, grouped by the layer in their node's module path).
+struct LayerError {
+  int layer = -1;  // -1: nodes outside any layer (embeddings, final norm, head)
+  size_t introduced_rows = 0;
+  double worst_ratio = 0;  // largest error / allowed error among them
+  std::string worst_node, worst_op;
+};
+
 struct GenerateReport {
   std::string model_a, model_b, describe_a, describe_b;
   DecoderIo io_a, io_b;
@@ -108,6 +117,7 @@ struct GenerateReport {
   CompareReport step_report;  // the born step compared tensor by tensor with A's exact cache
   std::string culprit_node, culprit_op;  // the first introduced node, "" when none
   int culprit_layer = -1;                // from the node's module path, -1 unknown
+  std::vector<LayerError> layer_errors;  // the largest introduced error first
   std::vector<std::string> notes;
   double seconds = 0;
   bool passed() const { return born_step < 0; }
