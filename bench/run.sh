@@ -33,6 +33,9 @@ echo "== several samples through one comparison session vs plain ONNX Runtime se
 /usr/bin/python3 bench/samples_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python \
   "$MODELS/resnet50.onnx" "$MODELS/densenet121.onnx"
 echo
+echo "== generation: two decoders over 256 steps with their cache vs two plain generations"
+/usr/bin/python3 bench/generate_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python "$MODELS"
+echo
 echo "== CPU vs OpenVINO on this CPU (ONNXPROBE_ZOO=quick: 3 models and the transformer block)"
 /usr/bin/python3 bench/openvino_bench.py "$BUILD/onnxprobe" "$MODELS" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}
 echo

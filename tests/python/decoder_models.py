@@ -88,12 +88,12 @@ class LlamaLayer(nn.Module):
 
 
 class Llama(nn.Module):
-    def __init__(self, layers=3, d=64, heads=4, kv_heads=2, mask_fill="min"):
+    def __init__(self, layers=3, d=64, heads=4, kv_heads=2, mask_fill="min", vocab=VOCAB):
         super().__init__()
-        self.embed_tokens = nn.Embedding(VOCAB, d)
+        self.embed_tokens = nn.Embedding(vocab, d)
         self.layers = nn.ModuleList([LlamaLayer(d, heads, kv_heads) for _ in range(layers)])
         self.norm = RMSNorm(d)
-        self.lm_head = nn.Linear(d, VOCAB, bias=False)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
         self.hd, self.kv_heads, self.mask_fill = d // heads, kv_heads, mask_fill
         inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
         self.register_buffer("inv_freq", inv)
@@ -136,9 +136,9 @@ class Gpt2Block(nn.Module):
 
 
 class Gpt2(nn.Module):
-    def __init__(self, layers=3, d=64, heads=4, mask_fill="min"):
+    def __init__(self, layers=3, d=64, heads=4, mask_fill="min", vocab=VOCAB):
         super().__init__()
-        self.wte = nn.Embedding(VOCAB, d)
+        self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Embedding(256, d)
         self.h = nn.ModuleList([Gpt2Block(d, heads) for _ in range(layers)])
         self.ln_f = nn.LayerNorm(d)
@@ -154,9 +154,10 @@ class Gpt2(nn.Module):
         return (self.ln_f(x) @ self.wte.weight.t(), *presents)
 
 
-def build(kind, layers=3, mask_fill="min", seed=0):
+def build(kind, layers=3, mask_fill="min", seed=0, **dims):
+    """`dims`: d, heads (and kv_heads for llama), vocab."""
     torch.manual_seed(seed)
-    model = (Llama if kind == "llama" else Gpt2)(layers=layers, mask_fill=mask_fill)
+    model = (Llama if kind == "llama" else Gpt2)(layers=layers, mask_fill=mask_fill, **dims)
     with torch.no_grad():
         for p in model.parameters():  # larger weights than the default init: logits far apart
             if p.dim() == 2:
@@ -167,7 +168,8 @@ def build(kind, layers=3, mask_fill="min", seed=0):
 def export(model, path):
     n = len(model.layers) if hasattr(model, "layers") else len(model.h)
     past_len, q_len = 2, 3
-    ids = torch.randint(0, VOCAB, (1, q_len))
+    vocab = (model.embed_tokens if hasattr(model, "embed_tokens") else model.wte).num_embeddings
+    ids = torch.randint(0, vocab, (1, q_len))
     mask = torch.ones(1, past_len + q_len, dtype=torch.int64)
     pos = torch.arange(past_len, past_len + q_len).unsqueeze(0)
     past = [torch.randn(1, model.kv_heads, past_len, model.hd) for _ in range(2 * n)]
