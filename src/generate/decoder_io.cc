@@ -111,7 +111,7 @@ int SeqAxis(const ValueInfo* v, char kind) {
 }  // namespace
 
 int LayerFromName(const std::string& name) {
-  // a number standing alone between separators, after a word: "layers.2", "h.11", "block_3/"
+  // a number standing alone between separators, after a word: "layers.2/", "h.11."
   size_t i = 0;
   while (i < name.size()) {
     if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
@@ -120,9 +120,10 @@ int LayerFromName(const std::string& name) {
     }
     size_t j = i;
     while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    bool before = i >= 2 && (name[i - 1] == '.' || name[i - 1] == '_') &&
-                  std::isalpha(static_cast<unsigned char>(name[i - 2]));
-    bool after = j < name.size() && (name[j] == '.' || name[j] == '/' || name[j] == '_');
+    // an index into a module list ("layers.2", "h.11"), not a counter ("Constant_12")
+    bool before =
+        i >= 2 && name[i - 1] == '.' && std::isalpha(static_cast<unsigned char>(name[i - 2]));
+    bool after = j < name.size() && (name[j] == '.' || name[j] == '/');
     if (before && after) return std::atoi(name.substr(i, j - i).c_str());
     i = j;
   }

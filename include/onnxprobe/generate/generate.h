@@ -130,7 +130,8 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& request);
 Expected<std::vector<int64_t>> ReadPromptIds(const std::string& path);
 
 // The layer number in a node or tensor name from a module path ("/model/layers.2/attn/MatMul",
-// "transformer.h.11.mlp"): the first number that is a whole path component; -1 when none.
+// "transformer.h.11.mlp"): the first number that follows "word." and is followed by '.' or '/';
+// -1 when none (counters such as "Constant_12" are not layers).
 int LayerFromName(const std::string& name);
 
 }  // namespace onnxprobe
