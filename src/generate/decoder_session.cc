@@ -65,6 +65,49 @@ Expected<Tensor> SliceAxis(const Tensor& t, int axis, int64_t from, int64_t to) 
   return out;
 }
 
+Expected<Tensor> ConcatAxis(const Tensor& a, const Tensor& b, int axis) {
+  const Shape &sa = a.shape(), &sb = b.shape();
+  bool ok = a.dtype() == b.dtype() && sa.size() == sb.size() && axis >= 0 &&
+            axis < static_cast<int>(sa.size());
+  for (size_t i = 0; ok && i < sa.size(); ++i) ok = static_cast<int>(i) == axis || sa[i] == sb[i];
+  if (!ok) {
+    return InvalidArgument("cannot join tensors " + std::string(DTypeName(a.dtype())) +
+                           ShapeToString(sa) + " and " + DTypeName(b.dtype()) + ShapeToString(sb) +
+                           " along axis " + std::to_string(axis));
+  }
+  Shape out_shape = sa;
+  out_shape[axis] = sa[axis] + sb[axis];
+  OP_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(a.dtype(), out_shape));
+  int64_t outer = 1, inner = static_cast<int64_t>(DTypeSize(a.dtype()));
+  for (int i = 0; i < axis; ++i) outer *= sa[i];
+  for (size_t i = axis + 1; i < sa.size(); ++i) inner *= sa[i];
+  auto* dst = static_cast<uint8_t*>(out.data());
+  const auto* pa = static_cast<const uint8_t*>(a.data());
+  const auto* pb = static_cast<const uint8_t*>(b.data());
+  size_t na = static_cast<size_t>(sa[axis] * inner), nb = static_cast<size_t>(sb[axis] * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    if (na > 0) std::memcpy(dst, pa + o * na, na);
+    dst += na;
+    if (nb > 0) std::memcpy(dst, pb + o * nb, nb);
+    dst += nb;
+  }
+  return out;
+}
+
+Expected<std::unique_ptr<DecoderSide>> OpenDecoderSide(const GenerateSide& side,
+                                                       const std::string& label) {
+  if (IsSavedGeneration(side.path)) {
+    if (!side.io.empty()) {
+      return InvalidArgument(label + " (" + side.path +
+                             "): --io does nothing for a saved run (its cache is named in "
+                             "generation.json)");
+    }
+    return OpenSavedGeneration(side.path, label);
+  }
+  OP_ASSIGN_OR_RETURN(auto live, DecoderSession::Open(side, label));
+  return std::unique_ptr<DecoderSide>(std::move(live));
+}
+
 Expected<std::unique_ptr<DecoderSession>> DecoderSession::Open(const GenerateSide& side,
                                                                const std::string& label) {
   auto loaded = Model::Load(side.path);

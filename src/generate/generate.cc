@@ -133,11 +133,22 @@ std::vector<int64_t> RandomPrompt(const GenerateRequest& req, int64_t vocab) {
 
 // The born step compared tensor by tensor: both sides fed side A's inputs of that step (its
 // tokens and its exact cache), localized as `compare` localizes.
-void LocalizeStep(const GenerateRequest& req, const DecoderSession& b,
+void LocalizeStep(const GenerateRequest& req, const DecoderSide& a, const DecoderSide& b,
                   std::vector<NamedTensor> inputs, GenerateReport* r) {
+  std::string capture;
+  if (a.model() == nullptr) {
+    capture = a.StepCapture(r->born_step);
+    if (capture.empty()) {
+      r->notes.push_back(
+          "the born step was not compared tensor by tensor: the saved run holds no "
+          "module activations for step " +
+          std::to_string(r->born_step) + " (capture_generation(..., capture_steps=...))");
+      return;
+    }
+  }
   for (const auto& in : inputs) {
     const ValueInfo* vb = nullptr;
-    for (const auto& v : b.model().summary().inputs) {
+    for (const auto& v : b.model()->summary().inputs) {
       if (v.name == in.name) vb = &v;
     }
     if (vb == nullptr) {
@@ -147,16 +158,20 @@ void LocalizeStep(const GenerateRequest& req, const DecoderSession& b,
     }
   }
   CompareRequest c;
-  c.a.path = req.a.path;
-  c.a.session = req.a.session;
-  c.a.ort_library = req.a.ort_library;
-  c.a.session_given = true;
+  if (capture.empty()) {
+    c.a.path = req.a.path;
+    c.a.session = req.a.session;
+    c.a.ort_library = req.a.ort_library;
+    c.a.session_given = true;
+    c.inputs.tensors = std::move(inputs);
+    c.inputs_given = true;
+  } else {
+    c.a.path = capture;  // PyTorch's module activations of that step, with its inputs
+  }
   c.b.path = req.b.path;
   c.b.session = req.b.session;
   c.b.ort_library = req.b.ort_library;
   c.b.session_given = true;
-  c.inputs.tensors = std::move(inputs);
-  c.inputs_given = true;
   c.job = req.job;
   c.localize = req.localize;
   c.localize_options = req.localize_options;
@@ -217,8 +232,25 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
   if (req.steps < 1) return InvalidArgument("--steps must be at least 1");
   if (req.top_k < 1) return InvalidArgument("--top-k must be at least 1");
   OP_RETURN_IF_ERROR(req.job.policy.Validate());
-  OP_ASSIGN_OR_RETURN(auto a, DecoderSession::Open(req.a, "side A"));
-  OP_ASSIGN_OR_RETURN(auto b, DecoderSession::Open(req.b, "side B"));
+  OP_ASSIGN_OR_RETURN(auto a, OpenDecoderSide(req.a, "side A"));
+  OP_ASSIGN_OR_RETURN(auto b, OpenDecoderSide(req.b, "side B"));
+  if (b->model() == nullptr) {
+    return InvalidArgument("side B (" + req.b.path +
+                           ") is a saved run: it cannot be fed side A's tokens; give it as side "
+                           "A, the reference");
+  }
+  if (a->saved_tokens() != nullptr) {
+    if (!req.prompt.empty() && req.prompt != *a->saved_prompt()) {
+      return InvalidArgument("side A (" + req.a.path +
+                             ") is a saved run with its own prompt; the prompt given differs");
+    }
+    if (static_cast<size_t>(req.steps) > a->saved_tokens()->size()) {
+      return InvalidArgument("side A (" + req.a.path + ") holds " +
+                             std::to_string(a->saved_tokens()->size()) + " steps; --steps " +
+                             std::to_string(req.steps) + " asks for more");
+    }
+  }
+  const Model& live = a->model() != nullptr ? *a->model() : *b->model();
   OP_ASSIGN_OR_RETURN(std::vector<size_t> pair, PairCache(a->io(), b->io()));
 
   GenerateReport r;
@@ -231,7 +263,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
   r.policy = req.job.policy;
   r.top_k = req.top_k;
   r.seed = req.seed;
-  r.prompt = req.prompt;
+  r.prompt = a->saved_prompt() != nullptr ? *a->saved_prompt() : req.prompt;
   OP_ASSIGN_OR_RETURN(DecoderCache cache_a, a->EmptyCache());
   OP_ASSIGN_OR_RETURN(DecoderCache cache_b, b->EmptyCache());
   for (size_t i = 0; i < pair.size(); ++i) {
@@ -252,19 +284,20 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     r.prompt = RandomPrompt(req, static_cast<int64_t>(s.logits.num_elements()));
     r.prompt_generated = true;
   }
-  const ValueInfo* lv = a->model().FindValueInfo(a->io().logits);
+  const ValueInfo* lv = live.FindValueInfo(b->io().logits);
   if (lv != nullptr && lv->has_shape && !lv->dims.empty() && lv->dims.back().value > 0) {
     for (size_t i = 0; i < r.prompt.size(); ++i) {
       if (r.prompt[i] >= lv->dims.back().value) {
         return InvalidArgument("prompt token " + std::to_string(r.prompt[i]) + " at position " +
-                               std::to_string(i) + " is outside side A's vocabulary of " +
+                               std::to_string(i) + " is outside the vocabulary of " +
                                std::to_string(lv->dims.back().value) + " tokens");
       }
     }
   }
-  const std::string op_logits = OpOf(a->model(), a->io().logits);
+  const std::string op_logits = OpOf(*b->model(), b->io().logits);
   std::vector<std::string> op_cache;
-  for (const auto& s : a->io().cache) op_cache.push_back(OpOf(a->model(), s.present));
+  for (size_t i = 0; i < pair.size(); ++i)
+    op_cache.push_back(OpOf(*b->model(), b->io().cache[pair[i]].present));
 
   std::vector<int64_t> feed = r.prompt;  // side A's tokens: both sides' input (teacher forcing)
   std::vector<NamedTensor> born_inputs;
@@ -272,7 +305,10 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
   int64_t b_free_token = -1;
   for (int step = 1; step <= req.steps; ++step) {
     int64_t from = cache_a.length;
-    OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs_a, a->StepInputs(feed, cache_a));
+    std::vector<NamedTensor> inputs_a;
+    if (a->model() != nullptr) {
+      OP_ASSIGN_OR_RETURN(inputs_a, a->StepInputs(feed, cache_a));
+    }
     OP_ASSIGN_OR_RETURN(DecoderStep sa, a->Step(feed, &cache_a));
     if (req.on_step) req.on_step("A", step);
     OP_ASSIGN_OR_RETURN(DecoderStep sb, b->Step(feed, &cache_b));
@@ -356,7 +392,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     } else {
       r.born_where = "logits (" + g.logits.name + "; every cache tensor passes)";
     }
-    LocalizeStep(req, *b, std::move(born_inputs), &r);
+    LocalizeStep(req, *a, *b, std::move(born_inputs), &r);
     if (r.culprit_layer >= 0 && r.culprit_layer != r.born_layer) {
       // the node's own layer: a fault in a query projection first shows in the next layer's cache
       r.born_where =

@@ -212,3 +212,62 @@ def test_two_faults_born_at_the_first_and_tabled_by_size(onnxprobe, decoders, tm
     table = [(e["layer"], e["worst_node"]) for e in doc["layer_errors"]]
     assert table[:2] == [(2, "/layers.2/self_attn/k_proj/MatMul"),
                          (0, "/layers.0/self_attn/v_proj/MatMul")]
+
+
+# --- a PyTorch run saved by the companion as side A ---
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+
+
+def saved_run(kind, decoders, out, steps, capture_steps=2):
+    import onnxprobe_torch
+
+    return onnxprobe_torch.capture_generation(dm.build(kind), PROMPT, steps, str(out),
+                                              onnx_path=str(decoders[kind]),
+                                              capture_steps=capture_steps)
+
+
+def test_pytorch_vs_onnx_unfaulted_passes_over_64_steps(onnxprobe, decoders, tmp_path):
+    saved = tmp_path / "gpt2.gen"
+    tokens = saved_run("gpt2", decoders, saved, 64)
+    assert tokens == dm.greedy(dm.build("gpt2"), PROMPT, 64)
+    r, doc = generate(onnxprobe, tmp_path, saved, decoders["gpt2"], "--steps", 64)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["verdict"] == "PASS" and len(doc["teacher_forced"]) == 64
+    assert doc["free_running"]["tokens_a"] == tokens == doc["free_running"]["tokens_b"]
+    assert "saved run" in doc["side_a"]["description"]
+
+
+def test_pytorch_vs_faulty_export_names_the_node_through_the_step_capture(onnxprobe, decoders,
+                                                                          tmp_path):
+    saved = tmp_path / "llama.gen"
+    saved_run("llama", decoders, saved, 6)
+    node = "/layers.1/self_attn/v_proj/MatMul"
+    faulty = tmp_path / "faulty.onnx"
+    fault_weight(decoders["llama"], node, faulty)
+    r, doc = generate(onnxprobe, tmp_path, saved, faulty, "--steps", 6)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert doc["born"]["step"] == 1 and doc["born"]["layer"] == 1
+    assert doc["born"]["node"] == node
+    # the step was compared against PyTorch's module activations of that step
+    assert doc["step_report"]["side_a"]["kind"] == "torch-capture"
+
+
+def test_saved_run_misuse_is_one_line_exit_2(onnxprobe, decoders, tmp_path):
+    saved = tmp_path / "gpt2.gen"
+    saved_run("gpt2", decoders, saved, 4, capture_steps=0)
+    cases = [
+        ([decoders["gpt2"], saved], "give it as side A"),
+        ([saved, decoders["gpt2"], "--steps", "5"], "holds 4 steps"),
+        ([saved, decoders["gpt2"], "--prompt-ids", "1,2"], "own prompt"),
+    ]
+    broken = tmp_path / "broken.gen"
+    broken.mkdir()
+    (broken / "generation.json").write_text('{"format": "onnxprobe-generation", '
+                                            '"format_version": 1, "prompt": [1], "tokens": []}')
+    cases.append(([broken, decoders["gpt2"]], "logits"))
+    for args, needle in cases:
+        r = run([onnxprobe, "generate", *args])
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and needle in lines[0], (args, r.stderr)
