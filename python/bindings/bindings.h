@@ -13,6 +13,7 @@
 #include "onnxprobe/backend.h"
 #include "onnxprobe/capture.h"
 #include "onnxprobe/engine.h"
+#include "onnxprobe/generate/generate.h"
 #include "onnxprobe/status.h"
 #include "onnxprobe/tensor.h"
 
@@ -58,5 +59,6 @@ Expected<SessionOptions> SessionFromDict(const py::dict& d);
 Expected<InputOptions> InputsFromDict(const py::dict& d);
 Expected<TensorSelection> SelectionFromDict(const py::dict& d);
 Expected<CompareRequest> CompareRequestFromDict(const py::dict& d);
+Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d);
 
 }  // namespace onnxprobe::python

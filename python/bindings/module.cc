@@ -11,6 +11,7 @@
 #include "onnxprobe/model_json.h"
 #include "onnxprobe/polygraphy.h"
 #include "onnxprobe/report.h"
+#include "onnxprobe/report/generate_report.h"
 #include "onnxprobe/version.h"
 
 namespace onnxprobe::python {
@@ -103,6 +104,20 @@ void Write(const ReportHandle& h, const Reporter& reporter, const std::string& p
   Check(WriteReport(reporter, *h.report, path));
 }
 
+struct GenerateHandle {
+  std::shared_ptr<const GenerateReport> report;
+};
+
+GenerateHandle RunGenerate(const py::dict& d) {
+  GenerateRequest request = Unwrap(GenerateRequestFromDict(d));
+  std::optional<Expected<GenerateReport>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(CompareGeneration(request));
+  }
+  return {std::make_shared<const GenerateReport>(Unwrap(std::move(*result)))};
+}
+
 }  // namespace
 }  // namespace onnxprobe::python
 
@@ -122,6 +137,37 @@ PYBIND11_MODULE(_onnxprobe, m) {
   m.def("compare", &RunCompare, py::arg("request"));
   m.def("import_polygraphy", &ImportPolygraphyOf, py::arg("results"), py::arg("output"),
         py::arg("inputs"), py::arg("model"), py::arg("runner"), py::arg("iteration"));
+  m.def("generate", &RunGenerate, py::arg("request"));
+  py::class_<GenerateHandle>(m, "GenerateReport")
+      .def_property_readonly("passed", [](const GenerateHandle& h) { return h.report->passed(); })
+      .def("render_json",
+           [](const GenerateHandle& h) {
+             py::gil_scoped_release release;
+             return RenderGenerateJson(*h.report);
+           })
+      .def("render_html",
+           [](const GenerateHandle& h) {
+             py::gil_scoped_release release;
+             return RenderGenerateHtml(*h.report);
+           })
+      .def(
+          "render_console",
+          [](const GenerateHandle& h, bool quiet) {
+            ConsoleOptions o;
+            o.quiet = quiet;
+            py::gil_scoped_release release;
+            return RenderGenerateConsole(*h.report, o);
+          },
+          py::arg("quiet") = false)
+      .def("write_json",
+           [](const GenerateHandle& h, const std::string& p) {
+             py::gil_scoped_release release;
+             Check(WriteGenerateJson(*h.report, p));
+           })
+      .def("write_html", [](const GenerateHandle& h, const std::string& p) {
+        py::gil_scoped_release release;
+        Check(WriteGenerateHtml(*h.report, p));
+      });
   py::class_<ReportHandle>(m, "CompareReport")
       .def_property_readonly("passed", [](const ReportHandle& h) { return h.report->passed(); })
       .def_property_readonly("aborted",

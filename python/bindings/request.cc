@@ -138,4 +138,32 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   return r;
 }
 
+Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
+  GenerateRequest r;
+  auto side = [](const py::dict& sd, GenerateSide* out) -> Status {
+    OP_ASSIGN_OR_RETURN(SideRequest s, SideFromDict(sd));
+    out->path = s.path;
+    out->session = s.session;
+    out->ort_library = s.ort_library;
+    Get(sd, "io", &out->io);
+    return Status::Ok();
+  };
+  OP_RETURN_IF_ERROR(side(SubDict(d, "a"), &r.a));
+  OP_RETURN_IF_ERROR(side(SubDict(d, "b"), &r.b));
+  Get(d, "prompt", &r.prompt);
+  Get(d, "prompt_length", &r.prompt_length);
+  Get(d, "seed", &r.seed);
+  Get(d, "steps", &r.steps);
+  Get(d, "top_k", &r.top_k);
+  OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
+  std::string isolate;
+  if (Get(d, "isolate", &isolate)) {
+    CompareRequest c;
+    OP_RETURN_IF_ERROR(SetCandidates(isolate, &c));
+    r.localize = c.localize;
+    r.localize_options = c.localize_options;
+  }
+  return r;
+}
+
 }  // namespace onnxprobe::python

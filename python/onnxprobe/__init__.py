@@ -11,6 +11,7 @@ command line's one-line messages. The ONNX Runtime library used: see ``onnxprobe
 """
 from . import _onnxprobe
 from ._api import RunResult, compare, import_polygraphy, inspect, run
+from ._generate import GenerationReport, generate
 from ._errors import (BackendError, Corrupt, Error, InvalidArgument, IoError, NotFound, ResourceExhausted,
                       Unsupported)
 from ._report import Report
@@ -18,5 +19,5 @@ from ._runtime import default_library as ort_library
 
 __version__ = _onnxprobe.__version__
 
-__all__ = ["inspect", "run", "compare", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
+__all__ = ["inspect", "run", "compare", "generate", "GenerationReport", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
            "NotFound", "IoError", "Corrupt", "Unsupported", "BackendError", "ResourceExhausted"]

@@ -500,3 +500,33 @@ def test_import_polygraphy_is_the_cli_import(cli, chain, tmp_path):
         assert bitwise_equal(py_t[k], arrays[k]) and bitwise_equal(cli_t[k], arrays[k]), k
     with pytest.raises(onnxprobe.InvalidArgument, match="no runner 'x'"):
         onnxprobe.import_polygraphy(tmp_path / "out.json", tmp_path / "x.dump", runner="x")
+
+
+def test_generate_is_the_cli_json_and_names_the_fault(cli, tmp_path):
+    import decoder_models as dm
+
+    model, faulty = tmp_path / "llama.onnx", tmp_path / "faulty.onnx"
+    dm.export(dm.build("llama"), str(model))
+    node = "/layers.1/self_attn/k_proj/MatMul"
+    m = onnx.load(str(model))
+    n = next(x for x in m.graph.node if x.name == node)
+    w = next(i for i in m.graph.initializer if i.name in n.input)
+    a = numpy_helper.to_array(w).copy()
+    a[:, 0] *= 1.5  # the test's own fault
+    w.CopyFrom(numpy_helper.from_array(a, w.name))
+    onnx.save(m, str(faulty))
+    js = tmp_path / "cli.json"
+    cli_ok([cli, "generate", model, faulty, "--steps", 5, "--json", js], codes=(1,))
+    report = onnxprobe.generate(str(model), faulty, steps=5)
+    assert not report.passed
+    assert without_timing(report.to_dict()) == without_timing(json.load(open(js)))
+    assert report.born["node"] == node and report.born["step"] == 1 and report.born["layer"] == 1
+    report.html(tmp_path / "g.html")
+    assert "/layers.1/self_attn/k_proj/MatMul" in (tmp_path / "g.html").read_text()
+    assert "error born at step 1" in str(report)
+    same = onnxprobe.generate(str(model), b_opt_level="all", steps=5, prompt=np.array([[3, 1, 4]]))
+    assert same.passed and same.to_dict()["prompt"]["tokens"] == [3, 1, 4]
+    with pytest.raises(onnxprobe.InvalidArgument, match="no --a-/--b-|no a_/b_"):
+        onnxprobe.generate(str(model))
+    with pytest.raises(TypeError, match="b_opt"):
+        onnxprobe.generate(str(model), b_optlevel="all")
