@@ -152,6 +152,8 @@ Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
   OP_RETURN_IF_ERROR(side(SubDict(d, "b"), &r.b));
   Get(d, "prompt", &r.prompt);
   Get(d, "prompt_length", &r.prompt_length);
+  Get(d, "pad_left", &r.pad_left);
+  Get(d, "pad_id", &r.pad_id);
   Get(d, "seed", &r.seed);
   Get(d, "steps", &r.steps);
   Get(d, "top_k", &r.top_k);

@@ -69,11 +69,13 @@ def _io_pairs(io):
     return [(str(k), str(v)) for k, v in items]
 
 
-def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, top_k=5, io=None,
+def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_left=0, pad_id=0,
+             top_k=5, io=None,
              a_io=None, b_io=None, atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None,
              op_tol=None, judge="elementwise", rel_eps=None, isolate="frontier", **sessions):
     """Compares decoder B with decoder A over `steps` greedy steps from `prompt` (token ids;
-    None: `prompt_length` seeded random ids) and returns a GenerationReport.
+    None: `prompt_length` seeded random ids; `pad_left` masked `pad_id` tokens before it) and
+    returns a GenerationReport.
 
     A: a decoder .onnx run live, or a saved PyTorch run (onnxprobe_torch.capture_generation);
     B: a decoder .onnx (default: A, told apart by a_*/b_* settings). Session settings as in
@@ -103,6 +105,7 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, top_k
         "a": side_a, "b": side_b,
         "prompt": [] if prompt is None else [int(t) for t in list(getattr(prompt, "flat", prompt))],
         "prompt_length": int(prompt_length), "seed": int(seed), "steps": int(steps),
+        "pad_left": int(pad_left), "pad_id": int(pad_id),
         "top_k": int(top_k),
         "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
         "isolate": str(isolate),

@@ -1,5 +1,6 @@
 #include "decoder_session.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "onnxprobe/graph.h"
@@ -174,13 +175,14 @@ Expected<std::vector<NamedTensor>> DecoderSession::StepInputs(const std::vector<
   OP_ASSIGN_OR_RETURN(Tensor ids, IdsTensor(ElemType(model_, io_.input_ids), tokens));
   in.push_back({io_.input_ids, std::move(ids)});
   if (!io_.attention_mask.empty()) {
-    std::vector<int64_t> ones(static_cast<size_t>(cache.length + n), 1);
-    OP_ASSIGN_OR_RETURN(Tensor m, IdsTensor(ElemType(model_, io_.attention_mask), ones));
+    std::vector<int64_t> mask(static_cast<size_t>(cache.length + n), 1);
+    for (int64_t i = 0; i < pad_ && i < cache.length + n; ++i) mask[static_cast<size_t>(i)] = 0;
+    OP_ASSIGN_OR_RETURN(Tensor m, IdsTensor(ElemType(model_, io_.attention_mask), mask));
     in.push_back({io_.attention_mask, std::move(m)});
   }
   if (!io_.position_ids.empty()) {
     std::vector<int64_t> pos(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) pos[i] = cache.length + i;
+    for (int64_t i = 0; i < n; ++i) pos[i] = std::max<int64_t>(0, cache.length + i - pad_);
     OP_ASSIGN_OR_RETURN(Tensor p, IdsTensor(ElemType(model_, io_.position_ids), pos));
     in.push_back({io_.position_ids, std::move(p)});
   }

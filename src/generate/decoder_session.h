@@ -38,6 +38,9 @@ class DecoderSide {
                                                         const DecoderCache& cache) const = 0;
   // Runs one step; `cache` becomes the presents.
   virtual Expected<DecoderStep> Step(const std::vector<int64_t>& tokens, DecoderCache* cache) = 0;
+  // Left padding (live sides): the first `n` cache positions are masked out and take position
+  // id 0; later positions count from 0 after them.
+  virtual void SetPadding(int n) { (void)n; }
   // A saved run: its prompt and tokens (a replay can only follow them); null when live.
   virtual const std::vector<int64_t>* saved_prompt() const { return nullptr; }
   virtual const std::vector<int64_t>* saved_tokens() const { return nullptr; }
@@ -70,6 +73,7 @@ class DecoderSession : public DecoderSide {
   Expected<std::vector<NamedTensor>> StepInputs(const std::vector<int64_t>& tokens,
                                                 const DecoderCache& cache) const override;
   Expected<DecoderStep> Step(const std::vector<int64_t>& tokens, DecoderCache* cache) override;
+  void SetPadding(int n) override { pad_ = n; }
 
  private:
   DecoderSession(Model model, DecoderIo io) : model_(std::move(model)), io_(std::move(io)) {}
@@ -80,6 +84,7 @@ class DecoderSession : public DecoderSide {
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<BackendSession> session_;
   std::vector<std::string> fetch_;
+  int pad_ = 0;
 };
 
 // `t` as float32 (float16/bfloat16/float64 converted; float32 shared).

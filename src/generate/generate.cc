@@ -286,6 +286,11 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
   }
   const ValueInfo* lv = live.FindValueInfo(b->io().logits);
   if (lv != nullptr && lv->has_shape && !lv->dims.empty() && lv->dims.back().value > 0) {
+    if (req.pad_left > 0 && (req.pad_id < 0 || req.pad_id >= lv->dims.back().value)) {
+      return InvalidArgument("--pad-id " + std::to_string(req.pad_id) +
+                             " is outside the vocabulary of " +
+                             std::to_string(lv->dims.back().value) + " tokens");
+    }
     for (size_t i = 0; i < r.prompt.size(); ++i) {
       if (r.prompt[i] >= lv->dims.back().value) {
         return InvalidArgument("prompt token " + std::to_string(r.prompt[i]) + " at position " +
@@ -299,7 +304,24 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
   for (size_t i = 0; i < pair.size(); ++i)
     op_cache.push_back(OpOf(*b->model(), b->io().cache[pair[i]].present));
 
-  std::vector<int64_t> feed = r.prompt;  // side A's tokens: both sides' input (teacher forcing)
+  if (req.pad_left < 0) return InvalidArgument("--pad-left must be 0 or more");
+  if (req.pad_left > 0) {
+    if (a->model() == nullptr) {
+      return InvalidArgument("--pad-left does nothing for side A (" + req.a.path +
+                             "), a saved run: its prompt is replayed as saved");
+    }
+    if (a->io().attention_mask.empty() || b->io().attention_mask.empty()) {
+      return InvalidArgument("--pad-left needs an attention mask input, which side " +
+                             std::string(a->io().attention_mask.empty() ? "A" : "B") +
+                             " does not have");
+    }
+    a->SetPadding(req.pad_left);
+    b->SetPadding(req.pad_left);
+  }
+  // side A's tokens: both sides' input (teacher forcing); the padding first
+  std::vector<int64_t> feed(static_cast<size_t>(req.pad_left), req.pad_id);
+  feed.insert(feed.end(), r.prompt.begin(), r.prompt.end());
+  r.pad_left = req.pad_left;
   std::vector<NamedTensor> born_inputs;
   DecoderCache b_free;  // side B's own cache where its token first differs from A's
   int64_t b_free_token = -1;

@@ -183,7 +183,8 @@ std::string RenderGenerateJson(const GenerateReport& r) {
   IoJson(j, r.io_b);
   j.EndObject();
   j.Key("prompt").BeginObject().Key("tokens").IntArray(r.prompt);
-  j.Key("generated").Bool(r.prompt_generated).Key("seed").UInt(r.seed).EndObject();
+  j.Key("generated").Bool(r.prompt_generated).Key("seed").UInt(r.seed);
+  j.Key("pad_left").Int(r.pad_left).EndObject();
   j.Key("steps").Int(static_cast<int64_t>(r.steps.size())).Key("top_k").Int(r.top_k);
   j.Key("tolerance").BeginObject().Key("atol").Number(r.policy.global.atol);
   j.Key("rtol").Number(r.policy.global.rtol).Key("judge").String(JudgeByName(r.policy.judge));

@@ -271,3 +271,34 @@ def test_saved_run_misuse_is_one_line_exit_2(onnxprobe, decoders, tmp_path):
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and needle in lines[0], (args, r.stderr)
+
+
+def test_mask_fill_minus_1e4_vs_dtype_minimum_shows_on_padded_positions(onnxprobe, tmp_path):
+    # Side A fills masked attention scores with float32's minimum, side B with -1e4. Without
+    # padding no row is masked out entirely, so both give the same numbers; with left padding
+    # the padding positions' rows are fully masked, where -1e4 still lets the scores through
+    a, b = tmp_path / "min.onnx", tmp_path / "1e4.onnx"
+    dm.export(dm.build("llama"), str(a))
+    dm.export(dm.build("llama", mask_fill=-1e4), str(b))
+    r, doc = generate(onnxprobe, tmp_path, a, b, "--steps", 4, "--prompt-ids", ids(PROMPT))
+    assert r.returncode == 0, r.stdout + r.stderr
+    pad = 3
+    r, doc = generate(onnxprobe, tmp_path, a, b, "--steps", 4, "--prompt-ids", ids(PROMPT),
+                      "--pad-left", pad)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert doc["prompt"]["pad_left"] == pad
+    assert doc["born"]["step"] == 1
+    # the node named holds or applies the fill: a Constant of -1e4 in B, or the Where using it
+    m = onnx.load(str(b))
+    fills = {n.output[0]: n.name for n in m.graph.node if n.op_type == "Constant" and
+             np.isclose(numpy_helper.to_array(n.attribute[0].t).astype(np.float64), -1e4).all()}
+    mask_nodes = set(fills.values()) | {n.name for n in m.graph.node if n.op_type == "Where" and
+                                        any(i in fills for i in n.input)}
+    assert fills and doc["born"]["node"] in mask_nodes, (doc["born"], mask_nodes)
+    # the difference sits at the padding positions only: real tokens' logits are equal
+    first = doc["teacher_forced"][0]
+    for c in first["cache"]:
+        assert c["position_max_abs"][pad:] == [0.0] * len(PROMPT)
+    assert any(max(c["position_max_abs"][:pad]) > 0 for c in first["cache"])
+    assert doc["free_running"]["first_divergent_step"] is None
+    assert all(s["logits"]["max_abs"] == 0 for s in doc["teacher_forced"])

@@ -68,6 +68,22 @@ class GenerateCommand : public Command {
                seed_given_ = true;
                return Status::Ok();
              });
+    sink.Add({"--pad-left", "N",
+              "N padding tokens before the prompt, masked out (attention mask 0), as in a "
+              "left-padded batch"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--pad-left"));
+               if (n < 0 || n > 1 << 20)
+                 return InvalidArgument("--pad-left must be between 0 and 1048576");
+               req_.pad_left = static_cast<int>(n);
+               return Status::Ok();
+             });
+    sink.Add({"--pad-id", "ID", "the padding token (default 0)"},
+             [this](const std::string& v) -> Status {
+               OP_ASSIGN_OR_RETURN(req_.pad_id, ParseInt(v, "--pad-id"));
+               pad_id_given_ = true;
+               return Status::Ok();
+             });
     sink.Add({"--steps", "N", "tokens to generate (default 16; the prompt's step is step 1)"},
              [this](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--steps"));
@@ -169,6 +185,8 @@ class GenerateCommand : public Command {
       return InvalidArgument(std::string(length_given_ ? "--prompt-length" : "--seed") +
                              " does nothing with a prompt given");
     }
+    if (pad_id_given_ && req_.pad_left == 0)
+      return InvalidArgument("--pad-id does nothing without --pad-left");
     tolerance_.ApplyTo(&req_.job.policy);
     std::vector<std::string> inputs{a_, b_};
     if (!prompt_file_.empty()) inputs.push_back(prompt_file_);
@@ -227,7 +245,8 @@ class GenerateCommand : public Command {
   ToleranceFlags tolerance_;
   GenerateRequest req_;
   ConsoleOptions console_;
-  bool force_ = false, color_forced_ = false, length_given_ = false, seed_given_ = false;
+  bool force_ = false, color_forced_ = false, length_given_ = false, seed_given_ = false,
+       pad_id_given_ = false;
 };
 
 }  // namespace

@@ -56,6 +56,10 @@ struct GenerateRequest {
   std::vector<int64_t> prompt;  // token ids; empty: `prompt_length` seeded random ids
   int prompt_length = 8;
   uint64_t seed = 0;
+  // Left padding: this many `pad_id` tokens before the prompt, masked out (attention mask 0)
+  // and at position 0, as a batch of prompts of different lengths pads its shorter ones.
+  int pad_left = 0;
+  int64_t pad_id = 0;
   int steps = 16;        // tokens generated (the prompt's step is step 1)
   int top_k = 5;         // top-k agreement of each step's logits
   CompareJob job;        // tolerances (policy, kernel) for logits, cache and the compare
@@ -100,6 +104,7 @@ struct GenerateReport {
   DecoderIo io_a, io_b;
   std::vector<int64_t> prompt;
   bool prompt_generated = false;
+  int pad_left = 0;  // padding tokens fed before the prompt
   uint64_t seed = 0;
   int top_k = 5;
   TolerancePolicy policy;
