@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxprobe/comparison.h"
 #include "onnxprobe/model.h"
 #include "onnxprobe/tensor.h"
 
@@ -132,6 +133,12 @@ struct QuantPairing {
   std::map<std::string, std::string> a_of_quantized;
   std::map<std::string, std::string> a_of_float;  // B float tensor -> A tensor (same value)
 };
+
+// The quantization-aware rule for one pair outside a comparison: side A's float tensor `a`
+// against the real-valued (dequantized) `b` of its quantized version. JudgeRow's checks of
+// shape, dtype and NaN/Inf stand; the row passes at SQNR >= min_sqnr_db (docs/quantization.md).
+void JudgeQuantizedPair(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
+                        const CompareOptions& kernel, double min_sqnr_db, TensorResult* row);
 
 // The format of `b` when it holds quantization nodes (QuantizeLinear/DequantizeLinear around
 // float ops, QLinear*/QGemm/*Integer ops), kNone otherwise.

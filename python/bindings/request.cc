@@ -157,6 +157,13 @@ Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
   Get(d, "seed", &r.seed);
   Get(d, "steps", &r.steps);
   Get(d, "top_k", &r.top_k);
+  std::string quant;
+  if (Get(d, "quant", &quant)) {
+    if (quant != "auto" && quant != "off")
+      return InvalidArgument("quant '" + quant + "' is not one of auto, off");
+    r.quant.mode = quant == "off" ? QuantMode::kOff : QuantMode::kAuto;
+  }
+  Get(d, "quant_min_sqnr", &r.quant.min_sqnr_db);
   OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
   std::string isolate;
   if (Get(d, "isolate", &isolate)) {

@@ -72,7 +72,8 @@ def _io_pairs(io):
 def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_left=0, pad_id=0,
              top_k=5, io=None,
              a_io=None, b_io=None, atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None,
-             op_tol=None, judge="elementwise", rel_eps=None, isolate="frontier", **sessions):
+             op_tol=None, judge="elementwise", rel_eps=None, isolate="frontier", quant="auto",
+             quant_min_sqnr=20.0, **sessions):
     """Compares decoder B with decoder A over `steps` greedy steps from `prompt` (token ids;
     None: `prompt_length` seeded random ids; `pad_left` masked `pad_id` tokens before it) and
     returns a GenerationReport.
@@ -109,5 +110,6 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_l
         "top_k": int(top_k),
         "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
         "isolate": str(isolate),
+        "quant": str(quant), "quant_min_sqnr": float(quant_min_sqnr),
     }
     return GenerationReport(_onnxprobe.generate(request))

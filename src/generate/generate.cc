@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <tuple>
@@ -93,9 +94,12 @@ Expected<std::vector<size_t>> PairCache(const DecoderIo& a, const DecoderIo& b) 
 
 // Judges the positions [from, to) of side A's and B's present tensors; per position, the
 // largest absolute difference.
+// How a pair is judged: JudgeRow, or the quantization-aware rule for a quantized side B.
+using PairJudge = std::function<void(const Tensor&, const Tensor&, TensorResult*)>;
+
 Expected<CacheRow> JudgeCache(const CacheSlot& sa, const CacheSlot& sb, const Tensor& a,
                               const Tensor& b, int64_t from, int64_t to, const CompareJob& job,
-                              const std::string& op) {
+                              const std::string& op, const PairJudge& judge) {
   CacheRow c;
   c.layer = sa.layer;
   c.kind = sa.kind;
@@ -107,7 +111,7 @@ Expected<CacheRow> JudgeCache(const CacheSlot& sa, const CacheSlot& sb, const Te
   c.row.name_b = sb.present;
   c.row.op_type = op;
   c.row.tolerance = job.policy.For(sa.present, op);
-  JudgeRow(na, nb, job.policy, job.kernel, &c.row);
+  judge(na, nb, &c.row);
   for (int64_t p = from; p < to; ++p) {
     OP_ASSIGN_OR_RETURN(Tensor pa, SliceAxis(na, sa.seq_axis, p - from, p - from + 1));
     OP_ASSIGN_OR_RETURN(Tensor pb, SliceAxis(nb, sb.seq_axis, p - from, p - from + 1));
@@ -131,18 +135,62 @@ std::vector<int64_t> RandomPrompt(const GenerateRequest& req, int64_t vocab) {
   return p;
 }
 
-// The born step compared tensor by tensor: both sides fed side A's inputs of that step (its
-// tokens and its exact cache), localized as `compare` localizes.
-void LocalizeStep(const GenerateRequest& req, const DecoderSide& a, const DecoderSide& b,
+// The error each layer introduces at the compared step: a quantized side B's layers by their
+// isolated SQNR (quant/), else the rows whose role is introduced; the largest first.
+void LayerErrors(GenerateReport* r) {
+  std::map<int, LayerError> by_layer;
+  const QuantReport& q = r->step_report.quant;
+  if (q.active()) {
+    for (const auto& l : q.layers) {
+      if (!l.isolated) continue;
+      int layer = LayerFromName(l.node_a);
+      LayerError& e = by_layer[layer];
+      e.layer = layer;
+      ++e.introduced_rows;
+      double ratio = std::isinf(l.sqnr_db) && l.sqnr_db > 0
+                         ? 0
+                         : std::pow(10.0, (q.min_sqnr_db - l.sqnr_db) / 20.0);
+      if (ratio > e.worst_ratio || e.worst_node.empty()) {
+        e.worst_ratio = ratio;
+        e.worst_node = l.node_a;
+        e.worst_op = l.op_type;
+        e.sqnr_db = l.sqnr_db;
+      }
+    }
+  } else {
+    for (const auto& row : r->step_report.comparison.rows) {
+      if (row.role != Role::kIntroduced) continue;
+      int layer = LayerFromName(row.node);
+      LayerError& e = by_layer[layer];
+      e.layer = layer;
+      ++e.introduced_rows;
+      if (row.tolerance_ratio > e.worst_ratio || e.worst_node.empty()) {
+        e.worst_ratio = row.tolerance_ratio;
+        e.worst_node = row.node;
+        e.worst_op = row.op_type;
+      }
+    }
+  }
+  for (auto& [layer, e] : by_layer) r->layer_errors.push_back(e);
+  std::stable_sort(
+      r->layer_errors.begin(), r->layer_errors.end(),
+      [](const LayerError& x, const LayerError& y) { return x.worst_ratio > y.worst_ratio; });
+}
+
+// Step `step` compared tensor by tensor: both sides fed side A's inputs of that step (its
+// tokens and its exact cache), localized as `compare` localizes. The born step; or, for a
+// quantized side B that passes, step 1 for its per-layer figures.
+void LocalizeStep(const GenerateRequest& req, const DecoderSide& a, const DecoderSide& b, int step,
                   std::vector<NamedTensor> inputs, GenerateReport* r) {
+  const std::string which = step == r->born_step ? "the born step" : "step " + std::to_string(step);
   std::string capture;
   if (a.model() == nullptr) {
-    capture = a.StepCapture(r->born_step);
+    capture = a.StepCapture(step);
     if (capture.empty()) {
-      r->notes.push_back(
-          "the born step was not compared tensor by tensor: the saved run holds no "
-          "module activations for step " +
-          std::to_string(r->born_step) + " (capture_generation(..., capture_steps=...))");
+      r->notes.push_back(which +
+                         " was not compared tensor by tensor: the saved run holds no "
+                         "module activations for step " +
+                         std::to_string(step) + " (capture_generation(..., capture_steps=...))");
       return;
     }
   }
@@ -152,7 +200,7 @@ void LocalizeStep(const GenerateRequest& req, const DecoderSide& a, const Decode
       if (v.name == in.name) vb = &v;
     }
     if (vb == nullptr) {
-      r->notes.push_back("the born step was not compared tensor by tensor: side B has no input '" +
+      r->notes.push_back(which + " was not compared tensor by tensor: side B has no input '" +
                          in.name + "' (the sides' inputs are named differently)");
       return;
     }
@@ -173,15 +221,20 @@ void LocalizeStep(const GenerateRequest& req, const DecoderSide& a, const Decode
   c.b.ort_library = req.b.ort_library;
   c.b.session_given = true;
   c.job = req.job;
+  c.quant = req.quant;
+  c.quant.isolate = req.localize;
   c.localize = req.localize;
   c.localize_options = req.localize_options;
   auto report = Compare(c);
   if (!report.ok()) {
-    r->notes.push_back("the born step could not be compared tensor by tensor: " +
-                       report.status().message());
+    r->notes.push_back(which +
+                       " could not be compared tensor by tensor: " + report.status().message());
     return;
   }
   r->step_report = std::move(*report);
+  r->compared_step = step;
+  LayerErrors(r);
+  if (step != r->born_step) return;
   r->localized = true;
   // where the error is born: the introduced node earliest in the graph (culprits come largest
   // error first; the layer table below keeps that order)
@@ -200,28 +253,14 @@ void LocalizeStep(const GenerateRequest& req, const DecoderSide& a, const Decode
     r->culprit_op = row.op_type;
   }
   if (!r->culprit_node.empty()) r->culprit_layer = LayerFromName(r->culprit_node);
-  std::map<int, LayerError> by_layer;
-  for (const auto& row : r->step_report.comparison.rows) {
-    if (row.role != Role::kIntroduced) continue;
-    int layer = LayerFromName(row.node);
-    LayerError& e = by_layer[layer];
-    e.layer = layer;
-    ++e.introduced_rows;
-    if (row.tolerance_ratio > e.worst_ratio || e.worst_node.empty()) {
-      e.worst_ratio = row.tolerance_ratio;
-      e.worst_node = row.node;
-      e.worst_op = row.op_type;
-    }
-  }
-  for (auto& [layer, e] : by_layer) r->layer_errors.push_back(e);
-  std::stable_sort(
-      r->layer_errors.begin(), r->layer_errors.end(),
-      [](const LayerError& x, const LayerError& y) { return x.worst_ratio > y.worst_ratio; });
   if (r->step_report.passed()) {
     r->notes.push_back(
-        "with side A's exact cache step " + std::to_string(r->born_step) +
-        " passes on every tensor: its error grew from differences below tolerance that side B's "
-        "own cache carried from earlier steps");
+        r->born_step == 1
+            ? "step 1 compared tensor by tensor passes on every tensor it pairs, though the "
+              "step's logits or cache fail: no node to name"
+            : "with side A's exact cache step " + std::to_string(r->born_step) +
+                  " passes on every tensor: its error grew from differences below tolerance "
+                  "that side B's own cache carried from earlier steps");
   }
 }
 
@@ -299,6 +338,23 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
       }
     }
   }
+  bool quantized = req.quant.mode == QuantMode::kAuto &&
+                   DetectQuantFormat(*b->model()) != QuantFormat::kNone &&
+                   (a->model() == nullptr || DetectQuantFormat(*a->model()) == QuantFormat::kNone);
+  PairJudge judge = [&req](const Tensor& x, const Tensor& y, TensorResult* row) {
+    JudgeRow(x, y, req.job.policy, req.job.kernel, row);
+  };
+  if (quantized) {
+    r.quant_min_sqnr_db = req.quant.min_sqnr_db;
+    judge = [&req](const Tensor& x, const Tensor& y, TensorResult* row) {
+      JudgeQuantizedPair(x, y, req.job.policy, req.job.kernel, req.quant.min_sqnr_db, row);
+    };
+    r.notes.push_back("side B is quantized (" +
+                      std::string(QuantFormatName(DetectQuantFormat(*b->model()))) +
+                      "): each step's logits and cache are judged by SQNR >= " +
+                      FormatNumber(req.quant.min_sqnr_db) +
+                      " dB, the quantization rule of compare (--quant off: by the tolerances)");
+  }
   const std::string op_logits = OpOf(*b->model(), b->io().logits);
   std::vector<std::string> op_cache;
   for (size_t i = 0; i < pair.size(); ++i)
@@ -322,7 +378,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
   std::vector<int64_t> feed(static_cast<size_t>(req.pad_left), req.pad_id);
   feed.insert(feed.end(), r.prompt.begin(), r.prompt.end());
   r.pad_left = req.pad_left;
-  std::vector<NamedTensor> born_inputs;
+  std::vector<NamedTensor> born_inputs, first_inputs;
   DecoderCache b_free;  // side B's own cache where its token first differs from A's
   int64_t b_free_token = -1;
   for (int step = 1; step <= req.steps; ++step) {
@@ -348,7 +404,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     g.logits.name_b = b->io().logits;
     g.logits.op_type = op_logits;
     g.logits.tolerance = req.job.policy.For(g.logits.name, op_logits);
-    JudgeRow(sa.logits, sb.logits, req.job.policy, req.job.kernel, &g.logits);
+    judge(sa.logits, sb.logits, &g.logits);
     g.kl_divergence = KlDivergence(sa.logits, sb.logits);
     g.margin_a = Margin(sa.logits);
     std::vector<int64_t> ta = TopK(sa.logits, req.top_k), tb = TopK(sb.logits, req.top_k);
@@ -361,7 +417,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
       const CacheSlot& sb_slot = b->io().cache[pair[i]];
       OP_ASSIGN_OR_RETURN(CacheRow c,
                           JudgeCache(sa_slot, sb_slot, sa.present[i], sb.present[pair[i]], from,
-                                     cache_a.length, req.job, op_cache[i]));
+                                     cache_a.length, req.job, op_cache[i], judge));
       if (!c.row.pass) {
         g.pass = false;
         if (g.first_failing_layer < 0 || c.layer < g.first_failing_layer)
@@ -371,8 +427,9 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     }
     if (!g.pass && r.born_step < 0) {
       r.born_step = step;
-      born_inputs = std::move(inputs_a);
+      born_inputs = inputs_a;
     }
+    if (step == 1 && quantized) first_inputs = std::move(inputs_a);
     if (g.token_a != g.token_b && r.first_divergent_step < 0) {
       r.first_divergent_step = step;
       b_free = cache_b;
@@ -414,7 +471,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     } else {
       r.born_where = "logits (" + g.logits.name + "; every cache tensor passes)";
     }
-    LocalizeStep(req, *a, *b, std::move(born_inputs), &r);
+    LocalizeStep(req, *a, *b, r.born_step, std::move(born_inputs), &r);
     if (r.culprit_layer >= 0 && r.culprit_layer != r.born_layer) {
       // the node's own layer: a fault in a query projection first shows in the next layer's cache
       r.born_where =
@@ -422,6 +479,10 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
           (r.born_where.empty() ? ")" : "; the cache first fails at " + r.born_where + ")");
       r.born_layer = r.culprit_layer;
     }
+  }
+  if (r.born_step < 0 && quantized && req.localize) {
+    // every step within the quantization rule: step 1 still says which layers lose the most
+    LocalizeStep(req, *a, *b, 1, std::move(first_inputs), &r);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -148,4 +148,10 @@ void JudgeQuantRow(const QuantRowMetrics& q, double min_sqnr_db, TensorResult* r
 }
 
 }  // namespace quant
+void JudgeQuantizedPair(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
+                        const CompareOptions& kernel, double min_sqnr_db, TensorResult* row) {
+  JudgeRow(a, b, policy, kernel, row);
+  quant::JudgeQuantRow(quant::MeasureRow(a, b, nullptr), min_sqnr_db, row);
+}
+
 }  // namespace onnxprobe

@@ -129,8 +129,23 @@ std::string RenderGenerateConsole(const GenerateReport& r, const ConsoleOptions&
     }
   }
   out += "\n";
+  auto layer_table = [&](const char* why) {
+    if (r.layer_errors.empty()) return;
+    out += "  error introduced per layer at step " + std::to_string(r.compared_step) + why +
+           " (largest first):\n";
+    for (const auto& e : r.layer_errors) {
+      std::string size = r.quant_min_sqnr_db > 0 && r.step_report.quant.active()
+                             ? "SQNR " + FormatNumber(e.sqnr_db) + " dB"
+                             : FormatNumber(e.worst_ratio) + "x tolerance";
+      out += "    " + Pad(e.layer < 0 ? "outside layers" : "layer " + std::to_string(e.layer), 16) +
+             Pad(size, 20) + Pad(std::to_string(e.introduced_rows) + " nodes", 10) + e.worst_node +
+             " (" + e.worst_op + ")\n";
+    }
+  };
   if (r.passed()) {
-    out += color("32", "verdict: PASS") + ", every step's logits and cache within tolerance\n";
+    out += color("32", "verdict: PASS") + ", every step's logits and cache within " +
+           (r.quant_min_sqnr_db > 0 ? "the quantization rule" : "tolerance") + "\n";
+    layer_table(" (each quantized layer run alone)");
     return out;
   }
   out += color("1;31", "verdict: FAIL") + ": error born at step " + std::to_string(r.born_step) +
@@ -146,17 +161,7 @@ std::string RenderGenerateConsole(const GenerateReport& r, const ConsoleOptions&
       out += "  node: " + color("1", r.culprit_node) + " (" + r.culprit_op + ")" +
              (r.culprit_layer >= 0 ? ", layer " + std::to_string(r.culprit_layer) : "") + "\n";
     }
-    if (r.layer_errors.size() > 1) {
-      out += "  error introduced per layer at step " + std::to_string(r.born_step) +
-             " (largest first):\n";
-      for (const auto& e : r.layer_errors) {
-        out += "    " +
-               Pad(e.layer < 0 ? "outside layers" : "layer " + std::to_string(e.layer), 16) +
-               Pad(FormatNumber(e.worst_ratio) + "x tolerance", 20) +
-               Pad(std::to_string(e.introduced_rows) + " nodes", 10) + e.worst_node + " (" +
-               e.worst_op + ")\n";
-      }
-    }
+    if (r.layer_errors.size() > 1) layer_table("");
     for (const auto& cu : r.step_report.localization.culprits) {
       if (!cu.isolated) continue;
       out += "    " + cu.node + " (" + cu.op_type +
@@ -237,10 +242,14 @@ std::string RenderGenerateJson(const GenerateReport& r) {
     j.BeginObject().Key("layer").Int(e.layer).Key("introduced_rows").UInt(e.introduced_rows);
     j.Key("worst_ratio");
     NumberOrNull(j, e.worst_ratio);
-    j.Key("worst_node").String(e.worst_node).Key("worst_op").String(e.worst_op).EndObject();
+    j.Key("worst_node").String(e.worst_node).Key("worst_op").String(e.worst_op);
+    if (r.step_report.quant.active()) j.Key("sqnr_db").Number(e.sqnr_db);
+    j.EndObject();
   }
   j.EndArray();
-  if (r.localized) {
+  j.Key("quant_min_sqnr_db").Number(r.quant_min_sqnr_db);
+  j.Key("compared_step").Int(r.compared_step);
+  if (r.compared_step > 0) {
     j.Key("step_report");
     WriteComparisonJson(r.step_report, j);
   }

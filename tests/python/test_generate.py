@@ -302,3 +302,45 @@ def test_mask_fill_minus_1e4_vs_dtype_minimum_shows_on_padded_positions(onnxprob
     assert any(max(c["position_max_abs"][:pad]) > 0 for c in first["cache"])
     assert doc["free_running"]["first_divergent_step"] is None
     assert all(s["logits"]["max_abs"] == 0 for s in doc["teacher_forced"])
+
+
+QUANTIZE_AND_SQNR = r"""
+import sys, numpy as np, onnxruntime as ort
+from onnxruntime.quantization import quantize_dynamic, QuantType
+src, dst, prompt = sys.argv[1], sys.argv[2], [int(t) for t in sys.argv[3].split(",")]
+quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
+logits = []
+for path in (src, dst):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    feed = {"input_ids": np.array([prompt]), "attention_mask": np.ones((1, len(prompt)), np.int64),
+            "position_ids": np.arange(len(prompt))[None]}
+    for i in s.get_inputs():
+        if i.name.startswith("past"):
+            feed[i.name] = np.zeros([1, i.shape[1], 0, i.shape[3]], np.float32)
+    logits.append(s.run(["logits"], feed)[0][0, -1].astype(np.float64))
+a, b = logits
+print(10 * np.log10((a * a).sum() / ((b - a) ** 2).sum()))
+"""
+
+
+def test_quantized_side_is_judged_by_sqnr_per_step(onnxprobe, decoders, tmp_path):
+    q = tmp_path / "int8.onnx"
+    r = run([os.environ["ONNXPROBE_PYENV"], "-c", QUANTIZE_AND_SQNR, decoders["llama"], q,
+             ids(PROMPT)])
+    assert r.returncode == 0, r.stderr
+    sqnr = float(r.stdout.strip().splitlines()[-1])  # step 1's logits, by ONNX Runtime and numpy
+    r, doc = generate(onnxprobe, tmp_path, decoders["llama"], q, "--steps", 4, "--prompt-ids",
+                      ids(PROMPT))
+    assert r.returncode in (0, 1), r.stderr
+    assert doc["quant_min_sqnr_db"] == 20
+    assert any("judged by SQNR" in n for n in doc["notes"])
+    ratio = doc["teacher_forced"][0]["logits"]["tolerance_ratio"]
+    assert abs((20 - 20 * np.log10(ratio)) - sqnr) < 1e-3 * abs(sqnr)
+    assert doc["teacher_forced"][0]["verdict"] == ("PASS" if sqnr >= 20 else "FAIL")
+    # the same pair judged by the tolerances instead
+    r, off = generate(onnxprobe, tmp_path, decoders["llama"], q, "--steps", 4, "--prompt-ids",
+                      ids(PROMPT), "--quant", "off")
+    assert off["quant_min_sqnr_db"] == 0
+    assert off["teacher_forced"][0]["logits"]["tolerance_ratio"] != ratio

@@ -1,6 +1,7 @@
 // onnxprobe generate A B: two decoders generating from one prompt, step by step with their cache.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -126,6 +127,24 @@ class GenerateCommand : public Command {
           }
           return Status::Ok();
         });
+    sink.Add({"--quant", "MODE",
+              "auto (default): a quantized side B against a float side A is judged by SQNR, as "
+              "compare judges it; off: by the tolerances"},
+             [this](const std::string& v) -> Status {
+               if (v != "auto" && v != "off")
+                 return InvalidArgument("--quant takes auto or off, not '" + v + "'");
+               req_.quant.mode = v == "off" ? QuantMode::kOff : QuantMode::kAuto;
+               return Status::Ok();
+             });
+    sink.Add({"--quant-min-sqnr", "DB", "a quantized step passes at this SQNR or above (20 dB)"},
+             [this](const std::string& v) -> Status {
+               char* end = nullptr;
+               double d = std::strtod(v.c_str(), &end);
+               if (end == v.c_str() || *end != '\0' || !std::isfinite(d))
+                 return InvalidArgument("--quant-min-sqnr takes a number of dB, not '" + v + "'");
+               req_.quant.min_sqnr_db = d;
+               return Status::Ok();
+             });
     sink.Section("reports");
     sink.Add({"--json", "FILE", "versioned JSON report (docs/generate.md)"},
              [this](const std::string& v) { return SetJsonFile(v, &json_); });

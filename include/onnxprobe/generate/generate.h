@@ -14,6 +14,7 @@
 
 #include "onnxprobe/engine.h"
 #include "onnxprobe/model.h"
+#include "onnxprobe/quant.h"
 
 namespace onnxprobe {
 
@@ -60,9 +61,13 @@ struct GenerateRequest {
   // and at position 0, as a batch of prompts of different lengths pads its shorter ones.
   int pad_left = 0;
   int64_t pad_id = 0;
-  int steps = 16;        // tokens generated (the prompt's step is step 1)
-  int top_k = 5;         // top-k agreement of each step's logits
-  CompareJob job;        // tolerances (policy, kernel) for logits, cache and the compare
+  int steps = 16;  // tokens generated (the prompt's step is step 1)
+  int top_k = 5;   // top-k agreement of each step's logits
+  CompareJob job;  // tolerances (policy, kernel) for logits, cache and the compare
+  // A float side A against a quantized side B (quant.mode auto): each step's logits and cache
+  // are judged by the quantization-aware rule (SQNR >= quant.min_sqnr_db), as `compare` judges
+  // such a pair, and the born step is compared as `compare` compares them.
+  QuantOptions quant;
   bool localize = true;  // compare the born step tensor by tensor and isolate
   LocalizeOptions localize_options;
   // Called after each step of each phase ("A", "B teacher-forced", "B free") with the step.
@@ -90,13 +95,15 @@ struct GenerateStep {
   int first_failing_layer = -1;  // lowest layer whose cache fails; -1 none (logits only)
 };
 
-// At the born step, compared with side A's exact cache: the error each layer introduces (rows
-// whose role is introduced, grouped by the layer in their node's module path).
+// At the compared step, with side A's exact cache: the error each layer introduces (rows whose
+// role is introduced, or a quantized side B's isolated layers, grouped by the layer in their
+// node's module path).
 struct LayerError {
   int layer = -1;  // -1: nodes outside any layer (embeddings, final norm, head)
   size_t introduced_rows = 0;
   double worst_ratio = 0;  // largest error / allowed error among them
   std::string worst_node, worst_op;
+  double sqnr_db = 0;  // a quantized side B: the worst layer's isolated SQNR
 };
 
 struct GenerateReport {
@@ -108,6 +115,8 @@ struct GenerateReport {
   uint64_t seed = 0;
   int top_k = 5;
   TolerancePolicy policy;
+  // side B quantized, side A float: the steps were judged by SQNR >= this (0: by the policy)
+  double quant_min_sqnr_db = 0;
   // free-running: each side's own greedy tokens
   std::vector<int64_t> tokens_a, tokens_b;
   int first_divergent_step = -1;  // 1-based; -1 when they agree throughout
@@ -118,8 +127,11 @@ struct GenerateReport {
   int born_step = -1;               // first failing step (1-based), -1 when all pass
   int born_layer = -1;              // the cache's first failing layer at that step, or the node's
   std::string born_where;           // "layer 2 (present.2.key)", "logits"
-  bool localized = false;
-  CompareReport step_report;  // the born step compared tensor by tensor with A's exact cache
+  bool localized = false;           // the born step was compared tensor by tensor
+  // The step compared tensor by tensor with side A's exact cache (the born step; step 1 for a
+  // quantized side B that passes); -1 none.
+  int compared_step = -1;
+  CompareReport step_report;
   std::string culprit_node, culprit_op;  // the first introduced node, "" when none
   int culprit_layer = -1;                // from the node's module path, -1 unknown
   std::vector<LayerError> layer_errors;  // the largest introduced error first
