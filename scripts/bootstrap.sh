@@ -184,12 +184,37 @@ make_polygraphy_env() {
   touch "$dest/.ready-$POLYGRAPHY_VERSION-$ORT_VERSION"
 }
 
+# ONNX Runtime GenAI's model builder, which test_generate.py runs on a random-weight LLaMA-style
+# checkpoint (fused GroupQueryAttention; int4 MatMulNBits). Pinned to versions that work together
+# over Debian's torch 1.13: onnxruntime-genai 0.6.0's builder imports the quantizer module of
+# onnxruntime <= 1.20, and transformers 4.45 is the newest whose LLaMA runs on torch 1.13; numpy
+# stays Debian's (torch 1.13 is built for numpy 1).
+GENAI_VERSION="${ONNXPROBE_GENAI_VERSION:-0.6.0}"
+make_genai_env() {
+  local dest="$DEPS/genai-env"
+  [ -f "$dest/.ready-$GENAI_VERSION" ] && return 0
+  say "making the GenAI model builder's environment (onnxruntime-genai $GENAI_VERSION)"
+  rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
+  /usr/bin/python3 -m venv --system-site-packages "$dest" || die "python3 -m venv failed (python3-venv)"
+  local numpy_version
+  numpy_version="$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" ||
+    die "Debian's python3-numpy is not importable"
+  "$dest/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "onnxruntime-genai==$GENAI_VERSION" "onnxruntime==1.20.1" "transformers==4.45.2" \
+    "onnx==$PYENV_ONNX_VERSION" "numpy==$numpy_version" ||
+    die "PyPI unreachable or onnxruntime-genai==$GENAI_VERSION not installable"
+  "$dest/bin/python" -c "import onnxruntime_genai.models.builder, transformers, torch" ||
+    die "the GenAI environment cannot import its model builder with transformers and torch"
+  touch "$dest/.ready-$GENAI_VERSION"
+}
+
 install_apt_packages
 fetch_onnx_testdata
 fetch_python_wheels
 make_python_test_env
 add_junit_reader
 make_polygraphy_env
+make_genai_env
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"

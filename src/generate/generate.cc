@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "decoder_session.h"
@@ -94,6 +95,19 @@ Expected<std::vector<size_t>> PairCache(const DecoderIo& a, const DecoderIo& b) 
 
 // Judges the positions [from, to) of side A's and B's present tensors; per position, the
 // largest absolute difference.
+// How `m` is quantized: "qdq", "qoperator", "mixed" (quant/), "weight-only: MatMulNBits" (ONNX
+// Runtime's contrib ops that hold block-quantized weights and compute in float), or "".
+std::string QuantKind(const Model& m) {
+  QuantFormat f = DetectQuantFormat(m);
+  if (f != QuantFormat::kNone) return QuantFormatName(f);
+  static const std::set<std::string> kWeightOnly = {"MatMulNBits", "GatherBlockQuantized",
+                                                    "MatMulBnb4", "MatMulFpQ4"};
+  for (const auto& n : m.index().nodes()) {
+    if (kWeightOnly.count(n.op_type)) return "weight-only: " + n.op_type;
+  }
+  return "";
+}
+
 // How a pair is judged: JudgeRow, or the quantization-aware rule for a quantized side B.
 using PairJudge = std::function<void(const Tensor&, const Tensor&, TensorResult*)>;
 
@@ -155,6 +169,25 @@ void LayerErrors(GenerateReport* r) {
         e.worst_node = l.node_a;
         e.worst_op = l.op_type;
         e.sqnr_db = l.sqnr_db;
+      }
+    }
+  } else if (r->quant_min_sqnr_db > 0) {
+    // a quantized B that compare pairs by name (weight-only quantization): each isolated node's
+    // own SQNR, judged by the same rule as the steps
+    for (const auto& cu : r->step_report.localization.culprits) {
+      if (!cu.isolated || !cu.error.empty()) continue;
+      int layer = LayerFromName(cu.node);
+      LayerError& e = by_layer[layer];
+      e.layer = layer;
+      ++e.introduced_rows;
+      double snr = cu.metrics.snr_db;
+      double ratio =
+          std::isinf(snr) && snr > 0 ? 0 : std::pow(10.0, (r->quant_min_sqnr_db - snr) / 20.0);
+      if (ratio > e.worst_ratio || e.worst_node.empty()) {
+        e.worst_ratio = ratio;
+        e.worst_node = cu.node;
+        e.worst_op = cu.op_type;
+        e.sqnr_db = snr;
       }
     }
   } else {
@@ -338,9 +371,9 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
       }
     }
   }
-  bool quantized = req.quant.mode == QuantMode::kAuto &&
-                   DetectQuantFormat(*b->model()) != QuantFormat::kNone &&
-                   (a->model() == nullptr || DetectQuantFormat(*a->model()) == QuantFormat::kNone);
+  std::string quant_kind = QuantKind(*b->model());
+  bool quantized = req.quant.mode == QuantMode::kAuto && !quant_kind.empty() &&
+                   (a->model() == nullptr || QuantKind(*a->model()).empty());
   PairJudge judge = [&req](const Tensor& x, const Tensor& y, TensorResult* row) {
     JudgeRow(x, y, req.job.policy, req.job.kernel, row);
   };
@@ -349,8 +382,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     judge = [&req](const Tensor& x, const Tensor& y, TensorResult* row) {
       JudgeQuantizedPair(x, y, req.job.policy, req.job.kernel, req.quant.min_sqnr_db, row);
     };
-    r.notes.push_back("side B is quantized (" +
-                      std::string(QuantFormatName(DetectQuantFormat(*b->model()))) +
+    r.notes.push_back("side B is quantized (" + quant_kind +
                       "): each step's logits and cache are judged by SQNR >= " +
                       FormatNumber(req.quant.min_sqnr_db) +
                       " dB, the quantization rule of compare (--quant off: by the tolerances)");

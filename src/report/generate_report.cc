@@ -134,9 +134,8 @@ std::string RenderGenerateConsole(const GenerateReport& r, const ConsoleOptions&
     out += "  error introduced per layer at step " + std::to_string(r.compared_step) + why +
            " (largest first):\n";
     for (const auto& e : r.layer_errors) {
-      std::string size = r.quant_min_sqnr_db > 0 && r.step_report.quant.active()
-                             ? "SQNR " + FormatNumber(e.sqnr_db) + " dB"
-                             : FormatNumber(e.worst_ratio) + "x tolerance";
+      std::string size = r.quant_min_sqnr_db > 0 ? "SQNR " + FormatNumber(e.sqnr_db) + " dB"
+                                                 : FormatNumber(e.worst_ratio) + "x tolerance";
       out += "    " + Pad(e.layer < 0 ? "outside layers" : "layer " + std::to_string(e.layer), 16) +
              Pad(size, 20) + Pad(std::to_string(e.introduced_rows) + " nodes", 10) + e.worst_node +
              " (" + e.worst_op + ")\n";
@@ -162,8 +161,14 @@ std::string RenderGenerateConsole(const GenerateReport& r, const ConsoleOptions&
              (r.culprit_layer >= 0 ? ", layer " + std::to_string(r.culprit_layer) : "") + "\n";
     }
     if (r.layer_errors.size() > 1) layer_table("");
+    size_t shown = 0, isolated = 0;
+    for (const auto& cu : r.step_report.localization.culprits) isolated += cu.isolated ? 1 : 0;
     for (const auto& cu : r.step_report.localization.culprits) {
       if (!cu.isolated) continue;
+      if (++shown > 8) {
+        out += "    ... " + std::to_string(isolated - 8) + " more nodes run alone (--json)\n";
+        break;
+      }
       out += "    " + cu.node + " (" + cu.op_type +
              ") run alone on side B's runtime with side A's "
              "inputs: " +
@@ -243,7 +248,7 @@ std::string RenderGenerateJson(const GenerateReport& r) {
     j.Key("worst_ratio");
     NumberOrNull(j, e.worst_ratio);
     j.Key("worst_node").String(e.worst_node).Key("worst_op").String(e.worst_op);
-    if (r.step_report.quant.active()) j.Key("sqnr_db").Number(e.sqnr_db);
+    if (r.quant_min_sqnr_db > 0) j.Key("sqnr_db").Number(e.sqnr_db);
     j.EndObject();
   }
   j.EndArray();

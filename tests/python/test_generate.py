@@ -344,3 +344,44 @@ def test_quantized_side_is_judged_by_sqnr_per_step(onnxprobe, decoders, tmp_path
                       ids(PROMPT), "--quant", "off")
     assert off["quant_min_sqnr_db"] == 0
     assert off["teacher_forced"][0]["logits"]["tolerance_ratio"] != ratio
+
+
+# --- ONNX Runtime GenAI's model builder: fused GroupQueryAttention, int4 MatMulNBits ---
+
+
+@pytest.fixture(scope="module")
+def builder_models(tmp_path_factory):
+    deps = os.path.dirname(os.path.dirname(os.path.dirname(os.environ["ONNXPROBE_PYENV"])))
+    python = os.path.join(deps, "genai-env", "bin", "python")
+    out = tmp_path_factory.mktemp("builder")
+    script = os.path.join(os.path.dirname(__file__), "..", "genai", "make_builder_models.py")
+    r = run([python, script, out])
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out
+
+
+def test_builder_model_fp32_optimized_passes(onnxprobe, builder_models, tmp_path):
+    r, doc = generate(onnxprobe, tmp_path, builder_models / "fp32" / "model.onnx",
+                      "--b-opt-level", "all", "--steps", 12)
+    assert r.returncode == 0, r.stdout + r.stderr
+    io = doc["side_a"]["io"]
+    assert io["input_ids"] == "input_ids" and io["position_ids"] == "" and io["layers"] == 3
+    m = onnx.load(str(builder_models / "fp32" / "model.onnx"), load_external_data=False)
+    assert sum(n.op_type == "GroupQueryAttention" for n in m.graph.node) == 3
+
+
+def test_builder_int4_per_layer_table_largest_error_first(onnxprobe, builder_models, tmp_path):
+    a, b = builder_models / "fp32" / "model.onnx", builder_models / "int4" / "model.onnx"
+    r, doc = generate(onnxprobe, tmp_path, a, b, "--steps", 6)
+    assert r.returncode in (0, 1), r.stderr
+    assert any("weight-only: MatMulNBits" in n for n in doc["notes"])
+    table = doc["layer_errors"]
+    assert {e["layer"] for e in table} >= {0, 1, 2}
+    ratios = [e["worst_ratio"] for e in table]
+    assert ratios == sorted(ratios, reverse=True)
+    # SQNR and ratio are one measure: ratio = 10^((limit - SQNR) / 20)
+    for e in table:
+        assert abs(e["worst_ratio"] - 10 ** ((20 - e["sqnr_db"]) / 20)) < 1e-9 * e["worst_ratio"]
+    quantized = {n.name for n in onnx.load(str(b), load_external_data=False).graph.node
+                 if n.op_type == "MatMulNBits"}
+    assert all(e["worst_node"] in quantized for e in table)
