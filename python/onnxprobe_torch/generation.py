@@ -15,10 +15,25 @@ from .capture import capture
 FORMAT, FORMAT_VERSION = "onnxprobe-generation", 1
 
 
+def _is_causal_lm(model):
+    """A Hugging Face causal LM (transformers' PreTrainedModel): keyword inputs, a cache of
+    (key, value) pairs per layer."""
+    return hasattr(model, "config") and hasattr(model, "can_generate")
+
+
 def _default_forward(model, ids, mask, pos, past):
-    """Calls model(input_ids, attention_mask, position_ids, *past) and reads (logits, presents)
-    from a tuple (logits, *presents) or from an object with .logits and .past_key_values."""
-    out = model(ids, mask, pos, *past)
+    """A Hugging Face causal LM: model(input_ids=, attention_mask=, position_ids=,
+    past_key_values=((k, v), ...) or None at first, use_cache=True). Any other module:
+    model(input_ids, attention_mask, position_ids, *past). (logits, presents) are read from an
+    object with .logits and .past_key_values or from a tuple (logits, *presents)."""
+    if _is_causal_lm(model):
+        pairs = None
+        if past and past[0].shape[2] > 0:
+            pairs = tuple((past[i], past[i + 1]) for i in range(0, len(past), 2))
+        out = model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=pairs,
+                    use_cache=True)
+    else:
+        out = model(ids, mask, pos, *past)
     if hasattr(out, "logits"):
         presents = []
         for layer in out.past_key_values:
@@ -69,7 +84,8 @@ def capture_generation(model, prompt, steps, out, onnx_path=None, empty_cache=No
     - `onnx_path`: the ONNX export; its input and output names name the cache, and each
       captured step's inputs, so `onnxprobe generate out model.onnx` pairs them.
     - `capture_steps`: module activations (onnxprobe_torch.capture) are saved for the first
-      this-many steps: the born step, when among them, is then compared tensor by tensor.
+      this-many steps: the born step, when among them, is then compared tensor by tensor
+      (modules called positionally; not yet for a Hugging Face causal LM's keyword call).
     Returns the generated tokens."""
     forward = forward or _default_forward
     model.eval()
@@ -119,7 +135,7 @@ def capture_generation(model, prompt, steps, out, onnx_path=None, empty_cache=No
             f = f"steps/{step:05d}.npz"
             np.savez(os.path.join(tmp, f), **added)
             entry = {"step": step, "file": f}
-            if feed is not None:
+            if feed is not None and not _is_causal_lm(model):
                 c = f"captures/{step:05d}"
                 ids_, mask_, pos_, past_ = feed
                 names = input_names + [p for p, _, _, _ in layout]

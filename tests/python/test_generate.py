@@ -385,3 +385,18 @@ def test_builder_int4_per_layer_table_largest_error_first(onnxprobe, builder_mod
     quantized = {n.name for n in onnx.load(str(b), load_external_data=False).graph.node
                  if n.op_type == "MatMulNBits"}
     assert all(e["worst_node"] in quantized for e in table)
+
+
+def test_huggingface_causal_lm_vs_its_builder_export_passes(onnxprobe, builder_models, tmp_path):
+    deps = os.path.dirname(os.path.dirname(os.path.dirname(os.environ["ONNXPROBE_PYENV"])))
+    python = os.path.join(deps, "genai-env", "bin", "python")
+    script = os.path.join(os.path.dirname(__file__), "..", "genai", "capture_hf_generation.py")
+    model = builder_models / "fp32" / "model.onnx"
+    saved = tmp_path / "hf.gen"
+    r = run([python, script, builder_models / "ckpt", model, ids(PROMPT), 24, saved])
+    assert r.returncode == 0, r.stderr[-3000:]
+    tokens = json.loads(r.stdout.strip().splitlines()[-1])
+    assert tokens["saved"] == tokens["generate"]  # the companion's loop is transformers' greedy
+    r, doc = generate(onnxprobe, tmp_path, saved, model, "--steps", 24)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["free_running"]["tokens_a"] == tokens["saved"] == doc["free_running"]["tokens_b"]
