@@ -48,8 +48,14 @@ double Log(double v, double lo, double hi) {
 // Per step: the logits' and the worst cache tensor's error / allowed error, log scale; 1 (the
 // budget) is the dashed line.
 std::string StepChart(const GenerateReport& r) {
-  const double w = 720, h = 220, left = 50, bottom = 30, lo = -6, hi = 3;
   size_t n = r.steps.size();
+  double top = 1;  // the largest ratio drawn sets the upper end (1e3 .. 1e12)
+  for (const auto& g : r.steps) {
+    top = std::max(top, g.logits.tolerance_ratio);
+    for (const auto& c : g.cache) top = std::max(top, c.row.tolerance_ratio);
+  }
+  const double w = 720, h = 220, left = 50, bottom = 30, lo = -6,
+               hi = std::min(12.0, std::max(3.0, std::ceil(std::log10(top))));
   auto x = [&](size_t i) { return left + (w - left - 10) * (n > 1 ? double(i) / (n - 1) : 0.5); };
   auto y = [&](double v) { return 10 + (h - bottom - 10) * (hi - Log(v, lo, hi)) / (hi - lo); };
   std::string s = "<svg width=\"" + Num(w) + "\" height=\"" + Num(h) + "\" role=\"img\">";
@@ -173,6 +179,19 @@ std::string RenderGenerateHtml(const GenerateReport& r) {
                     Esc(r.divergence_note);
   page += "</p>\n";
   for (const auto& n : r.notes) page += "<p>Note: " + Esc(n) + "</p>\n";
+  if (!r.layer_errors.empty()) {
+    page += "<h2>Error introduced per layer at step " + std::to_string(r.compared_step) +
+            "</h2><table><tr><th>layer</th><th>error / allowed</th><th>nodes</th><th>worst node"
+            "</th></tr>";
+    for (const auto& e : r.layer_errors) {
+      page += "<tr><td>" + (e.layer < 0 ? std::string("outside layers") : std::to_string(e.layer)) +
+              "</td><td>" + FormatNumber(e.worst_ratio) +
+              (r.quant_min_sqnr_db > 0 ? " (SQNR " + FormatNumber(e.sqnr_db) + " dB)" : "") +
+              "</td><td>" + std::to_string(e.introduced_rows) + "</td><td><code>" +
+              Esc(e.worst_node) + "</code> (" + Esc(e.worst_op) + ")</td></tr>";
+    }
+    page += "</table>\n";
+  }
   page +=
       "<h2>Per step (teacher-forced)</h2><p>Error / allowed error, log scale: "
       "<span style=\"color:#06c\">logits</span>, <span style=\"color:#e80\">worst cache "
