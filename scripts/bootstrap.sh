@@ -144,6 +144,8 @@ fetch_python_wheels() {
 # The quantizer of onnxruntime 1.24+ imports ml_dtypes (extra "quantization"); numpy is pinned to
 # Debian's so that no numpy 2 (which ml_dtypes would pull) shadows the one torch 1.13 is built for.
 PYENV_ONNX_VERSION="${ONNXPROBE_PYENV_ONNX_VERSION:-1.17.0}"
+# The numpy torch 1.13 is built for: venvs over Debian's site packages pin it.
+debian_numpy_version() { /usr/bin/python3 -c 'import numpy; print(numpy.__version__)'; }
 make_python_test_env() {
   local dest="$DEPS/pyenv"
   [ -f "$dest/.ready-$ORT_VERSION-$PYENV_ONNX_VERSION" ] && return 0
@@ -151,8 +153,7 @@ make_python_test_env() {
   rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
   /usr/bin/python3 -m venv --system-site-packages "$dest" || die "python3 -m venv failed (python3-venv)"
   local numpy_version
-  numpy_version="$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" ||
-    die "Debian's python3-numpy is not importable"
+  numpy_version="$(debian_numpy_version)" || die "Debian's python3-numpy is not importable"
   "$dest/bin/python" -m pip install --quiet --disable-pip-version-check \
     "onnxruntime[quantization]==$ORT_VERSION" "onnx==$PYENV_ONNX_VERSION" "numpy==$numpy_version" ||
     die "PyPI unreachable or onnxruntime==$ORT_VERSION / onnx==$PYENV_ONNX_VERSION not installable"
@@ -197,8 +198,7 @@ make_genai_env() {
   rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
   /usr/bin/python3 -m venv --system-site-packages "$dest" || die "python3 -m venv failed (python3-venv)"
   local numpy_version
-  numpy_version="$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" ||
-    die "Debian's python3-numpy is not importable"
+  numpy_version="$(debian_numpy_version)" || die "Debian's python3-numpy is not importable"
   "$dest/bin/python" -m pip install --quiet --disable-pip-version-check \
     "onnxruntime-genai==$GENAI_VERSION" "onnxruntime==1.20.1" "transformers==4.45.2" \
     "onnx==$PYENV_ONNX_VERSION" "numpy==$numpy_version" ||

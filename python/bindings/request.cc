@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "onnxprobe/pipeline/options.h"
 
 namespace onnxprobe::python {
 namespace {
@@ -58,16 +59,11 @@ Expected<TolerancePolicy> PolicyFromDict(const py::dict& d) {
   return p;
 }
 
-Status SetCandidates(const std::string& isolate, CompareRequest* r) {
-  r->localize = isolate != "none";
-  if (isolate == "frontier")
-    r->localize_options.candidates = Candidates::kFrontier;
-  else if (isolate == "failing")
-    r->localize_options.candidates = Candidates::kFailing;
-  else if (isolate == "all")
-    r->localize_options.candidates = Candidates::kAll;
-  else if (isolate != "none")
-    return InvalidArgument("isolate '" + isolate + "' is not one of frontier, failing, all, none");
+Status SetCandidates(const std::string& isolate, bool* localize, LocalizeOptions* options) {
+  auto c = ParseIsolate(isolate);
+  if (!c.ok()) return InvalidArgument("isolate " + c.status().message());
+  *localize = c->isolate;
+  options->candidates = c->candidates;
   return Status::Ok();
 }
 
@@ -134,7 +130,8 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   Get(d, "fixed_tolerance", &fixed);
   Get(d, "repro_dir", &r.localize_options.repro_dir);
   std::string isolate;
-  if (Get(d, "isolate", &isolate)) OP_RETURN_IF_ERROR(SetCandidates(isolate, &r));
+  if (Get(d, "isolate", &isolate))
+    OP_RETURN_IF_ERROR(SetCandidates(isolate, &r.localize, &r.localize_options));
   return r;
 }
 
@@ -159,19 +156,15 @@ Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
   Get(d, "top_k", &r.top_k);
   std::string quant;
   if (Get(d, "quant", &quant)) {
-    if (quant != "auto" && quant != "off")
-      return InvalidArgument("quant '" + quant + "' is not one of auto, off");
-    r.quant.mode = quant == "off" ? QuantMode::kOff : QuantMode::kAuto;
+    auto m = ParseQuantMode(quant);
+    if (!m.ok()) return InvalidArgument("quant " + m.status().message());
+    r.quant.mode = *m;
   }
   Get(d, "quant_min_sqnr", &r.quant.min_sqnr_db);
   OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
   std::string isolate;
-  if (Get(d, "isolate", &isolate)) {
-    CompareRequest c;
-    OP_RETURN_IF_ERROR(SetCandidates(isolate, &c));
-    r.localize = c.localize;
-    r.localize_options = c.localize_options;
-  }
+  if (Get(d, "isolate", &isolate))
+    OP_RETURN_IF_ERROR(SetCandidates(isolate, &r.localize, &r.localize_options));
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include "onnxprobe/dump.h"
 #include "onnxprobe/engine.h"
 #include "onnxprobe/junit.h"
+#include "onnxprobe/pipeline/options.h"
 #include "onnxprobe/report.h"
 #include "onnxprobe/sample_compare.h"
 #include "onnxprobe/sample_report.h"
@@ -138,19 +139,17 @@ class CompareCommand : public Command {
               "auto (default): when A is float and B quantized, pair by structure, judge by "
               "SQNR and isolate each quantized layer; off: compare as any two models"},
              [&o](const std::string& v) -> Status {
-               if (v != "auto" && v != "off")
-                 return InvalidArgument("--quant takes auto or off, not '" + v + "'");
-               o.quant.mode = v == "off" ? QuantMode::kOff : QuantMode::kAuto;
+               auto m = ParseQuantMode(v);
+               if (!m.ok()) return m.status().WithContext("--quant");
+               o.quant.mode = *m;
                return Status::Ok();
              });
     sink.Add({"--quant-min-sqnr", "DB",
               "a quantized tensor passes at this SQNR or above (default 20 dB)"},
              [&o](const std::string& v) -> Status {
-               char* end = nullptr;
-               double d = std::strtod(v.c_str(), &end);
-               if (end == v.c_str() || *end != '\0' || !std::isfinite(d))
-                 return InvalidArgument("--quant-min-sqnr takes a number of dB, not '" + v + "'");
-               o.quant.min_sqnr_db = d;
+               auto d = ParseSqnrDb(v);
+               if (!d.ok()) return d.status().WithContext("--quant-min-sqnr");
+               o.quant.min_sqnr_db = *d;
                return Status::Ok();
              });
     sink.Add({"--sweep", "NAME=V1,V2,...",
@@ -170,22 +169,16 @@ class CompareCommand : public Command {
                return Status::Ok();
              });
     sink.Section("localization (side B live)");
-    sink.Add(
-        {"--isolate", "WHICH",
-         "run candidates alone on side B's runtime with side A's inputs: frontier "
-         "(default), failing, all or none"},
-        [&o](const std::string& v) -> Status {
-          o.isolate = v != "none";
-          if (v == "frontier")
-            o.localize.candidates = Candidates::kFrontier;
-          else if (v == "failing")
-            o.localize.candidates = Candidates::kFailing;
-          else if (v == "all")
-            o.localize.candidates = Candidates::kAll;
-          else if (v != "none")
-            return InvalidArgument("bad --isolate '" + v + "' (frontier, failing, all or none)");
-          return Status::Ok();
-        });
+    sink.Add({"--isolate", "WHICH",
+              "run candidates alone on side B's runtime with side A's inputs: frontier "
+              "(default), failing, all or none"},
+             [&o](const std::string& v) -> Status {
+               auto c = ParseIsolate(v);
+               if (!c.ok()) return c.status().WithContext("--isolate");
+               o.isolate = c->isolate;
+               o.localize.candidates = c->candidates;
+               return Status::Ok();
+             });
     sink.Add({"--repro", "DIR", "write a standalone repro bundle for the top culprit"},
              [&o](const std::string& v) {
                o.localize.repro_dir = v;

@@ -1,12 +1,12 @@
 // onnxprobe generate A B: two decoders generating from one prompt, step by step with their cache.
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli.h"
 #include "onnxprobe/generate/generate.h"
+#include "onnxprobe/pipeline/options.h"
 #include "onnxprobe/report/generate_report.h"
 
 namespace onnxprobe::cli {
@@ -110,39 +110,30 @@ class GenerateCommand : public Command {
     sink.Add({"--b-io", "ROLE=NAME", "", true, true},
              [this](const std::string& v) { return AddIo(v, "--b-io", &req_.b.io); });
     DeclareToleranceOptions(sink, &tolerance_);
-    sink.Add(
-        {"--isolate", "WHICH",
-         "at the born step, run candidates alone on side B's runtime with side A's inputs: "
-         "frontier (default), failing, all or none"},
-        [this](const std::string& v) -> Status {
-          req_.localize = v != "none";
-          if (v == "frontier") {
-            req_.localize_options.candidates = Candidates::kFrontier;
-          } else if (v == "failing") {
-            req_.localize_options.candidates = Candidates::kFailing;
-          } else if (v == "all") {
-            req_.localize_options.candidates = Candidates::kAll;
-          } else if (v != "none") {
-            return InvalidArgument("bad --isolate '" + v + "' (frontier, failing, all or none)");
-          }
-          return Status::Ok();
-        });
+    sink.Add({"--isolate", "WHICH",
+              "at the born step, run candidates alone on side B's runtime with side A's inputs: "
+              "frontier (default), failing, all or none"},
+             [this](const std::string& v) -> Status {
+               auto c = ParseIsolate(v);
+               if (!c.ok()) return c.status().WithContext("--isolate");
+               req_.localize = c->isolate;
+               req_.localize_options.candidates = c->candidates;
+               return Status::Ok();
+             });
     sink.Add({"--quant", "MODE",
               "auto (default): a quantized side B against a float side A is judged by SQNR, as "
               "compare judges it; off: by the tolerances"},
              [this](const std::string& v) -> Status {
-               if (v != "auto" && v != "off")
-                 return InvalidArgument("--quant takes auto or off, not '" + v + "'");
-               req_.quant.mode = v == "off" ? QuantMode::kOff : QuantMode::kAuto;
+               auto m = ParseQuantMode(v);
+               if (!m.ok()) return m.status().WithContext("--quant");
+               req_.quant.mode = *m;
                return Status::Ok();
              });
     sink.Add({"--quant-min-sqnr", "DB", "a quantized step passes at this SQNR or above (20 dB)"},
              [this](const std::string& v) -> Status {
-               char* end = nullptr;
-               double d = std::strtod(v.c_str(), &end);
-               if (end == v.c_str() || *end != '\0' || !std::isfinite(d))
-                 return InvalidArgument("--quant-min-sqnr takes a number of dB, not '" + v + "'");
-               req_.quant.min_sqnr_db = d;
+               auto d = ParseSqnrDb(v);
+               if (!d.ok()) return d.status().WithContext("--quant-min-sqnr");
+               req_.quant.min_sqnr_db = *d;
                return Status::Ok();
              });
     sink.Section("reports");
