@@ -27,6 +27,7 @@ enum class OutputKind {
   kProfileTrace,       // ONNX Runtime profiler trace: [{"cat": ...
   kCommandJson,        // JSON of inspect, lint, diff, profile or run: "schema": "onnxprobe-..."
   kGenerateHtml,       // generate's HTML page: recognized by the onnxprobe-generate JSON it embeds
+  kGeneration,         // a saved generation folder (generation.json: onnxprobe-generation)
 };
 const char* OutputKindName(OutputKind kind);  // "JSON report", "dump", ...
 

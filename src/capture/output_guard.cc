@@ -121,6 +121,9 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
     case OutputKind::kDumpSet:
       return is_dir &&
              OpensWith(Head(p / "samples.json", 4096), 0, "format", "onnxprobe-dump-set\"");
+    case OutputKind::kGeneration:
+      return is_dir &&
+             OpensWith(Head(p / "generation.json", 4096), 0, "format", "onnxprobe-generation\"");
     case OutputKind::kJUnit: {
       std::string head = Head(p, 4096);
       return !is_dir && head.rfind("<?xml", 0) == 0 &&
@@ -151,7 +154,8 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
 
 bool IsFolderKind(const fs::path& p, OutputKind kind) {
   return kind == OutputKind::kReproBundle || kind == OutputKind::kBaseline ||
-         kind == OutputKind::kDumpSet || (kind == OutputKind::kDump && p.extension() != ".npz");
+         kind == OutputKind::kDumpSet || kind == OutputKind::kGeneration ||
+         (kind == OutputKind::kDump && p.extension() != ".npz");
 }
 
 // `inner` is `outer` or lies inside it (after resolving symbolic links).
@@ -203,6 +207,8 @@ const char* OutputKindName(OutputKind kind) {
       return "JSON output";
     case OutputKind::kGenerateHtml:
       return "generate HTML report";
+    case OutputKind::kGeneration:
+      return "saved generation";
   }
   return "output";
 }

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "decoder_session.h"
+#include "generation_writer.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/npy.h"
 
@@ -221,9 +222,11 @@ void LocalizeStep(const GenerateRequest& req, const DecoderSide& a, const Decode
     capture = a.StepCapture(step);
     if (capture.empty()) {
       r->notes.push_back(which +
-                         " was not compared tensor by tensor: the saved run holds no "
-                         "module activations for step " +
-                         std::to_string(step) + " (capture_generation(..., capture_steps=...))");
+                         " was not compared tensor by tensor: the saved run holds no module "
+                         "activations for step " +
+                         std::to_string(step) +
+                         " (a PyTorch run saves them for its first capture_steps steps; with the "
+                         "model side A was saved from run live, the node is named)");
       return;
     }
   }
@@ -406,6 +409,15 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     a->SetPadding(req.pad_left);
     b->SetPadding(req.pad_left);
   }
+  std::unique_ptr<GenerationWriter> save;
+  if (!req.save_a.empty()) {
+    if (a->model() == nullptr)
+      return InvalidArgument("--save-a does nothing: side A (" + req.a.path + ") is saved already");
+    if (req.pad_left > 0)
+      return InvalidArgument("--save-a and --pad-left: a saved run replays an unpadded prompt");
+    OP_ASSIGN_OR_RETURN(save, GenerationWriter::Open(req.save_a));
+  }
+  const std::vector<Tensor> empty_a = cache_a.tensors;
   // side A's tokens: both sides' input (teacher forcing); the padding first
   std::vector<int64_t> feed(static_cast<size_t>(req.pad_left), req.pad_id);
   feed.insert(feed.end(), r.prompt.begin(), r.prompt.end());
@@ -421,6 +433,15 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     }
     OP_ASSIGN_OR_RETURN(DecoderStep sa, a->Step(feed, &cache_a));
     if (req.on_step) req.on_step("A", step);
+    if (save != nullptr) {
+      std::vector<Tensor> added;
+      for (size_t i = 0; i < sa.present.size(); ++i) {
+        OP_ASSIGN_OR_RETURN(
+            Tensor t, SliceAxis(sa.present[i], a->io().cache[i].seq_axis, from, cache_a.length));
+        added.push_back(std::move(t));
+      }
+      OP_RETURN_IF_ERROR(save->AddStep(sa.logits, a->io(), added));
+    }
     OP_ASSIGN_OR_RETURN(DecoderStep sb, b->Step(feed, &cache_b));
     if (req.on_step) req.on_step("B teacher-forced", step);
     GenerateStep g;
@@ -489,6 +510,9 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
       next = {Argmax(s.logits)};
       r.tokens_b.push_back(next[0]);
     }
+  }
+  if (save != nullptr) {
+    OP_RETURN_IF_ERROR(save->Finish(r.describe_a, a->io(), r.prompt, r.tokens_a, empty_a));
   }
   if (r.born_step > 0) {
     const GenerateStep& g = r.steps[static_cast<size_t>(r.born_step - 1)];

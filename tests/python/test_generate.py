@@ -400,3 +400,43 @@ def test_huggingface_causal_lm_vs_its_builder_export_passes(onnxprobe, builder_m
     r, doc = generate(onnxprobe, tmp_path, saved, model, "--steps", 24)
     assert r.returncode == 0, r.stdout + r.stderr
     assert doc["free_running"]["tokens_a"] == tokens["saved"] == doc["free_running"]["tokens_b"]
+
+
+def test_saved_side_a_replays_last_weeks_run(onnxprobe, decoders, tmp_path):
+    saved = tmp_path / "week1.gen"
+    r, doc = generate(onnxprobe, tmp_path, decoders["llama"], "--b-opt-level", "all", "--steps",
+                      10, "--prompt-ids", ids(PROMPT), "--save-a", saved)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((saved / "generation.json").read_text())
+    assert meta["tokens"] == doc["free_running"]["tokens_a"] and meta["prompt"] == PROMPT
+    assert len(meta["steps"]) == 10
+    # the saved logits are side A's: ONNX Runtime's own, recomputed here step by step
+    first = np.load(saved / meta["steps"][0]["file"])
+    torch_logits = dm.build("llama")(
+        *dm_inputs(PROMPT))[0][0, -1].detach().numpy()
+    assert np.abs(first["logits"] - torch_logits).max() < 1e-4
+    # a later build, unchanged: PASS against the saved run; a faulty one fails at its layer
+    r, later = generate(onnxprobe, tmp_path, saved, decoders["llama"], "--b-ort-version",
+                        "1.20.1", "--steps", 10)
+    assert r.returncode == 0, r.stdout + r.stderr
+    faulty = tmp_path / "faulty.onnx"
+    fault_weight(decoders["llama"], "/layers.2/self_attn/v_proj/MatMul", faulty)
+    r, bad = generate(onnxprobe, tmp_path, saved, faulty, "--steps", 10)
+    assert r.returncode == 1 and bad["born"]["step"] == 1 and bad["born"]["layer"] == 2
+    # a user's folder is never replaced
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    r = run([onnxprobe, "generate", decoders["llama"], "--b-opt-level", "all", "--steps", 2,
+             "--save-a", mine, "--force"])
+    assert r.returncode == 2 and (mine / "notes.txt").read_text() == "keep"
+
+
+def dm_inputs(prompt):
+    import torch
+
+    n = len(prompt)
+    model = dm.build("llama")
+    past = [torch.zeros(1, model.kv_heads, 0, model.hd) for _ in range(6)]
+    return (torch.tensor([prompt]), torch.ones(1, n, dtype=torch.int64),
+            torch.arange(n).unsqueeze(0), *past)

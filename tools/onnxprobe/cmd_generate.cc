@@ -139,6 +139,13 @@ class GenerateCommand : public Command {
     sink.Section("reports");
     sink.Add({"--json", "FILE", "versioned JSON report (docs/generate.md)"},
              [this](const std::string& v) { return SetJsonFile(v, &json_); });
+    sink.Add({"--save-a", "DIR",
+              "save side A's generation (logits and cache per step) as a folder a later "
+              "generate takes as side A"},
+             [this](const std::string& v) {
+               req_.save_a = v;
+               return Status::Ok();
+             });
     sink.Add({"--html", "FILE", "self-contained HTML page: per-step chart, cache heat map"},
              [this](const std::string& v) {
                html_ = v;
@@ -200,7 +207,12 @@ class GenerateCommand : public Command {
     tolerance_.ApplyTo(&req_.job.policy);
     std::vector<std::string> inputs{a_, b_};
     if (!prompt_file_.empty()) inputs.push_back(prompt_file_);
-    OP_RETURN_IF_ERROR(CheckDistinctOutputs({{"--json", json_}, {"--html", html_}}));
+    OP_RETURN_IF_ERROR(
+        CheckDistinctOutputs({{"--json", json_}, {"--html", html_}, {"--save-a", req_.save_a}}));
+    if (!req_.save_a.empty()) {
+      OP_RETURN_IF_ERROR(
+          CheckOutput("--save-a", req_.save_a, OutputKind::kGeneration, inputs, force_));
+    }
     if (!json_.empty())
       OP_RETURN_IF_ERROR(CheckOutput("--json", json_, OutputKind::kCommandJson, inputs, force_));
     if (!html_.empty())

@@ -70,6 +70,9 @@ struct GenerateRequest {
   QuantOptions quant;
   bool localize = true;  // compare the born step tensor by tensor and isolate
   LocalizeOptions localize_options;
+  // Side A's generation saved here as it runs (a folder: generation.json and a file per step,
+  // written whole or not at all), to be side A of a later comparison. "" none.
+  std::string save_a;
   // Called after each step of each phase ("A", "B teacher-forced", "B free") with the step.
   std::function<void(const std::string& phase, int step)> on_step;
 };
