@@ -21,6 +21,14 @@ def _is_causal_lm(model):
     return hasattr(model, "config") and hasattr(model, "can_generate")
 
 
+def _numpy(t):
+    """A CPU numpy copy; bfloat16 (which numpy lacks) as float32, as in dumps."""
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.numpy().copy()
+
+
 def _default_forward(model, ids, mask, pos, past):
     """A Hugging Face causal LM: model(input_ids=, attention_mask=, position_ids=,
     past_key_values=((k, v), ...) or None at first, use_cache=True). Any other module:
@@ -65,10 +73,32 @@ def _cache_layout(onnx_path, n):
                          f"logits output, found {len(pasts)}, {len(presents)}, {len(others)}")
     names = []
     for past, present in zip(pasts, presents):
-        layer = int(re.search(r"\d+", present).group())
-        kind = "value" if re.search(r"value|\bv\b", present.lower()) else "key"
+        layer, kind = _read_cache_name(present)
         names.append((past, present, layer, kind))
     return names, [x for x in inputs if x not in pasts], others[0]
+
+
+def _read_cache_name(name):
+    """(layer, "key" | "value" | "kv") from a cache tensor's name, as onnxprobe reads it: the
+    first number is the layer; the last key/k or value/v word the kind ("key_values" is the
+    cache's name, not its kind)."""
+    words = re.findall(r"[a-z]+|\d+", name.lower())
+    layer, kind, i = None, "kv", 0
+    while i < len(words):
+        w = words[i]
+        if w.isdigit():
+            layer = int(w) if layer is None else layer
+        elif w == "key" and i + 1 < len(words) and words[i + 1] in ("values", "value") and \
+                not (i + 2 >= len(words) and words[i + 1] == "value"):
+            i += 1
+        elif w in ("key", "k"):
+            kind = "key"
+        elif w in ("value", "v"):
+            kind = "value"
+        i += 1
+    if layer is None:
+        raise ValueError(f"cache tensor '{name}' has no layer number in its name")
+    return layer, kind
 
 
 def capture_generation(model, prompt, steps, out, onnx_path=None, empty_cache=None,
@@ -102,7 +132,9 @@ def capture_generation(model, prompt, steps, out, onnx_path=None, empty_cache=No
             dims = [d.dim_value if d.HasField("dim_value") else (1 if k == 0 else 0)
                     for k, d in enumerate(i.type.tensor_type.shape.dim)]
             dims[seq_axis] = 0
-            empty_cache.append(torch.zeros(dims))
+            dtype = {10: torch.float16, 11: torch.float64}.get(i.type.tensor_type.elem_type,
+                                                                torch.float32)
+            empty_cache.append(torch.zeros(dims, dtype=dtype))
     layout, input_names, logits_name = _cache_layout(onnx_path, len(empty_cache))
     past, tokens, records = list(empty_cache), [], []
     ids = torch.tensor([list(prompt)], dtype=torch.int64)
@@ -113,7 +145,8 @@ def capture_generation(model, prompt, steps, out, onnx_path=None, empty_cache=No
             pos = torch.arange(n, n + ids.shape[1]).unsqueeze(0)
             logits, presents = forward(model, ids, mask, pos, past)
             tok = int(logits[0, -1].argmax())
-            added = {present: p.narrow(seq_axis, n, p.shape[seq_axis] - n).numpy().copy()
+            presents = [p.detach().cpu() for p in presents]
+            added = {present: _numpy(p.narrow(seq_axis, n, p.shape[seq_axis] - n))
                      for (_, present, _, _), p in zip(layout, presents)}
             added[logits_name] = logits[0, -1].float().numpy().copy()
             records.append((step, added, (ids, mask, pos, list(past)) if step <= capture_steps
@@ -125,7 +158,7 @@ def capture_generation(model, prompt, steps, out, onnx_path=None, empty_cache=No
            "logits": logits_name,
            "cache": [{"name": present, "past": past_name, "layer": layer, "kind": kind,
                       "seq_axis": seq_axis, "empty_shape": list(e.shape),
-                      "dtype": str(np.dtype(str(e.dtype).replace("torch.", "")))}
+                      "dtype": str(_numpy(e).dtype)}
                      for (past_name, present, layer, kind), e in zip(layout, empty_cache)],
            "steps": []}
     with temporary_for(out) as tmp:
@@ -138,7 +171,11 @@ def capture_generation(model, prompt, steps, out, onnx_path=None, empty_cache=No
             if feed is not None and not _is_causal_lm(model):
                 c = f"captures/{step:05d}"
                 ids_, mask_, pos_, past_ = feed
-                names = input_names + [p for p, _, _, _ in layout]
+                # (ids, mask, positions) named as the ONNX model names them, in that order
+                roles = [next((x for x in input_names if k in x.lower()), default)
+                         for k, default in (("ids", "input_ids"), ("mask", "attention_mask"),
+                                            ("position", "position_ids"))]
+                names = roles + [p for p, _, _, _ in layout]
                 capture(model, (ids_, mask_, pos_, *past_), os.path.join(tmp, c),
                         input_names=names, parameters=step == 1)
                 entry["capture"] = c

@@ -222,7 +222,13 @@ Expected<DecoderIo> DiscoverDecoderIo(const Model& model, const DecoderIoHints& 
     CacheKey key = ReadCacheName(past);
     slot.layer = key.layer;
     slot.kind = key.kind;
-    slot.seq_axis = SeqAxis(model.FindValueInfo(past), key.kind);
+    const ValueInfo* pv = model.FindValueInfo(past);
+    slot.seq_axis = SeqAxis(pv, key.kind);
+    if (pv != nullptr && pv->has_shape &&
+        (slot.seq_axis < 0 || slot.seq_axis >= static_cast<int>(pv->dims.size()))) {
+      return InvalidArgument(path + ": past input '" + past + "' (" + ValueInfoTypeString(*pv) +
+                             ") has no axis a cache could grow along");
+    }
     io.cache.push_back(slot);
     used_outputs.insert(present);
   }

@@ -215,7 +215,8 @@ Expected<DecoderStep> DecoderSession::Step(const std::vector<int64_t>& tokens,
   for (size_t i = 0; i < io_.cache.size(); ++i) {
     Tensor& p = (*out)[i + 1].tensor;
     const CacheSlot& slot = io_.cache[i];
-    if (static_cast<int>(p.shape().size()) <= slot.seq_axis || p.shape()[slot.seq_axis] != grown) {
+    if (slot.seq_axis < 0 || static_cast<int>(p.shape().size()) <= slot.seq_axis ||
+        p.shape()[slot.seq_axis] != grown) {
       return InvalidArgument(label_ + ": present output '" + slot.present + "' has shape " +
                              ShapeToString(p.shape()) + ", expected " + std::to_string(grown) +
                              " positions along axis " + std::to_string(slot.seq_axis) +

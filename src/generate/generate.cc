@@ -39,8 +39,12 @@ std::vector<int64_t> TopK(const Tensor& logits, int k) {
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
   const float* p = logits.data_as<float>();
   size_t kk = std::min(idx.size(), static_cast<size_t>(k));
+  auto value = [p](int64_t i) { return std::isnan(p[i]) ? -INFINITY : p[i]; };  // a strict order
   std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(kk), idx.end(),
-                    [p](int64_t x, int64_t y) { return p[x] > p[y] || (p[x] == p[y] && x < y); });
+                    [&value](int64_t x, int64_t y) {
+                      float vx = value(x), vy = value(y);
+                      return vx > vy || (vx == vy && x < y);
+                    });
   idx.resize(kk);
   return idx;
 }
@@ -65,7 +69,7 @@ double KlDivergence(const Tensor& a, const Tensor& b) {
     double la = pa[i] - lza, lb = pb[i] - lzb;
     kl += std::exp(la) * (la - lb);
   }
-  return std::max(0.0, kl);
+  return std::isnan(kl) ? kl : std::max(0.0, kl);  // NaN logits: no figure (null in JSON)
 }
 
 double Margin(const Tensor& logits) {
@@ -78,11 +82,18 @@ double Margin(const Tensor& logits) {
 // Pairs side B's cache slots with side A's by (layer, kind).
 Expected<std::vector<size_t>> PairCache(const DecoderIo& a, const DecoderIo& b) {
   std::map<std::pair<int, char>, size_t> in_b;
-  for (size_t i = 0; i < b.cache.size(); ++i) in_b[{b.cache[i].layer, b.cache[i].kind}] = i;
+  for (size_t i = 0; i < b.cache.size(); ++i) {
+    if (!in_b.emplace(std::make_pair(b.cache[i].layer, b.cache[i].kind), i).second) {
+      return InvalidArgument("side B has two cache tensors for layer " +
+                             std::to_string(b.cache[i].layer) + " and the same kind ('" +
+                             b.cache[i].past + "'); map them with --b-io PAST=PRESENT");
+    }
+  }
   std::vector<size_t> pair;
+  std::set<size_t> used;
   for (const auto& s : a.cache) {
     auto it = in_b.find({s.layer, s.kind});
-    if (it == in_b.end() || a.cache.size() != b.cache.size()) {
+    if (it == in_b.end() || a.cache.size() != b.cache.size() || !used.insert(it->second).second) {
       return InvalidArgument("the sides' caches differ: side A has " +
                              std::to_string(a.cache.size()) + " cache tensors over " +
                              std::to_string(a.layers) + " layers, side B " +
@@ -359,7 +370,7 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     r.prompt = RandomPrompt(req, static_cast<int64_t>(s.logits.num_elements()));
     r.prompt_generated = true;
   }
-  const ValueInfo* lv = live.FindValueInfo(b->io().logits);
+  const ValueInfo* lv = live.FindValueInfo(a->model() != nullptr ? a->io().logits : b->io().logits);
   if (lv != nullptr && lv->has_shape && !lv->dims.empty() && lv->dims.back().value > 0) {
     if (req.pad_left > 0 && (req.pad_id < 0 || req.pad_id >= lv->dims.back().value)) {
       return InvalidArgument("--pad-id " + std::to_string(req.pad_id) +
@@ -446,7 +457,9 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     if (req.on_step) req.on_step("B teacher-forced", step);
     GenerateStep g;
     g.step = step;
-    g.token_a = Argmax(sa.logits);
+    // a saved run follows the tokens it saved (its own argmax, NaN handling included)
+    g.token_a = a->saved_tokens() != nullptr ? (*a->saved_tokens())[static_cast<size_t>(step - 1)]
+                                             : Argmax(sa.logits);
     g.token_b = Argmax(sb.logits);
     if (sa.logits.num_elements() != sb.logits.num_elements()) {
       return InvalidArgument("the sides' vocabularies differ: side A's logits have " +

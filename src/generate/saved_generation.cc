@@ -1,5 +1,6 @@
 // A saved generation replayed as a side: generation.json plus each step's logits and the cache
 // positions it added (steps/NNNNN.npz), written by onnxprobe_torch.capture_generation.
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -188,16 +189,23 @@ Expected<std::unique_ptr<DecoderSide>> OpenSavedGeneration(const std::string& pa
     slot.present = name->as_string();
     const JsonValue* past = c.Find("past");
     slot.past = past != nullptr && past->is_string() ? past->as_string() : slot.present;
-    slot.layer = static_cast<int>(layer->as_number());
+    double layer_number = layer->as_number();
+    if (!(layer_number >= 0 && layer_number <= 65535) || layer_number != std::floor(layer_number))
+      return Corrupt(what + ": '" + slot.present + "': layer must be a whole number 0..65535");
+    slot.layer = static_cast<int>(layer_number);
     const std::string& k = kind->as_string();
     slot.kind = k == "key" ? 'k' : k == "value" ? 'v' : 'c';
-    slot.seq_axis = static_cast<int>(axis->as_number());
     Shape s;
     for (const auto& d : shape->items()) {
-      if (!d.is_number() || d.as_number() < 0) return Corrupt(what + ": bad empty_shape");
+      if (!d.is_number() || d.as_number() < 0 || d.as_number() > 1e12)
+        return Corrupt(what + ": bad empty_shape");
       s.push_back(static_cast<int64_t>(d.as_number()));
     }
-    if (slot.seq_axis < 0 || slot.seq_axis >= static_cast<int>(s.size()) || s[slot.seq_axis] != 0)
+    double axis_number = axis->as_number();
+    slot.seq_axis = axis_number >= 0 && axis_number < static_cast<double>(s.size())
+                        ? static_cast<int>(axis_number)
+                        : -1;
+    if (slot.seq_axis < 0 || s[slot.seq_axis] != 0)
       return Corrupt(what + ": '" + slot.present + "': empty_shape must be 0 along seq_axis");
     auto dt = DTypeFromName(dtype->as_string());
     if (!dt.ok()) return dt.status().WithContext(what);

@@ -106,6 +106,7 @@ std::string HeatMap(const GenerateReport& r) {
     for (const auto& c : g.cache) add = std::max(add, c.position_max_abs.size());
     for (auto& row : grid) row.resize(base + add, 0);
     for (const auto& c : g.cache) {
+      if (c.layer < 0) continue;
       for (size_t p = 0; p < c.position_max_abs.size(); ++p) {
         double& cell = grid[static_cast<size_t>(c.layer)][base + p];
         cell = std::max(cell, c.position_max_abs[p]);

@@ -6,6 +6,7 @@ step a position fault must first show at computed from the prompt's length.
 """
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -266,6 +267,15 @@ def test_saved_run_misuse_is_one_line_exit_2(onnxprobe, decoders, tmp_path):
     (broken / "generation.json").write_text('{"format": "onnxprobe-generation", '
                                             '"format_version": 1, "prompt": [1], "tokens": []}')
     cases.append(([broken, decoders["gpt2"]], "logits"))
+    meta = json.loads((saved / "generation.json").read_text())
+    for field, value, needle in (("layer", -1, "layer must be"), ("layer", 1e12, "layer must be"),
+                                 ("seq_axis", 7, "seq_axis"), ("empty_shape", [1, -2], "empty")):
+        bad = tmp_path / f"bad_{field}_{abs(hash(str(value)))}.gen"
+        shutil.copytree(saved, bad)
+        doc = json.loads(json.dumps(meta))
+        doc["cache"][1][field] = value
+        (bad / "generation.json").write_text(json.dumps(doc))
+        cases.append(([bad, decoders["gpt2"]], needle))
     for args, needle in cases:
         r = run([onnxprobe, "generate", *args])
         assert r.returncode == 2, (args, r.stdout, r.stderr)

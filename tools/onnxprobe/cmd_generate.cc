@@ -244,6 +244,7 @@ class GenerateCommand : public Command {
       progress.Count(static_cast<size_t>(step), "");
     };
     auto r = CompareGeneration(req_);
+    req_.on_step = nullptr;  // it refers to `progress`, which ends here
     progress.Done();
     if (!r.ok()) return Fail(r.status());
     if (!json_.empty()) {
