@@ -7,7 +7,10 @@ step a position fault must first show at computed from the prompt's length.
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 import onnx
@@ -450,3 +453,22 @@ def dm_inputs(prompt):
     past = [torch.zeros(1, model.kv_heads, 0, model.hd) for _ in range(6)]
     return (torch.tensor([prompt]), torch.ones(1, n, dtype=torch.int64),
             torch.arange(n).unsqueeze(0), *past)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_save_leaves_nothing(onnxprobe, decoders, tmp_path, sig):
+    out = tmp_path / "run.gen"
+    proc = subprocess.Popen([onnxprobe, "generate", decoders["gpt2"], "--b-opt-level", "all",
+                             "--steps", "200", "--save-a", str(out), "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until steps are being written
+        tmp = [n for n in os.listdir(tmp_path) if n.startswith("run.gen") and ".tmp" in n]
+        if tmp and len(os.listdir(tmp_path / tmp[0] / "steps")) >= 3:
+            break
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        time.sleep(0.002)
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert os.listdir(tmp_path) == []  # neither the folder nor its temporary
