@@ -161,6 +161,7 @@ Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
     r.quant.mode = *m;
   }
   Get(d, "quant_min_sqnr", &r.quant.min_sqnr_db);
+  Get(d, "max_memory", &r.job.max_memory);
   OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
   std::string isolate;
   if (Get(d, "isolate", &isolate))

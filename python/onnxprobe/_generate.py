@@ -73,7 +73,7 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_l
              top_k=5, io=None,
              a_io=None, b_io=None, atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None,
              op_tol=None, judge="elementwise", rel_eps=None, isolate="frontier", quant="auto",
-             quant_min_sqnr=20.0, **sessions):
+             quant_min_sqnr=20.0, max_memory=None, **sessions):
     """Compares decoder B with decoder A over `steps` greedy steps from `prompt` (token ids;
     None: `prompt_length` seeded random ids; `pad_left` masked `pad_id` tokens before it) and
     returns a GenerationReport.
@@ -111,5 +111,6 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_l
         "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
         "isolate": str(isolate),
         "quant": str(quant), "quant_min_sqnr": float(quant_min_sqnr),
+        "max_memory": rq.parse_bytes(max_memory),
     }
     return GenerationReport(_onnxprobe.generate(request))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <random>
@@ -107,6 +108,16 @@ Expected<std::vector<size_t>> PairCache(const DecoderIo& a, const DecoderIo& b) 
 
 // Judges the positions [from, to) of side A's and B's present tensors; per position, the
 // largest absolute difference.
+std::string Bytes(uint64_t b) {
+  char text[32];
+  if (b >= (1ull << 20)) {
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
+  }
+  return text;
+}
+
 // How `m` is quantized: "qdq", "qoperator", "mixed" (quant/), "weight-only: MatMulNBits" (ONNX
 // Runtime's contrib ops that hold block-quantized weights and compute in float), or "".
 std::string QuantKind(const Model& m) {
@@ -419,6 +430,28 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     }
     a->SetPadding(req.pad_left);
     b->SetPadding(req.pad_left);
+  }
+  if (req.job.max_memory > 0) {
+    // what the caches hold at the last step: side A's, side B's teacher-forced, and B's own from
+    // where its tokens parted (the born step's tensor-by-tensor comparison has the same budget)
+    uint64_t per_position = 0;
+    for (const auto* c : {&cache_a, &cache_b}) {
+      for (const auto& t : c->tensors) {
+        uint64_t n = DTypeSize(t.dtype());
+        for (size_t i = 0; i < t.shape().size(); ++i) n *= t.shape()[i] > 0 ? t.shape()[i] : 1;
+        per_position += n;
+      }
+    }
+    per_position += per_position / 2;  // side B's second cache
+    uint64_t positions =
+        static_cast<uint64_t>(req.pad_left) + r.prompt.size() + static_cast<uint64_t>(req.steps);
+    if (per_position * positions > req.job.max_memory) {
+      return InvalidArgument("--max-memory " + Bytes(req.job.max_memory) + ": the caches of " +
+                             std::to_string(positions) + " positions take " +
+                             Bytes(per_position * positions) + " (" + Bytes(per_position) +
+                             " per position); give fewer --steps or "
+                             "a larger budget");
+    }
   }
   std::unique_ptr<GenerationWriter> save;
   if (!req.save_a.empty()) {

@@ -180,6 +180,10 @@ def test_bad_inputs_are_one_line_exit_2(onnxprobe, decoders, tmp_path):
         ([decoders["gpt2"], "--b-opt-level", "all", "--steps", "0"], "--steps"),
         ([decoders["gpt2"]], "no --a-/--b- option"),
         ([decoders["gpt2"], decoders["llama"]], "caches differ"),
+        # 3 layers x key/value x 4 heads x 16 x 4 bytes = 1536 bytes per position and cache,
+        # three caches (A, B, B's own after parting) over 8 + 100 positions = 486.0 KiB
+        ([decoders["gpt2"], "--b-opt-level", "all", "--steps", "100", "--max-memory", "64K"],
+         "108 positions take 486.0 KiB"),
     ]
     bad_prompt = tmp_path / "prompt.npy"
     np.save(bad_prompt, np.array([[0.5, 1.5]], np.float32))

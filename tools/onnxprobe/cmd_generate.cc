@@ -110,6 +110,9 @@ class GenerateCommand : public Command {
     sink.Add({"--b-io", "ROLE=NAME", "", true, true},
              [this](const std::string& v) { return AddIo(v, "--b-io", &req_.b.io); });
     DeclareToleranceOptions(sink, &tolerance_);
+    DeclareMaxMemory(sink, &req_.job.max_memory,
+                     "the sides' caches at the last step (refused up front when larger) and the "
+                     "born step's comparison (e.g. 512M)");
     sink.Add({"--isolate", "WHICH",
               "at the born step, run candidates alone on side B's runtime with side A's inputs: "
               "frontier (default), failing, all or none"},
