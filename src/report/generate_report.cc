@@ -102,7 +102,7 @@ std::string RenderGenerateConsole(const GenerateReport& r, const ConsoleOptions&
     out += "  A: " + Tokens(r.tokens_a) + "\n  B: " + Tokens(r.tokens_b) + "\n";
     out += "\nteacher-forced (B fed A's tokens; each side its own cache):\n";
     out += "  " + Pad("step", 6) + Pad("logits max|a-b|", 17) + Pad("tol.ratio", 11) +
-           Pad("KL", 11) + Pad("top-1", 7) + Pad("top-" + std::to_string(r.top_k), 7) +
+           Pad("KL", 11) + Pad("top-1", 7) + Pad("top-" + std::to_string(r.top_k), 9) +
            Pad("margin A", 10) + Pad("worst cache (ratio)", 26) + "verdict\n";
     std::vector<bool> show = ShownSteps(r, o.max_rows);
     bool gap = false;
@@ -118,12 +118,17 @@ std::string RenderGenerateConsole(const GenerateReport& r, const ConsoleOptions&
       std::string cache = w == nullptr ? "-"
                                        : "L" + std::to_string(w->layer) + " " + KindName(w->kind) +
                                              " (" + FormatNumber(w->row.tolerance_ratio) + ")";
-      int agree = static_cast<int>(std::lround(g.topk_agreement * r.top_k));
+      // k is at most the vocabulary (the logits' element count)
+      int k = g.logits.metrics.count > 0
+                  ? static_cast<int>(
+                        std::min<uint64_t>(static_cast<uint64_t>(r.top_k), g.logits.metrics.count))
+                  : r.top_k;
+      int agree = static_cast<int>(std::lround(g.topk_agreement * k));
       out +=
           "  " + Pad(std::to_string(g.step), 6) + Pad(FormatNumber(g.logits.metrics.max_abs), 17) +
           Pad(FormatNumber(g.logits.tolerance_ratio), 11) + Pad(FormatNumber(g.kl_divergence), 11) +
           Pad(g.token_a == g.token_b ? "=" : "differ", 7) +
-          Pad(std::to_string(agree) + "/" + std::to_string(r.top_k), 7) +
+          Pad(std::to_string(agree) + "/" + std::to_string(k), 9) +
           Pad(FormatNumber(g.margin_a), 10) + Pad(cache, 26) +
           (g.pass ? color("32", "PASS") : color("1;31", "FAIL")) + "\n";
     }
