@@ -108,13 +108,28 @@ struct GenerateHandle {
   std::shared_ptr<const GenerateReport> report;
 };
 
-GenerateHandle RunGenerate(const py::dict& d) {
+GenerateHandle RunGenerate(const py::dict& d, const py::object& on_step) {
   GenerateRequest request = Unwrap(GenerateRequestFromDict(d));
+  // progress: the callable runs with the GIL held; an exception it raises stops the calls and
+  // is raised again once the library returns (it never travels through the library)
+  std::optional<py::error_already_set> raised;
+  if (!on_step.is_none()) {
+    request.on_step = [&on_step, &raised](const std::string& phase, int step) {
+      py::gil_scoped_acquire gil;
+      if (raised) return;
+      try {
+        on_step(phase, step);
+      } catch (py::error_already_set& e) {
+        raised.emplace(std::move(e));
+      }
+    };
+  }
   std::optional<Expected<GenerateReport>> result;
   {
     py::gil_scoped_release release;
     result.emplace(CompareGeneration(request));
   }
+  if (raised) throw std::move(*raised);
   return {std::make_shared<const GenerateReport>(Unwrap(std::move(*result)))};
 }
 
@@ -137,7 +152,7 @@ PYBIND11_MODULE(_onnxprobe, m) {
   m.def("compare", &RunCompare, py::arg("request"));
   m.def("import_polygraphy", &ImportPolygraphyOf, py::arg("results"), py::arg("output"),
         py::arg("inputs"), py::arg("model"), py::arg("runner"), py::arg("iteration"));
-  m.def("generate", &RunGenerate, py::arg("request"));
+  m.def("generate", &RunGenerate, py::arg("request"), py::arg("on_step") = py::none());
   py::class_<GenerateHandle>(m, "GenerateReport")
       .def_property_readonly("passed", [](const GenerateHandle& h) { return h.report->passed(); })
       .def("render_json",

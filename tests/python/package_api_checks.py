@@ -524,8 +524,17 @@ def test_generate_is_the_cli_json_and_names_the_fault(cli, tmp_path):
     report.html(tmp_path / "g.html")
     assert "/layers.1/self_attn/k_proj/MatMul" in (tmp_path / "g.html").read_text()
     assert "error born at step 1" in str(report)
-    same = onnxprobe.generate(str(model), b_opt_level="all", steps=5, prompt=np.array([[3, 1, 4]]))
+    seen = []
+    same = onnxprobe.generate(str(model), b_opt_level="all", steps=5, prompt=np.array([[3, 1, 4]]),
+                              on_step=lambda phase, step: seen.append((phase, step)))
     assert same.passed and same.to_dict()["prompt"]["tokens"] == [3, 1, 4]
+    assert seen == [(p, s) for s in range(1, 6) for p in ("A", "B teacher-forced")]
+
+    def stop(phase, step):
+        raise KeyboardInterrupt("stop here")
+
+    with pytest.raises(KeyboardInterrupt, match="stop here"):
+        onnxprobe.generate(str(model), b_opt_level="all", steps=5, on_step=stop)
     with pytest.raises(onnxprobe.InvalidArgument, match="no --a-/--b-|no a_/b_"):
         onnxprobe.generate(str(model))
     with pytest.raises(TypeError, match="b_opt"):
