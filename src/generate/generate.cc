@@ -106,8 +106,7 @@ Expected<std::vector<size_t>> PairCache(const DecoderIo& a, const DecoderIo& b) 
   return pair;
 }
 
-// Judges the positions [from, to) of side A's and B's present tensors; per position, the
-// largest absolute difference.
+// "243.0 KiB", "2.1 MiB" (for --max-memory's message).
 std::string Bytes(uint64_t b) {
   char text[32];
   if (b >= (1ull << 20)) {
@@ -134,6 +133,8 @@ std::string QuantKind(const Model& m) {
 // How a pair is judged: JudgeRow, or the quantization-aware rule for a quantized side B.
 using PairJudge = std::function<void(const Tensor&, const Tensor&, TensorResult*)>;
 
+// Judges the positions [from, to) of side A's and B's present tensors; per position, the
+// largest absolute difference.
 Expected<CacheRow> JudgeCache(const CacheSlot& sa, const CacheSlot& sb, const Tensor& a,
                               const Tensor& b, int64_t from, int64_t to, const CompareJob& job,
                               const std::string& op, const PairJudge& judge) {
