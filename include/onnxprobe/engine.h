@@ -11,6 +11,7 @@
 #include "onnxprobe/align.h"
 #include "onnxprobe/comparison.h"
 #include "onnxprobe/determinism.h"
+#include "onnxprobe/diagnose/diagnose.h"
 #include "onnxprobe/explain.h"
 #include "onnxprobe/latency.h"
 #include "onnxprobe/localize.h"
@@ -59,6 +60,10 @@ struct CompareRequest {
   // 0: exactly latency_runs. The CLI sets 0 when --latency-runs is given.
   double latency_max_ms = 2000;
   RowCallback on_row;  // progress, called once per compared row
+  // After localization of a failure, the experiments that say why (diagnose/diagnose.h) on the
+  // first `diagnose.max_cases` introduced culprits; 0 = none. Skipped with isolate_runtime (the
+  // experiments load the runtimes into this process).
+  DiagnoseOptions diagnose;
 };
 
 // What a live side costs to run: plain inference, no tensors captured.
@@ -99,7 +104,8 @@ struct CompareReport {
   std::string model_diff;
   bool optimizations_explained = false;
   ExplainResult optimizations;
-  QuantReport quant;  // active() when B was compared as a quantized version of A
+  QuantReport quant;          // active() when B was compared as a quantized version of A
+  DiagnosisResult diagnosis;  // ran when a failure was localized and diagnosis was asked for
   // The graph's name (side A's model, else side B's, else the --model graph); "" for two dumps.
   std::string graph_name;
   SideResources resources_a, resources_b;

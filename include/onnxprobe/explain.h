@@ -44,6 +44,15 @@ struct ExplainResult {
 // Fails on bad input and runtime errors (kBackend).
 Expected<ExplainResult> ExplainOptimizations(const ExplainRequest& request);
 
+// The transformers whose rewrite, at `options`' optimization level, moves the outputs of the
+// model `model_bytes` run on `feed` away from what it gives with every known transformer
+// disabled (group testing: a group that changes them only together is named whole). `runs`
+// (may be null) counts the sessions run. Fails on runtime errors.
+Expected<std::vector<std::string>> FindChangingTransformers(
+    Backend& backend, const std::string& model_bytes, const std::string& model_dir,
+    const std::vector<std::pair<std::string, const Tensor*>>& feed,
+    const std::vector<std::string>& outputs, const SessionOptions& options, size_t* runs);
+
 // The names of ONNX Runtime's graph transformers and rewrite rules the search toggles.
 const std::vector<std::string>& KnownOrtTransformers();
 

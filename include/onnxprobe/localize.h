@@ -26,6 +26,21 @@ struct LocalizeOptions {
   size_t max_drift_candidates = 256;
   // Called after each isolated run with the number of runs so far (progress; may be empty).
   std::function<void(size_t runs)> on_run;
+  // Keep the isolated run of the first this many introduced culprits (LocalizeResult::cases),
+  // for diagnosis; 0 keeps none (their inputs are copies of side A's tensors).
+  size_t keep_cases = 0;
+};
+
+// One introduced culprit's isolated run, kept for diagnosis: the model run alone (side B's
+// nodes), side A's tensors it was fed, side A's value of its output and side B's isolated one.
+struct IsolatedCase {
+  std::string node, tensor;  // the culprit's node and tensor (side A's name)
+  std::string model_bytes;   // serialized ModelProto of the isolated nodes
+  std::string model_dir;     // where its external data resolves (side B's model folder)
+  std::vector<NamedTensor> inputs;
+  std::string output;  // the output's name in the isolated model (side B's)
+  Tensor expected;     // side A's value
+  Tensor observed;     // side B's runtime on the isolated model
 };
 
 struct LocalizeResult {
@@ -43,6 +58,7 @@ struct LocalizeResult {
   // Rows whose role isolation settled (a failing row that is within tolerance alone is
   // inherited; one that fails alone is introduced). ApplyRoles() writes them into the rows.
   std::vector<std::pair<int, Role>> settled;
+  std::vector<IsolatedCase> cases;  // LocalizeOptions::keep_cases
 };
 
 // Isolates candidates of the comparison `r` (side B must be live; side A live or a dump).

@@ -57,6 +57,21 @@ struct QuantWeight {
   std::vector<double> channel_sqnr_db;  // per channel along `axis` (per-channel quantization)
 };
 
+// A float tensor of side A as side B quantizes it, and as each calibration method would from A's
+// values (B's quantized type and symmetry): what tells a range that clips from steps too coarse.
+struct InputQuantization {
+  bool measured = false;
+  double saturated = 0;       // share of A's values beyond the range B's quantization represents
+  double lo_a = 0, hi_a = 0;  // A's finite range
+  double lo_b = 0, hi_b = 0;  // the range B represents (per channel: the narrowest)
+  double sqnr_db = 0;         // A's values through B's quantization
+  // A's values through the range MinMax (A's min and max), Percentile (99.999th percentile of
+  // |x|) and Entropy (the KL-divergence threshold over a 2048-bin histogram of |x|, 128 levels)
+  // calibration would choose from them.
+  double minmax_db = 0, percentile_db = 0, entropy_db = 0;
+};
+InputQuantization MeasureInputQuantization(const Tensor& a, const QuantParams& b);
+
 // One quantized layer run alone on side B's runtime with side A's float inputs quantized exactly
 // as B quantizes them; its output compared with A's float output.
 struct QuantLayer {
@@ -80,6 +95,7 @@ struct QuantLayer {
   // ... because of how its input is quantized (within the limit with float inputs): the
   // input's producing layer is excluded too, since it quantizes that tensor as well.
   bool input_caused = false;
+  InputQuantization input_quantization;  // of input_tensor
 };
 
 struct QuantReport {

@@ -36,6 +36,11 @@ void NameFusion(const Ctx& cx, const Plan& p, Culprit* c) {
   }
 }
 
+bool CrossesFusion(const Ctx& cx, const Plan& p) {
+  return p.error.empty() && std::any_of(p.boundary.begin(), p.boundary.end(),
+                                        [&](const auto& x) { return cx.hidden_b.count(x) > 0; });
+}
+
 // Where differences of any size are born: rows whose inputs are bit-exact introduce theirs by
 // construction; others are run alone with A's inputs and compared bitwise.
 void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& growth) {
@@ -70,9 +75,7 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
   for (int i : others) {
     all.push_back(MakePlan(cx, cx.r.rows[i].name_b, o.max_subgraph_nodes));
     const Plan& p = all.back();
-    bool crosses = p.error.empty() &&
-                   std::any_of(p.boundary.begin(), p.boundary.end(),
-                               [&](const std::string& x) { return cx.hidden_b.count(x) > 0; });
+    bool crosses = CrossesFusion(cx, p);
     whole.push_back(crosses ? MakePlan(cx, p.name_b, o.max_subgraph_nodes, {}, true) : Plan());
     if (!crosses) whole.back().error = "crosses no fused region";
   }

@@ -13,7 +13,7 @@ constexpr const char* kDisableKey = "optimization.disable_specified_optimizers";
 
 // Outputs of one plain run.
 struct Runner {
-  const Model& model;
+  std::string dir;  // where the model's external data resolves
   Backend& backend;
   std::string bytes;
   std::vector<std::pair<std::string, const Tensor*>> feed;
@@ -26,7 +26,7 @@ struct Runner {
     // whatever the header's comment says)
     for (const auto& n : off) list += (list.empty() ? "" : ";") + n;
     if (!list.empty()) o.config_entries[kDisableKey] = list;
-    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), o));
+    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, dir, o));
     ++runs;
     return session->Run(feed, outputs);
   }
@@ -129,12 +129,26 @@ const std::vector<std::string>& KnownOrtTransformers() {
   return kNames;
 }
 
+Expected<std::vector<std::string>> FindChangingTransformers(
+    Backend& backend, const std::string& model_bytes, const std::string& model_dir,
+    const std::vector<std::pair<std::string, const Tensor*>>& feed,
+    const std::vector<std::string>& outputs, const SessionOptions& options, size_t* runs) {
+  Runner run{model_dir, backend, model_bytes, feed, outputs, 0};
+  std::vector<std::string> found;
+  auto all_off = run.Run(options, KnownOrtTransformers());
+  Status st = all_off.ok() ? Search(run, options, *all_off, KnownOrtTransformers(), &found)
+                           : all_off.status();
+  if (runs != nullptr) *runs += run.runs;
+  if (!st.ok()) return st;
+  return found;
+}
+
 Expected<ExplainResult> ExplainOptimizations(const ExplainRequest& req) {
   OP_RETURN_IF_ERROR(req.policy.Validate());
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model));
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
   OP_ASSIGN_OR_RETURN(auto inputs, PrepareInputs(model, req.inputs));
-  Runner run{model, *backend, "", {}, {}, 0};
+  Runner run{model.dir(), *backend, "", {}, {}, 0};
   OP_ASSIGN_OR_RETURN(run.bytes, MarkOutputs(model, {}));
   for (const auto& nt : inputs) run.feed.emplace_back(nt.name, &nt.tensor);
   for (const auto& o : model.summary().outputs) run.outputs.push_back(o.name);

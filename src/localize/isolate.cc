@@ -26,12 +26,14 @@ namespace {
 
 using isolation::Bypass;
 using isolation::BypassRoundTrips;
+using isolation::CrossesFusion;
 using isolation::Ctx;
 using isolation::Describe;
 using isolation::Drift;
 using isolation::Execute;
 using isolation::FetchFor;
 using isolation::MakePlan;
+using isolation::NameFusion;
 using isolation::NameStaticReader;
 using isolation::NarrowToSource;
 using isolation::NeedsOf;
@@ -51,6 +53,34 @@ void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run
     cx.out->repro_dir = o.repro_dir;
   else
     cx.out->note = "repro bundle not written: " + st.message();
+}
+
+void KeepCase(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run, const Culprit& c) {
+  if (cx.out->cases.size() >= o.keep_cases || run.expected == nullptr) return;
+  IsolatedCase k{c.node, c.tensor, run.bytes,     cx.g.dir(),
+                 {},     p.name_b, *run.expected, run.observed};
+  for (const auto& [name, t] : run.feed) k.inputs.push_back({name, *t});
+  cx.out->cases.push_back(std::move(k));
+}
+
+// Fed a tensor side B's optimizer fuses away, a plan runs unfused and shows nothing: the region
+// is run whole (from tensors side A has outside it). Replaces `plan`, `run` and `iso` when the
+// whole region fails alone; whether it did.
+bool RetryThroughFusion(Ctx& cx, const LocalizeOptions& o, Plan* plan, Run* run,
+                        TensorResult* iso) {
+  if (iso->within_tolerance == false || !CrossesFusion(cx, *plan)) return false;
+  Plan whole = MakePlan(cx, plan->name_b, o.max_subgraph_nodes, {}, true);
+  if (!whole.error.empty() || !FetchFor(cx, {whole}).ok()) return false;
+  Run w = Execute(cx, whole);
+  if (!w.error.empty()) return false;
+  TensorResult wi;
+  wi.tolerance = iso->tolerance;
+  JudgeRow(*w.expected, w.observed, cx.job.policy, cx.job.kernel, &wi);
+  if (wi.within_tolerance) return false;
+  *plan = std::move(whole);
+  *run = std::move(w);
+  *iso = std::move(wi);
+  return true;
 }
 
 // Stage 2: the ancestors of the first failure that side A also has, isolated one by one.
@@ -239,6 +269,11 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
           TensorResult iso;
           iso.tolerance = row.tolerance;
           JudgeRow(*run.expected, run.observed, job.policy, job.kernel, &iso);
+          bool fused = RetryThroughFusion(cx, options, &plans[i], &run, &iso);
+          if (fused) {
+            c = Describe(cx, plans[i], rows[i]);
+            c.accumulated_max_rel = row.metrics.max_rel;
+          }
           c.metrics = iso.metrics;
           c.reason = iso.reason;
           c.isolated = true;
@@ -249,7 +284,9 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
               NarrowToSource(cx, plans[i], &c);
             }
             NameStaticReader(cx, &c);
+            if (fused) NameFusion(cx, plans[i], &c);
             MaybeWriteRepro(cx, options, plans[i], run, c);
+            KeepCase(cx, options, plans[i], run, c);
           }
         }
       }

@@ -94,6 +94,10 @@ bool StaticTensor(const GraphIndex& idx, const std::string& name, int depth = 0)
 // that Transpose), which keeps the static node in its list. A Constant (no inputs) holds the
 // value itself and keeps its name.
 void NameStaticReader(const Ctx& cx, Culprit* c);
+// A plan through a region side B's optimizer fused is named by the node the fusion starts from.
+void NameFusion(const Ctx& cx, const Plan& p, Culprit* c);
+// Whether the plan is fed a tensor side B's optimized graph fuses away (it then runs unfused).
+bool CrossesFusion(const Ctx& cx, const Plan& p);
 // On a PyTorch side, the node making what the plan's output node only passes on.
 void NarrowToSource(const Ctx& cx, const Plan& p, Culprit* c);
 // Where differences of any size are born (drift origins), into cx.out.

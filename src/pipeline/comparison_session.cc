@@ -231,6 +231,7 @@ struct ComparisonSession::State {
   std::string a_path;  // side A's path now (a run may replace it)
   std::string graph_name;
   std::string model_diff;
+  std::optional<ModelDiff> diff;       // two model files
   Placement placement_a, placement_b;  // found on the first run, for sides that allow fallback
   size_t runs = 0;
 };
@@ -275,6 +276,8 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
   st->b = std::move(*b);
   st->a_path = req.a.path;
   OP_RETURN_IF_ERROR(CheckRequest(req, *st->b));
+  if (!req.diagnose.knowledge_file.empty())
+    OP_RETURN_IF_ERROR(CheckKnowledgeFile(req.diagnose.knowledge_file));
   if (!req.graph_model.empty()) {
     OP_ASSIGN_OR_RETURN(Model g, Model::Load(req.graph_model));
     st->graph = std::move(g);
@@ -289,6 +292,7 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
     auto diff = DiffModels(*ma, *mb);
     st->model_diff = diff.ok() ? SummarizeModelDiff(*diff)
                                : "model diff not available: " + diff.status().message();
+    if (diff.ok()) st->diff = std::move(*diff);
   }
   return std::unique_ptr<ComparisonSession>(new ComparisonSession(std::move(st)));
 }
@@ -378,6 +382,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   } else if (req.localize && run.localize && !r.aborted && wanted) {
     LocalizeOptions lo = lopt;
     lo.drift = lo.drift && (run.drift || r.failures > 0);
+    if (!req.isolate_runtime) lo.keep_cases = req.diagnose.max_cases;
     // PyTorch values exist at module boundaries only: a plan spans a whole module call
     if (sa.info().kind == SideKind::kTorchCapture)
       lo.max_subgraph_nodes = std::max<size_t>(lo.max_subgraph_nodes, kModuleSpanNodes);
@@ -385,6 +390,17 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     ApplyRoles(report.localization, &r);
     if (sb.model() != nullptr)
       AddParityCulprits(report.parity, *sb.model(), r, &report.localization);
+  }
+  if (r.failures > 0 && !r.aborted && req.diagnose.max_cases > 0 && !req.isolate_runtime &&
+      (report.localization.ran || report.quant.active())) {
+    DiagnoseInput in;
+    in.a = {st.a_path, st.a_path == req.a.path ? req.a.ort_library : "", req.a.session, sa.model()};
+    in.b = {req.b.path, req.b.ort_library, req.b.session, sb.model()};
+    in.comparison = &r;
+    in.localization = &report.localization;
+    in.diff = st.diff ? &*st.diff : nullptr;
+    in.quant = report.quant.active() ? &report.quant : nullptr;
+    OP_ASSIGN_OR_RETURN(report.diagnosis, Diagnose(in, req.diagnose));
   }
   if (!lopt.repro_dir.empty() && r.failures == 0 && !r.aborted)
     report.notes.push_back("no repro bundle written to " + lopt.repro_dir +

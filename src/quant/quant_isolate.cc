@@ -145,10 +145,12 @@ struct Outcome {
   Tensor out;  // B's output, real values
   double input_sqnr_db = std::numeric_limits<double>::infinity();
   std::string input_tensor;
+  InputQuantization input_quantization;  // of input_tensor
   // the worst input channel (axis 1) as B quantizes it: an outlier channel that sets the
   // scale hides the channels it crushes from the whole-tensor figure
   double input_worst_db = std::numeric_limits<double>::infinity();
   std::string input_worst;
+  InputQuantization input_worst_quantization;
 };
 
 Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPairing::Layer& l,
@@ -180,10 +182,20 @@ Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPair
       auto back = Dequantize(*q, bd.params);
       if (back.ok()) {
         QuantRowMetrics m = MeasureRow(a, *back, &bd.params);
-        if (m.sqnr_db < o.input_sqnr_db) o.input_sqnr_db = m.sqnr_db, o.input_tensor = bd.name_a;
+        if (m.sqnr_db < o.input_sqnr_db) {
+          o.input_sqnr_db = m.sqnr_db;
+          o.input_tensor = bd.name_a;
+          o.input_quantization = MeasureInputQuantization(a, bd.params);
+        }
         double worst = m.sqnr_db;
         for (double c : m.channel_sqnr_db) worst = std::min(worst, c);
-        if (worst < o.input_worst_db) o.input_worst_db = worst, o.input_worst = bd.name_a;
+        if (worst < o.input_worst_db) {
+          o.input_worst_db = worst;
+          o.input_worst = bd.name_a;
+          o.input_worst_quantization = o.input_tensor == bd.name_a
+                                           ? o.input_quantization
+                                           : MeasureInputQuantization(a, bd.params);
+        }
       }
       fed.push_back(std::move(*q));
       feed.emplace_back(bd.name_b, &fed.back());
@@ -324,6 +336,7 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
     q.saturated = m.saturated;
     q.input_sqnr_db = o.input_sqnr_db;
     q.input_tensor = o.input_tensor;
+    q.input_quantization = o.input_quantization;
     q.input_owner = layer_of.count(o.input_tensor) ? layer_of[o.input_tensor] : "";
     q.below_limit = q.sqnr_db < lim;
     if (q.below_limit) {
@@ -342,6 +355,7 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
         q.input_caused = o.input_worst_db < lim;
         if (q.input_caused) {
           q.input_tensor = o.input_worst;
+          q.input_quantization = o.input_worst_quantization;
           q.input_owner = layer_of.count(o.input_worst) ? layer_of[o.input_worst] : "";
         }
       }

@@ -238,7 +238,7 @@ class ConsoleReporter : public Reporter {
            "): " + Safe(f.reason) + "\n";
     if (const std::string q = QuantIntroduced(report.quant); !q.empty()) {
       // one page, one answer: the quantized layers run alone decide, as the table above says
-      return out + q + Culprits(report.localization);
+      return out + q + Culprits(report.localization) + Why(report.diagnosis);
     }
     if (r.frontier.empty()) {
       out += "where the error is born: " + Safe(report.origin_note) + "\n";
@@ -260,6 +260,37 @@ class ConsoleReporter : public Reporter {
     for (const auto& t : r.rows) inherited += !t.pass && t.role == Role::kInherited;
     if (inherited) out += std::to_string(inherited) + " failing tensors only inherit that error\n";
     out += Culprits(report.localization);
+    out += Why(report.diagnosis);
+    return out;
+  }
+
+  // Diagnosis: per culprit, the cause, the experiment that shows it and the fix.
+  std::string Why(const DiagnosisResult& d) const {
+    if (!d.ran || (d.findings.empty() && d.unexplained.empty())) {
+      return d.ran && !d.note.empty() ? "why: " + Safe(d.note) + "\n" : "";
+    }
+    std::string out = "why (experiments on the nodes alone; " + std::to_string(d.runs) + " runs, " +
+                      Fmt("%.2f", d.seconds) + " s):\n";
+    for (const Finding& f : d.findings) {
+      out += "  " + Safe(f.node) + " (" + Safe(f.op_type) +
+             "): " + Color("1", std::string(CauseName(f.cause))) + ", " +
+             CertaintyName(f.certainty) + ": " + Safe(f.summary) + "\n";
+      out += "    evidence: " + Safe(f.evidence) + "\n";
+      out += "    fix: " + Safe(f.fix.summary) + "\n";
+      if (!f.fix.command.empty()) out += "      run: " + Safe(f.fix.command) + "\n";
+      if (!f.fix.side_b.empty())
+        out += "      then compare with side B: " + Safe(f.fix.side_b) + "\n";
+      if (!f.fix.compare_flags.empty())
+        out += "      compare with: " + Safe(ShellJoin(f.fix.compare_flags)) + "\n";
+      if (!f.fix.keep_float_nodes.empty())
+        out += "      nodes to keep in float: " + Safe(ShellJoin(f.fix.keep_float_nodes)) + "\n";
+      if (!f.seen_before.empty()) out += "    " + Safe(f.seen_before) + "\n";
+    }
+    for (const Unexplained& u : d.unexplained) {
+      out += "  " + Safe(u.node) + " (" + Safe(u.op_type) + "): no known cause confirmed (" +
+             Safe(u.tried) + ")\n";
+    }
+    if (!d.knowledge_file.empty()) out += "recorded in " + Safe(d.knowledge_file) + "\n";
     return out;
   }
 

@@ -36,6 +36,42 @@ void StatsJson(JsonWriter& j, const TensorStats& s) {
   j.Key("std").Number(s.std).Key("nan").UInt(s.nan_count).Key("inf").UInt(s.inf_count).EndObject();
 }
 
+void StringsJson(JsonWriter& j, const char* key, const std::vector<std::string>& v) {
+  j.Key(key).BeginArray();
+  for (const auto& x : v) j.String(x);
+  j.EndArray();
+}
+
+// "diagnosis": present when it ran (docs/report-json.md, docs/diagnose.md).
+void WriteDiagnosisJson(const DiagnosisResult& d, JsonWriter* jp) {
+  if (!d.ran) return;
+  JsonWriter& j = *jp;
+  j.Key("diagnosis").BeginObject().Key("runs").UInt(d.runs).Key("seconds").Number(d.seconds);
+  j.Key("note").String(d.note).Key("knowledge_file");
+  if (d.knowledge_file.empty())
+    j.Null();
+  else
+    j.String(d.knowledge_file);
+  j.Key("findings").BeginArray();
+  for (const Finding& f : d.findings) {
+    j.BeginObject().Key("node").String(f.node).Key("op_type").String(f.op_type);
+    j.Key("tensor").String(f.tensor).Key("cause").String(CauseName(f.cause));
+    j.Key("certainty").String(CertaintyName(f.certainty)).Key("summary").String(f.summary);
+    j.Key("evidence").String(f.evidence);
+    j.Key("fix").BeginObject().Key("summary").String(f.fix.summary);
+    StringsJson(j, "compare_flags", f.fix.compare_flags);
+    j.Key("command").String(f.fix.command).Key("side_b").String(f.fix.side_b);
+    StringsJson(j, "keep_float_nodes", f.fix.keep_float_nodes);
+    j.EndObject().Key("seen_before").String(f.seen_before).EndObject();
+  }
+  j.EndArray().Key("unexplained").BeginArray();
+  for (const Unexplained& u : d.unexplained) {
+    j.BeginObject().Key("node").String(u.node).Key("op_type").String(u.op_type);
+    j.Key("tensor").String(u.tensor).Key("tried").String(u.tried).EndObject();
+  }
+  j.EndArray().EndObject();
+}
+
 }  // namespace
 
 void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
@@ -278,6 +314,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
     j.EndObject();
   }
   j.EndArray().EndObject();
+  WriteDiagnosisJson(report.diagnosis, &j);
   if (report.optimizations_explained) {
     const ExplainResult& e = report.optimizations;
     j.Key("optimizations").BeginObject().Key("ladder").BeginArray();

@@ -147,7 +147,8 @@ enum class SessionField {
   kInter,
   kParallel,
   kOrt,
-  kCustomOps
+  kCustomOps,
+  kConfig
 };
 struct SessionFlags {
   SessionOptions session;

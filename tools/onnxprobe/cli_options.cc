@@ -222,6 +222,19 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
         return Status::Ok();
       });
   add(
+      "session-config", "K=V",
+      "runtime session configuration entry, e.g. "
+      "optimization.disable_specified_optimizers=ConvBNFusion (repeatable)",
+      SessionField::kConfig,
+      [f](const std::string& flag, const std::string& v) -> Status {
+        OP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(v, flag));
+        if (f->session.config_entries.count(kv.first))
+          return InvalidArgument(flag + " gives '" + kv.first + "' twice");
+        f->session.config_entries[kv.first] = kv.second;
+        return Status::Ok();
+      },
+      true);
+  add(
       "custom-op-lib", "PATH", "shared library of custom operators to register (repeatable)",
       SessionField::kCustomOps,
       [f](const std::string& flag, const std::string& v) -> Status {
@@ -267,6 +280,9 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
         break;
       case SessionField::kCustomOps:
         out.session.custom_op_libraries = side.session.custom_op_libraries;
+        break;
+      case SessionField::kConfig:
+        out.session.config_entries = side.session.config_entries;
         break;
     }
   }

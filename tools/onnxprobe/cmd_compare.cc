@@ -53,6 +53,7 @@ struct CompareCli {
   QuantOptions quant;
   int latency_runs = 0;
   bool latency_given = false;
+  DiagnoseOptions diagnose;
 };
 
 class CompareCommand : public Command {
@@ -182,6 +183,26 @@ class CompareCommand : public Command {
     sink.Add({"--repro", "DIR", "write a standalone repro bundle for the top culprit"},
              [&o](const std::string& v) {
                o.localize.repro_dir = v;
+               return Status::Ok();
+             });
+    sink.Add({"--diagnose", "",
+              "why, for every introduced culprit (default: the first 2): repeats, thread count, "
+              "side A's optimization level and runtime, the models' diff, quantization ranges; "
+              "each with a fix (docs/diagnose.md)"},
+             [&o](const std::string&) {
+               o.diagnose.max_cases = 16;
+               return Status::Ok();
+             });
+    sink.Add({"--no-diagnose", "", "no diagnosis after localization"}, [&o](const std::string&) {
+      o.diagnose.max_cases = 0;
+      return Status::Ok();
+    });
+    sink.Add({"--knowledge", "FILE",
+              "knowledge file (JSON): earlier diagnoses of the same cause on the same op type "
+              "are cited, and this run's are added"},
+             [&o](const std::string& v) -> Status {
+               if (v.empty()) return InvalidArgument("--knowledge: empty path");
+               o.diagnose.knowledge_file = v;
                return Status::Ok();
              });
     sink.Add({"--bisect", "",
@@ -457,6 +478,8 @@ class CompareCommand : public Command {
     req.localize_options = o.localize;
     req.quant = o.quant;
     req.quant.isolate = o.isolate;
+    req.diagnose = o.diagnose;
+    if (!o.isolate) req.diagnose.max_cases = 0;
     if (!o.sweep.empty()) return RunSweep(req);
     ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
     auto started = std::chrono::steady_clock::now();

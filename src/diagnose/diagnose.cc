@@ -1,0 +1,108 @@
+// Diagnose(): for each introduced culprit localization kept an isolated run of, the experiments
+// of each cause family in turn; quantized layers from the quantization report; the knowledge
+// file last.
+#include <chrono>
+
+#include "diagnose/causes.h"
+#include "diagnose/knowledge.h"
+
+namespace onnxprobe {
+
+const char* CauseName(Cause c) {
+  switch (c) {
+    case Cause::kNondeterminism:
+      return "nondeterminism";
+    case Cause::kThreadCount:
+      return "thread-count";
+    case Cause::kOptimizer:
+      return "optimizer";
+    case Cause::kKernelChange:
+      return "kernel-change";
+    case Cause::kAttributeChanged:
+      return "attribute-changed";
+    case Cause::kWeightChanged:
+      return "weight-changed";
+    case Cause::kFloat16Range:
+      return "float16-range";
+    case Cause::kQuantSaturation:
+      return "quantization-saturation";
+    case Cause::kCalibrationRange:
+      return "calibration-range";
+  }
+  return "?";
+}
+
+const char* CertaintyName(Certainty c) {
+  return c == Certainty::kConfirmed ? "confirmed" : "likely";
+}
+
+namespace diagnose {
+
+void Tried(std::string* tried, const std::string& clause) {
+  *tried += (tried->empty() ? "" : "; ") + clause;
+}
+
+}  // namespace diagnose
+
+Status CheckKnowledgeFile(const std::string& path) {
+  return diagnose::ReadKnowledge(path).status();
+}
+
+Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOptions& options) {
+  using namespace diagnose;
+  auto t0 = std::chrono::steady_clock::now();
+  if (in.comparison == nullptr) return InvalidArgument("diagnosis needs the comparison's result");
+  std::vector<KnowledgeEntry> earlier;
+  if (!options.knowledge_file.empty()) {
+    OP_ASSIGN_OR_RETURN(earlier, ReadKnowledge(options.knowledge_file));
+  }
+  DiagnosisResult res;
+  res.ran = true;
+  Ctx cx{in, options};
+  const LocalizeResult* l = in.localization;
+  if (in.quant != nullptr && in.quant->active()) {
+    QuantCauses(cx, &res.findings);
+  } else if (l == nullptr || l->cases.empty()) {
+    res.note = l == nullptr || !l->ran
+                   ? "nothing was localized"
+                   : "no introduced culprit was run alone (nothing to diagnose)";
+  }
+  if (l != nullptr) {
+    size_t done = 0;
+    for (const IsolatedCase& k : l->cases) {
+      if (done++ >= options.max_cases) break;
+      const Culprit* culprit = nullptr;
+      for (const auto& c : l->culprits) {
+        if (c.node == k.node && c.tensor == k.tensor) culprit = &c;
+      }
+      Culprit1 c{k, culprit, MaxAbsDiff(k.expected, k.observed)};
+      std::vector<Finding> found;
+      std::string tried;
+      if (in.b.model != nullptr) RuntimeCauses(cx, c, &found, &tried);
+      ModelCauses(cx, c, &found, &tried);
+      if (found.empty()) {
+        res.unexplained.push_back(
+            {k.node, culprit != nullptr ? culprit->op_type : "", k.tensor, tried});
+      }
+      res.findings.insert(res.findings.end(), found.begin(), found.end());
+    }
+  }
+  res.unexplained.insert(res.unexplained.end(), cx.unexplained.begin(), cx.unexplained.end());
+  res.runs = cx.runs;
+  if (!options.knowledge_file.empty()) {
+    CiteKnowledge(earlier, &res.findings);
+    const Model* m = in.b.model != nullptr ? in.b.model : in.a.model;
+    std::string sha = m != nullptr ? m->Hashes(false).sha256 : "";
+    std::string path = m != nullptr ? m->path() : in.b.path;
+    if (!res.findings.empty()) {
+      OP_RETURN_IF_ERROR(
+          RecordKnowledge(options.knowledge_file, std::move(earlier), res.findings, path, sha)
+              .WithContext("knowledge file " + options.knowledge_file));
+      res.knowledge_file = options.knowledge_file;
+    }
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace onnxprobe

@@ -1,0 +1,128 @@
+// Causes in the models themselves: the culprit's nodes read other attributes or weights on the
+// two sides (a diff of the two model files), with the command that restores side A's.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "diagnose/causes.h"
+#include "onnxprobe/format.h"
+
+namespace onnxprobe::diagnose {
+namespace {
+
+// A Python string literal.
+std::string Py(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20 || ch == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + "\"";
+}
+
+// Side B's model path with `.restored` before its extension, beside it.
+std::string RestoredPath(const std::string& b) {
+  std::filesystem::path p(b);
+  return (p.parent_path() / (p.stem().string() + ".restored.onnx")).string();
+}
+
+// python3 -c '...': loads both models, applies `edit` to B, saves it under RestoredPath.
+DiagnosisFix RestoreFix(const Ctx& cx, const std::string& what, const std::string& edit) {
+  DiagnosisFix fix;
+  std::string out = RestoredPath(cx.in.b.path);
+  std::string script = "import onnx; a = onnx.load(" + Py(cx.in.a.path) + "); b = onnx.load(" +
+                       Py(cx.in.b.path) + "); " + edit + "; onnx.save(b, " + Py(out) + ")";
+  fix.summary = "restore side A's " + what + " in side B's model (written beside it as " + out +
+                "; compare with it as side B), unless the change is intended";
+  fix.command = ShellJoin({"python3", "-c", script});
+  fix.side_b = out;
+  return fix;
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
+  const ModelDiff* d = cx.in.diff;
+  if (d == nullptr) return;
+  std::vector<std::string> nodes = {c.data.node};
+  if (c.culprit != nullptr)
+    nodes.insert(nodes.end(), c.culprit->nodes.begin(), c.culprit->nodes.end());
+  // the nodes run alone were fed side A's exact values: on one runtime with one set of
+  // settings, what they compute with (attributes, weights) is all that differs
+  const DiagnoseSide &a = cx.in.a, &b = cx.in.b;
+  bool same_runtime = a.ort_library == b.ort_library && a.session.provider == b.session.provider &&
+                      a.session.optimization_level == b.session.optimization_level;
+  Certainty sure = same_runtime ? Certainty::kConfirmed : Certainty::kLikely;
+  size_t before = found->size();
+  for (const NodeDiff& n : d->nodes) {
+    if (n.kind != DiffKind::kChanged || !Contains(nodes, n.name_b)) continue;
+    if (n.attributes.empty() && !n.op_changed) continue;
+    Finding f;
+    f.node = n.name_b;
+    f.op_type = n.op_b;
+    f.tensor = c.data.tensor;
+    f.cause = Cause::kAttributeChanged;
+    f.certainty = sure;
+    std::string what;
+    if (n.op_changed) what = "op " + n.op_a + " in A, " + n.op_b + " in B";
+    for (const auto& at : n.attributes) {
+      what += (what.empty() ? "" : "; ") + at.name + ": " + (at.a.empty() ? "absent" : at.a) +
+              " in A, " + (at.b.empty() ? "absent" : at.b) + " in B";
+    }
+    f.summary = "node " + n.name_b + " is configured differently in the two models (" + what + ")";
+    f.evidence = "model diff: " + what +
+                 "; run alone with side A's exact inputs, the node differs "
+                 "from side A by " +
+                 FormatNumber(c.error);
+    std::string edit = "s = [n for n in a.graph.node if n.name == " + Py(n.name_a) +
+                       "][0]; t = [n for n in b.graph.node if n.name == " + Py(n.name_b) +
+                       "][0]; del t.attribute[:]; t.attribute.extend(s.attribute)";
+    if (n.op_changed) edit += "; t.op_type = s.op_type; t.domain = s.domain";
+    f.fix = RestoreFix(cx, "attributes of node " + n.name_b, edit);
+    found->push_back(std::move(f));
+  }
+  for (const InitializerDiff& w : d->initializers) {
+    if (w.kind != DiffKind::kChanged) continue;
+    bool read = false;
+    for (const auto& r : w.readers) read = read || Contains(nodes, r);
+    if (!read) continue;
+    Finding f;
+    f.node = c.data.node;
+    f.op_type = c.culprit != nullptr ? c.culprit->op_type : "";
+    f.tensor = c.data.tensor;
+    f.cause = Cause::kWeightChanged;
+    f.certainty = sure;
+    std::string what = "initializer " + w.name_b;
+    if (w.compared) {
+      what += ": " + std::to_string(w.num_different) + " of " + std::to_string(w.num_elements) +
+              " values differ, largest |a-b| " + FormatNumber(w.max_abs_diff);
+    } else {
+      what += ": dtype or shape differs";
+    }
+    f.summary = "a weight the node computes with differs between the two models (" + w.name_b + ")";
+    f.evidence = "model diff: " + what +
+                 "; run alone with side A's exact inputs, the node differs "
+                 "from side A by " +
+                 FormatNumber(c.error);
+    std::string edit = "s = [t for t in a.graph.initializer if t.name == " + Py(w.name_a) +
+                       "][0]; t = [t for t in b.graph.initializer if t.name == " + Py(w.name_b) +
+                       "][0]; t.CopyFrom(s); t.name = " + Py(w.name_b);
+    f.fix = RestoreFix(cx, "initializer " + w.name_b, edit);
+    found->push_back(std::move(f));
+  }
+  if (found->size() == before) Tried(tried, "the two models do not differ at its nodes");
+}
+
+}  // namespace onnxprobe::diagnose

@@ -1,0 +1,240 @@
+// Causes in the runtime, each confirmed by running the culprit's nodes alone with side A's
+// exact inputs: non-determinism (repeats, thread count), the optimizer (side A's level, then
+// the transformer search), a kernel change (side A's runtime or provider).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "diagnose/causes.h"
+#include "onnxprobe/explain.h"
+#include "onnxprobe/format.h"
+
+namespace onnxprobe::diagnose {
+namespace {
+
+constexpr const char* kDisableKey = "optimization.disable_specified_optimizers";
+
+Finding Base(const Culprit1& c, Cause cause) {
+  Finding f;
+  f.node = c.data.node;
+  f.tensor = c.data.tensor;
+  f.op_type = c.culprit != nullptr ? c.culprit->op_type : "";
+  f.cause = cause;
+  return f;
+}
+
+std::string Num(double x) { return FormatNumber(x); }
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// A tolerance that holds twice the error measured on the node alone, rounded up to one
+// significant digit: what accepting the difference as the new rounding takes.
+std::string AcceptingOpTol(const Ctx& cx, const Culprit1& c) {
+  Tolerance t = cx.in.comparison->policy.For(c.data.tensor, c.culprit ? c.culprit->op_type : "");
+  double scale = 1;
+  if (t.scale_atol && !c.data.expected.empty()) {
+    TensorStats s = ComputeStats(c.data.expected);
+    scale = std::max({1.0, std::fabs(s.min), std::fabs(s.max)});
+  }
+  double need = 2 * c.error / scale;
+  double p = std::pow(10.0, std::floor(std::log10(need)));
+  double atol = std::ceil(need / p) * p;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "=%.0e,%g", atol, t.rtol);
+  return (c.culprit ? c.culprit->op_type : std::string("?")) + buf;
+}
+
+// Run-to-run repeats on side B's settings, then side A's thread count.
+bool Repeats(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>* found,
+             std::string* tried) {
+  const DiagnoseSide& b = cx.in.b;
+  int n = std::max(2, cx.options.repeats);
+  auto outs = run.Run(b.ort_library, b.session, n);
+  if (!outs.ok()) {
+    Tried(tried, "repeats on side B's settings failed: " + outs.status().message());
+    return false;
+  }
+  double spread = MaxAbsDiff(c.data.observed, (*outs)[0]);
+  for (size_t k = 1; k < outs->size(); ++k)
+    spread = std::max(spread, MaxAbsDiff((*outs)[0], (*outs)[k]));
+  if (spread > 0) {
+    Finding f = Base(c, Cause::kNondeterminism);
+    // noise at a quarter of the error or more accounts for it (two independent draws differ by
+    // up to twice one draw's size); below that it is present but not shown to be the cause
+    f.certainty = spread >= c.error / 4 ? Certainty::kConfirmed : Certainty::kLikely;
+    f.summary =
+        "the node gives other values from one run to the next with identical inputs "
+        "(a non-deterministic kernel, or randomness in a custom operator)";
+    f.evidence = std::to_string(n + 1) +
+                 " runs of the node alone on side B's settings with side A's "
+                 "inputs differ from each other by up to " +
+                 Num(spread) + "; its error against side A: " + Num(c.error);
+    std::vector<std::string> cmd = {"onnxprobe", "determinism", b.path};
+    for (const auto& x : RuntimeFlags(b)) cmd.push_back(x);
+    cmd.insert(cmd.end(), {"--save-noise-floor", "noise-floor.json"});
+    f.fix.summary =
+        "measure side B's run-to-run noise (with the comparison's input flags) and let "
+        "the comparison allow it; or make the kernel deterministic (a fixed seed, "
+        "deterministic compute)";
+    f.fix.command = ShellJoin(cmd);
+    f.fix.compare_flags = {"--noise-floor", "noise-floor.json"};
+    found->push_back(std::move(f));
+    return true;
+  }
+  Tried(tried, std::to_string(n + 1) + " runs on side B's settings are bit-identical");
+  const SessionOptions& as = cx.in.a.session;
+  if (cx.in.a.model == nullptr || as.intra_op_threads == b.session.intra_op_threads) return false;
+  SessionOptions o = b.session;
+  o.intra_op_threads = as.intra_op_threads;
+  auto got = run.Run(b.ort_library, o);
+  if (!got.ok() || !(*got)[0].BitwiseEqual(c.data.expected)) {
+    Tried(tried, "side A's thread count does not give side A's values");
+    return false;
+  }
+  Finding f = Base(c, Cause::kThreadCount);
+  f.certainty = Certainty::kConfirmed;
+  f.summary = "the node's result depends on the number of threads it runs on";
+  f.evidence = "the node alone on side B's runtime with side A's thread count (" +
+               std::to_string(as.intra_op_threads) +
+               ") gives side A's values exactly; with side B's (" +
+               std::to_string(b.session.intra_op_threads) + ") it differs by " + Num(c.error);
+  f.fix.summary = "run both sides with the same intra-op thread count";
+  f.fix.compare_flags = {"--b-intra-threads", std::to_string(as.intra_op_threads)};
+  found->push_back(std::move(f));
+  return true;
+}
+
+// Side B at side A's optimization level; then which transformer, and the fix checked.
+void Optimizer(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>* found,
+               std::string* tried) {
+  const DiagnoseSide &a = cx.in.a, &b = cx.in.b;
+  int la = a.session.optimization_level, lb = b.session.optimization_level;
+  if (a.model == nullptr || la == lb) return;
+  const TolerancePolicy& policy = cx.in.comparison->policy;
+  std::string op = c.culprit != nullptr ? c.culprit->op_type : "";
+  SessionOptions o = b.session;
+  o.optimization_level = la;
+  auto got = run.Run(b.ort_library, o);
+  if (!got.ok()) {
+    Tried(tried, "side A's optimization level failed: " + got.status().message());
+    return;
+  }
+  double d = MaxAbsDiff(c.data.expected, (*got)[0]);
+  if (!WithinTolerance(c.data.expected, (*got)[0], policy, c.data.tensor, op)) {
+    Tried(tried, "at side A's optimization level (" + OptLevelName(la) + ") it still differs by " +
+                     Num(d));
+    return;
+  }
+  Finding f = Base(c, Cause::kOptimizer);
+  f.certainty = Certainty::kConfirmed;
+  f.evidence = "the node alone on side B's runtime: at level " + OptLevelName(lb) + " max abs " +
+               Num(c.error) + " against side A, at side A's level (" + OptLevelName(la) + ") " +
+               Num(d);
+  std::vector<std::string> names;
+  auto backend = LoadOrtBackend(b.ort_library);
+  if (backend.ok()) {
+    auto search = FindChangingTransformers(**backend, c.data.model_bytes, c.data.model_dir,
+                                           run.Feed(), {c.data.output}, b.session, &cx.runs);
+    if (search.ok()) names = *search;
+  }
+  if (!names.empty()) {
+    SessionOptions fixed = b.session;
+    std::string list = Join(names, ";");
+    auto& entry = fixed.config_entries[kDisableKey];
+    entry = entry.empty() ? list : entry + ";" + list;
+    auto v = run.Run(b.ort_library, fixed);
+    if (v.ok() && WithinTolerance(c.data.expected, (*v)[0], policy, c.data.tensor, op)) {
+      f.evidence += "; with " + Join(names, ", ") + " disabled, level " + OptLevelName(lb) +
+                    " gives " + Num(MaxAbsDiff(c.data.expected, (*v)[0]));
+      f.fix.summary = "disable " + Join(names, ", ") +
+                      " on side B (ONNX Runtime session "
+                      "configuration " +
+                      kDisableKey + "); the other optimizations stay on";
+      f.fix.compare_flags = {"--b-session-config", std::string(kDisableKey) + "=" + entry};
+    }
+  }
+  f.summary = names.empty() ? "ONNX Runtime's graph optimizations at level " + OptLevelName(lb) +
+                                  " change this node's result"
+                            : "ONNX Runtime's rewrite " + Join(names, ", ") + " (level " +
+                                  OptLevelName(lb) + ") changes this node's result";
+  if (f.fix.compare_flags.empty()) {
+    f.fix.summary = "run side B at side A's optimization level";
+    f.fix.compare_flags = {"--b-opt-level", OptLevelName(la)};
+  }
+  found->push_back(std::move(f));
+}
+
+std::string ResolvedLibrary(const std::string& library) {
+  auto backend = LoadOrtBackend(library);
+  return backend.ok() ? (*backend)->library_path() : library;
+}
+
+// Side A's runtime (another version or provider) on the same isolated nodes and inputs.
+void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>* found,
+                  std::string* tried) {
+  const DiagnoseSide &a = cx.in.a, &b = cx.in.b;
+  if (a.model == nullptr) return;
+  std::string lib_a = ResolvedLibrary(a.ort_library), lib_b = ResolvedLibrary(b.ort_library);
+  bool other_runtime = lib_a != lib_b;
+  bool other_provider = a.session.provider != b.session.provider;
+  if (!other_runtime && !other_provider) return;
+  std::string op = c.culprit != nullptr ? c.culprit->op_type : "";
+  std::string name_a = RuntimeName(a.ort_library) + " " + a.session.provider;
+  std::string name_b = RuntimeName(b.ort_library) + " " + b.session.provider;
+  SessionOptions o = a.session;
+  o.optimization_level = b.session.optimization_level;  // one change at a time: the runtime
+  auto got = run.Run(a.ort_library, o);
+  if (!got.ok()) {
+    Tried(tried, "side A's runtime could not run the node alone: " + got.status().message());
+    return;
+  }
+  double d = MaxAbsDiff(c.data.expected, (*got)[0]);
+  bool within =
+      WithinTolerance(c.data.expected, (*got)[0], cx.in.comparison->policy, c.data.tensor, op);
+  if (!(d == 0 || (within && d <= c.error / 4))) {
+    Tried(tried,
+          "side A's runtime (" + name_a + ") also differs from side A's values by " + Num(d));
+    return;
+  }
+  Finding f = Base(c, Cause::kKernelChange);
+  f.certainty = d == 0 ? Certainty::kConfirmed : Certainty::kLikely;
+  f.summary = "the " + (op.empty() ? std::string("node's") : op) + " kernels of " + name_a +
+              " and " + name_b + " compute this node differently";
+  f.evidence = "the node alone with side A's inputs: " + name_a + " gives side A's values " +
+               (d == 0 ? std::string("exactly") : "within tolerance (max abs " + Num(d) + ")") +
+               ", " + name_b + " differs by " + Num(c.error);
+  std::string accept = "--op-tol " + AcceptingOpTol(cx, c);
+  if (other_runtime) {
+    std::string version = RuntimeName(a.ort_library);
+    version = version.substr(version.rfind(' ') + 1);
+    auto installed = OrtLibraryForVersion(version);
+    bool by_version = installed.ok() && ResolvedLibrary(*installed) == lib_a;
+    f.fix.compare_flags = by_version ? std::vector<std::string>{"--b-ort-version", version}
+                                     : std::vector<std::string>{"--b-ort-lib", lib_a};
+    f.fix.summary = "keep side A's runtime for this model (side B on " + name_a +
+                    "), or accept the new kernel's rounding where it is made (" + accept +
+                    ", twice the error measured here; the tensors computed from it keep their "
+                    "own tolerances)";
+  } else {
+    f.fix.summary =
+        "accept the provider's rounding where it is made (twice the error measured "
+        "here; the tensors computed from it keep their own tolerances)";
+    f.fix.compare_flags = {"--op-tol", AcceptingOpTol(cx, c)};
+  }
+  found->push_back(std::move(f));
+}
+
+}  // namespace
+
+void RuntimeCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
+  CaseRunner run(c.data, &cx.runs);
+  if (Repeats(cx, run, c, found, tried)) return;  // noise hides every other experiment's answer
+  Optimizer(cx, run, c, found, tried);
+  KernelChange(cx, run, c, found, tried);
+}
+
+}  // namespace onnxprobe::diagnose
