@@ -75,7 +75,8 @@ bool Repeats(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>* 
                  Num(spread) + "; its error against side A: " + Num(c.error);
     std::vector<std::string> cmd = {"onnxprobe", "determinism", b.path};
     for (const auto& x : RuntimeFlags(b)) cmd.push_back(x);
-    cmd.insert(cmd.end(), {"--save-noise-floor", "noise-floor.json"});
+    // ten runs: the floor is the largest difference among them, near the noise's full span
+    cmd.insert(cmd.end(), {"--runs", "10", "--save-noise-floor", "noise-floor.json"});
     f.fix.summary =
         "measure side B's run-to-run noise (with the comparison's input flags) and let "
         "the comparison allow it; or make the kernel deterministic (a fixed seed, "

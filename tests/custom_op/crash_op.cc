@@ -1,4 +1,4 @@
-// A custom-operator library for the tests of isolated sides, written against the ONNX Runtime C
+// A custom-operator library for the tests of isolated sides and of diagnosis, written against the ONNX Runtime C
 // API only. Operator "CrashOp" in domain "onnxprobe.test": identity on a float tensor, except that
 // it dereferences a null pointer (a segfault in a kernel, as a broken execution provider or custom
 // op would cause)
@@ -7,7 +7,9 @@
 //     process's history, like a use after free, which a fresh process does not reproduce).
 #include <onnxruntime_c_api.h>
 
+#include <cstdint>
 #include <cstring>
+#include <random>
 
 namespace {
 
@@ -97,6 +99,40 @@ void ORT_API_CALL JitterCompute(void*, OrtKernelContext* ctx) {
   if (count > 0 && (g_jitter_runs++ % 2) == 1) static_cast<float*>(y)[0] += 1e-3f;
 }
 
+// NoiseOp: identity plus noise of up to 1e-3 (relative to max(1, |x|)) drawn from a fresh random
+// seed each run: a kernel whose result no run reproduces (randomness in a custom operator).
+const char* ORT_API_CALL GetNoiseName(const OrtCustomOp*) { return "NoiseOp"; }
+void ORT_API_CALL NoiseCompute(void*, OrtKernelContext* ctx) {
+  const OrtValue* in = nullptr;
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  if (!Ok(g_api->KernelContext_GetInput(ctx, 0, &in)) ||
+      !Ok(g_api->GetTensorTypeAndShape(in, &info)))
+    return;
+  size_t rank = 0, count = 0;
+  int64_t dims[16] = {};
+  bool shaped = Ok(g_api->GetDimensionsCount(info, &rank)) && rank <= 16 &&
+                Ok(g_api->GetDimensions(info, dims, rank)) &&
+                Ok(g_api->GetTensorShapeElementCount(info, &count));
+  g_api->ReleaseTensorTypeAndShapeInfo(info);
+  void* x_data = nullptr;
+  OrtValue* out = nullptr;
+  void* y_data = nullptr;
+  if (!shaped || !Ok(g_api->GetTensorMutableData(const_cast<OrtValue*>(in), &x_data)) ||
+      !Ok(g_api->KernelContext_GetOutput(ctx, 0, dims, rank, &out)) ||
+      !Ok(g_api->GetTensorMutableData(out, &y_data)))
+    return;
+  const float* x = static_cast<const float*>(x_data);
+  float* y = static_cast<float*>(y_data);
+  uint64_t state = std::random_device()() | (static_cast<uint64_t>(std::random_device()()) << 32);
+  state |= 1;
+  for (size_t i = 0; i < count; ++i) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    double u = static_cast<double>(state >> 11) / 9007199254740992.0 * 2 - 1;  // [-1, 1)
+    double mag = x[i] < 0 ? -x[i] : x[i];
+    y[i] = x[i] + static_cast<float>(1e-3 * u * (mag > 1 ? mag : 1));
+  }
+}
+
 void ORT_API_CALL Destroy(void* k) { delete static_cast<Kernel*>(k); }
 
 OrtCustomOp MakeOp() {
@@ -130,6 +166,13 @@ OrtCustomOp MakeJitterOp() {
   return op;
 }
 OrtCustomOp g_jitter_op = MakeJitterOp();
+OrtCustomOp MakeNoiseOp() {
+  OrtCustomOp op = MakeOp();
+  op.GetName = GetNoiseName;
+  op.KernelCompute = NoiseCompute;
+  return op;
+}
+OrtCustomOp g_noise_op = MakeNoiseOp();
 OrtCustomOpDomain* g_domain = nullptr;
 
 }  // namespace
@@ -143,6 +186,7 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) {
     st = g_api->CreateCustomOpDomain("onnxprobe.test", &g_domain);
     if (st == nullptr) st = g_api->CustomOpDomain_Add(g_domain, &g_op);
     if (st == nullptr) st = g_api->CustomOpDomain_Add(g_domain, &g_jitter_op);
+    if (st == nullptr) st = g_api->CustomOpDomain_Add(g_domain, &g_noise_op);
   }
   if (st == nullptr) st = g_api->AddCustomOpDomain(options, g_domain);
   return st;
