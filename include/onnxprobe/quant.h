@@ -59,7 +59,7 @@ struct QuantWeight {
 
 // A float tensor of side A as side B quantizes it, and as each calibration method would from A's
 // values (B's quantized type and symmetry): what tells a range that clips from steps too coarse.
-struct InputQuantization {
+struct TensorQuantization {
   bool measured = false;
   double saturated = 0;       // share of A's values beyond the range B's quantization represents
   double lo_a = 0, hi_a = 0;  // A's finite range
@@ -70,7 +70,7 @@ struct InputQuantization {
   // calibration would choose from them.
   double minmax_db = 0, percentile_db = 0, entropy_db = 0;
 };
-InputQuantization MeasureInputQuantization(const Tensor& a, const QuantParams& b);
+TensorQuantization MeasureTensorQuantization(const Tensor& a, const QuantParams& b);
 
 // One quantized layer run alone on side B's runtime with side A's float inputs quantized exactly
 // as B quantizes them; its output compared with A's float output.
@@ -95,7 +95,8 @@ struct QuantLayer {
   // ... because of how its input is quantized (within the limit with float inputs): the
   // input's producing layer is excluded too, since it quantizes that tensor as well.
   bool input_caused = false;
-  InputQuantization input_quantization;  // of input_tensor
+  TensorQuantization input_quantization;   // of input_tensor
+  TensorQuantization output_quantization;  // of the layer's output, when B quantizes it
 };
 
 struct QuantReport {

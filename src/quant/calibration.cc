@@ -1,5 +1,5 @@
 // A float tensor through side B's quantization and through the ranges MinMax, Percentile and
-// Entropy calibration would choose from the same values (MeasureInputQuantization, quant.h).
+// Entropy calibration would choose from the same values (MeasureTensorQuantization, quant.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -91,8 +91,8 @@ double EntropyThreshold(const std::vector<double>& mags, double max_mag) {
 
 }  // namespace
 
-InputQuantization MeasureInputQuantization(const Tensor& a, const QuantParams& b) {
-  InputQuantization r;
+TensorQuantization MeasureTensorQuantization(const Tensor& a, const QuantParams& b) {
+  TensorQuantization r;
   if (b.scale.empty() || a.empty()) return r;
   std::vector<double> mags;
   mags.reserve(a.num_elements());

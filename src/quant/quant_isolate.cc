@@ -145,12 +145,12 @@ struct Outcome {
   Tensor out;  // B's output, real values
   double input_sqnr_db = std::numeric_limits<double>::infinity();
   std::string input_tensor;
-  InputQuantization input_quantization;  // of input_tensor
+  TensorQuantization input_quantization;  // of input_tensor
   // the worst input channel (axis 1) as B quantizes it: an outlier channel that sets the
   // scale hides the channels it crushes from the whole-tensor figure
   double input_worst_db = std::numeric_limits<double>::infinity();
   std::string input_worst;
-  InputQuantization input_worst_quantization;
+  TensorQuantization input_worst_quantization;
 };
 
 Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPairing::Layer& l,
@@ -185,7 +185,7 @@ Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPair
         if (m.sqnr_db < o.input_sqnr_db) {
           o.input_sqnr_db = m.sqnr_db;
           o.input_tensor = bd.name_a;
-          o.input_quantization = MeasureInputQuantization(a, bd.params);
+          o.input_quantization = MeasureTensorQuantization(a, bd.params);
         }
         double worst = m.sqnr_db;
         for (double c : m.channel_sqnr_db) worst = std::min(worst, c);
@@ -194,7 +194,7 @@ Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPair
           o.input_worst = bd.name_a;
           o.input_worst_quantization = o.input_tensor == bd.name_a
                                            ? o.input_quantization
-                                           : MeasureInputQuantization(a, bd.params);
+                                           : MeasureTensorQuantization(a, bd.params);
         }
       }
       fed.push_back(std::move(*q));
@@ -334,6 +334,8 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
     q.sqnr_db = m.sqnr_db;
     q.max_steps = m.max_steps;
     q.saturated = m.saturated;
+    if (pit != p.params_b.end())
+      q.output_quantization = MeasureTensorQuantization(*ea->second, pit->second);
     q.input_sqnr_db = o.input_sqnr_db;
     q.input_tensor = o.input_tensor;
     q.input_quantization = o.input_quantization;
