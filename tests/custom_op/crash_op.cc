@@ -1,7 +1,7 @@
-// A custom-operator library for the tests of isolated sides and of diagnosis, written against the ONNX Runtime C
-// API only. Operator "CrashOp" in domain "onnxprobe.test": identity on a float tensor, except that
-// it dereferences a null pointer (a segfault in a kernel, as a broken execution provider or custom
-// op would cause)
+// A custom-operator library for the tests of isolated sides and of diagnosis, written against the
+// ONNX Runtime C API only. Operator "CrashOp" in domain "onnxprobe.test": identity on a float
+// tensor, except that it dereferences a null pointer (a segfault in a kernel, as a broken execution
+// provider or custom op would cause)
 //   - when the first input element is 13: always;
 //   - when it is 16: from the second run in the same process on (a crash that depends on the
 //     process's history, like a use after free, which a fresh process does not reproduce).
@@ -126,7 +126,7 @@ void ORT_API_CALL NoiseCompute(void*, OrtKernelContext* ctx) {
   uint64_t state = std::random_device()() | (static_cast<uint64_t>(std::random_device()()) << 32);
   state |= 1;
   for (size_t i = 0; i < count; ++i) {
-    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;           // xorshift64
     double u = static_cast<double>(state >> 11) / 9007199254740992.0 * 2 - 1;  // [-1, 1)
     double mag = x[i] < 0 ? -x[i] : x[i];
     y[i] = x[i] + static_cast<float>(1e-3 * u * (mag > 1 ? mag : 1));
