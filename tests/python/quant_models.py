@@ -3,8 +3,10 @@
 Runs in the test environment that has PyPI onnxruntime (ONNXPROBE_PYENV):
   python quant_models.py OUT_DIR KIND FORMAT PER_CHANNEL [--exclude a,b] [--outlier]
       [--reduce-range] [--scale-fault NAME=FACTOR] [--zp-fault NAME=DELTA] [--name quant.onnx]
+      [--calib-scale F]
 writes OUT_DIR/float.onnx, OUT_DIR/quant.onnx (or --name) and OUT_DIR/input.npy;
 --scale-fault multiplies the scale initializer NAME of the quantized model by FACTOR;
+--calib-scale multiplies the calibration samples (standard normal) by F;
 --zp-fault adds DELTA to every value of the zero point initializer NAME (saturated to its type);
 --anonymize renames every node and every tensor but the graph's inputs and outputs of the
 quantized model (t0, t1, ...; n0, n1, ...): no name left to pair by;
@@ -183,6 +185,7 @@ def main():
     ap.add_argument("--zp-fault", default="")
     ap.add_argument("--anonymize", action="store_true")
     ap.add_argument("--float-weights", action="store_true")
+    ap.add_argument("--calib-scale", type=float, default=1.0)
     args = ap.parse_args()
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
@@ -195,7 +198,7 @@ def main():
     fpath = os.path.join(args.out, "float.onnx")
     onnx.save(m, fpath)
     data_rng = np.random.default_rng(11)
-    calib = [data_rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+    calib = [(data_rng.standard_normal(shape) * args.calib_scale).astype(np.float32) for _ in range(8)]
     np.save(os.path.join(args.out, "input.npy"), data_rng.standard_normal(shape).astype(np.float32))
     qpath = os.path.join(args.out, args.name)
     quantize_static(fpath, qpath, Reader(calib), reduce_range=args.reduce_range,

@@ -1,0 +1,231 @@
+"""Diagnosis (docs/diagnose.md): one model per cause, built to have exactly that cause; each test
+asserts the cause named at the faulty node and applies the fix the report gives (flags added to
+the same comparison, a command run first, nodes kept in float when quantizing again, or new
+calibration data), after which the comparison must pass. The truth is the construction: which
+setting, runtime, weight, attribute, scale or input range was made to differ."""
+import json
+import os
+import shlex
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import run
+
+SRC = os.environ.get("ONNXPROBE_SRC", "")
+PYENV = os.environ.get("ONNXPROBE_PYENV", "")
+CUSTOM = os.environ.get("ONNXPROBE_CRASH_OP_LIB", "")
+QUANT_MODELS = os.path.join(SRC, "tests", "python", "quant_models.py")
+
+
+def _save(nodes, inits, path, shape_in, shape_out, extra_opsets=()):
+    g = helper.make_graph(nodes, "diagnose", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), *extra_opsets])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+def cancellation_cnn(path, eps=1e-5, w2_bump=0.0):
+    """Conv (bias 1e4) -> BatchNormalization (mean ~1e4, small variance) -> Relu -> Conv: the
+    BatchNormalization cancels two values near 1e4, so how it is computed (folded into the Conv,
+    or x * k + b' instead of (x - mean) * k) shows in float32."""
+    rng = np.random.default_rng(0)
+    c = 8
+    w2 = rng.standard_normal((4, c, 3, 3)).astype(np.float32)
+    w2[1, 2, 1, 1] += w2_bump
+    inits = [numpy_helper.from_array((rng.standard_normal((c, 3, 3, 3)) * 0.01).astype(np.float32), "w"),
+             numpy_helper.from_array(np.full(c, 1e4, np.float32), "cb"),
+             numpy_helper.from_array(rng.uniform(0.5, 2, c).astype(np.float32), "scale"),
+             numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "bias"),
+             numpy_helper.from_array((1e4 + rng.standard_normal(c) * 0.1).astype(np.float32), "mean"),
+             numpy_helper.from_array((rng.uniform(0.5, 2, c) * 1e-2).astype(np.float32), "var"),
+             numpy_helper.from_array(w2, "w2")]
+    nodes = [helper.make_node("Conv", ["x", "w", "cb"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"], name="bn",
+                              epsilon=eps),
+             helper.make_node("Relu", ["b"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    _save(nodes, inits, path, [1, 3, 16, 16], [1, 4, 16, 16])
+
+
+def compare(onnxprobe, tmp_path, *args, rc=1, name="r.json"):
+    out = tmp_path / name
+    if out.exists():
+        out.unlink()
+    r = run([onnxprobe, "compare", *args, "--json", out])
+    assert r.returncode == rc, r.stdout[-3000:] + r.stderr[-2000:]
+    return r, json.loads(out.read_text())
+
+
+def finding(report, cause):
+    d = report["diagnosis"]
+    got = [f for f in d["findings"] if f["cause"] == cause]
+    assert got, json.dumps(d, indent=1)[:3000]
+    return got[0]
+
+
+def with_flags(args, flags):
+    """`args` with the fix's flags set: a flag given before is replaced."""
+    args = [str(a) for a in args]
+    i = 0
+    while i < len(flags):
+        name, value = flags[i], flags[i + 1] if i + 1 < len(flags) and not flags[i + 1].startswith("--") else None
+        if name in args:
+            k = args.index(name)
+            del args[k:k + (2 if value is not None else 1)]
+        args += [name] + ([value] if value is not None else [])
+        i += 2 if value is not None else 1
+    return args
+
+
+def test_an_optimizer_pass_is_named_with_the_transformer_to_disable(onnxprobe, tmp_path):
+    model = tmp_path / "cbn.onnx"
+    cancellation_cnn(model)
+    args = [model, "--b-opt-level", "basic"]
+    r, rep = compare(onnxprobe, tmp_path, *args)
+    f = finding(rep, "optimizer")
+    assert f["node"] == "conv" and f["certainty"] == "confirmed"  # the fused Conv+BN region
+    assert "ConvBNFusion" in f["summary"] and "at side A's level (disabled) 0" in f["evidence"]
+    assert f["fix"]["compare_flags"] == ["--b-session-config",
+                                         "optimization.disable_specified_optimizers=ConvBNFusion"]
+    assert "optimizer" in r.stdout and "compare with: --b-session-config" in r.stdout
+    compare(onnxprobe, tmp_path, *with_flags(args, f["fix"]["compare_flags"]), rc=0)
+
+
+def test_a_runtime_versions_kernel_change_is_named_at_the_batchnorm(onnxprobe, tmp_path):
+    model = tmp_path / "cbn.onnx"
+    cancellation_cnn(model)
+    args = [model, "--b-ort-version", "1.20.1"]
+    _, rep = compare(onnxprobe, tmp_path, *args)
+    f = finding(rep, "kernel-change")
+    assert (f["node"], f["op_type"], f["certainty"]) == ("bn", "BatchNormalization", "confirmed")
+    assert "1.20.1" in f["summary"] and "exactly" in f["evidence"]
+    assert "--op-tol BatchNormalization=" in f["fix"]["summary"]  # the alternative: accept it
+    assert [x["cause"] for x in rep["diagnosis"]["findings"]] == ["kernel-change"]
+    compare(onnxprobe, tmp_path, *with_flags(args, f["fix"]["compare_flags"]), rc=0)
+
+
+def test_a_nondeterministic_custom_op_is_named_and_its_noise_floor_fixes_the_comparison(onnxprobe, tmp_path):
+    # NoiseOp (tests/custom_op/crash_op.cc) adds fresh random noise of up to 1e-3 each run
+    model = tmp_path / "noise.onnx"
+    one = numpy_helper.from_array(np.array([1.0], np.float32), "one")
+    nodes = [helper.make_node("Add", ["x", "one"], ["a"], name="add"),
+             helper.make_node("NoiseOp", ["a"], ["j"], name="noise", domain="onnxprobe.test"),
+             helper.make_node("Relu", ["j"], ["y"], name="relu")]
+    _save(nodes, [one], model, [1, 64], [1, 64], [helper.make_opsetid("onnxprobe.test", 1)])
+    args = [model, model, "--custom-op-lib", CUSTOM, "--range", "0,1"]
+    _, rep = compare(onnxprobe, tmp_path, *args)
+    f = finding(rep, "nondeterminism")
+    assert f["node"] == "noise" and f["op_type"] == "NoiseOp" and f["certainty"] == "confirmed"
+    cmd = shlex.split(f["fix"]["command"])
+    assert cmd[:3] == ["onnxprobe", "determinism", str(model)] and CUSTOM in cmd
+    r = run([onnxprobe, *cmd[1:], "--range", "0,1"], cwd=tmp_path)
+    assert r.returncode in (0, 1) and (tmp_path / "noise-floor.json").exists(), r.stderr
+    flags = [x if x != "noise-floor.json" else str(tmp_path / "noise-floor.json") for x in f["fix"]["compare_flags"]]
+    compare(onnxprobe, tmp_path, *with_flags(args, flags), rc=0)
+
+
+@pytest.mark.parametrize("fault", ["epsilon", "weight"])
+def test_a_changed_epsilon_is_told_from_a_changed_weight(onnxprobe, tmp_path, fault):
+    a, b = tmp_path / "a.onnx", tmp_path / "b.onnx"
+    cancellation_cnn(a)
+    if fault == "epsilon":
+        cancellation_cnn(b, eps=0.5)
+    else:
+        cancellation_cnn(b, w2_bump=0.5)
+    _, rep = compare(onnxprobe, tmp_path, a, b)
+    causes = [x["cause"] for x in rep["diagnosis"]["findings"]]
+    if fault == "epsilon":
+        assert causes == ["attribute-changed"], causes
+        f = finding(rep, "attribute-changed")
+        assert f["node"] == "bn" and "epsilon" in f["evidence"] and "0.5 in B" in f["evidence"]
+    else:
+        assert causes == ["weight-changed"], causes
+        f = finding(rep, "weight-changed")
+        assert f["node"] == "conv2" and "w2: 1 of 288 values differ" in f["evidence"]
+    # the restoring command runs with an interpreter that has onnx (Debian's)
+    cmd = shlex.split(f["fix"]["command"])
+    assert cmd[0] == "python3"
+    r = run(["/usr/bin/python3", *cmd[1:]])
+    assert r.returncode == 0, r.stderr
+    assert f["fix"]["side_b"] == str(tmp_path / "b.restored.onnx")
+    compare(onnxprobe, tmp_path, a, f["fix"]["side_b"], rc=0)
+    assert b.read_bytes() != (tmp_path / "b.restored.onnx").read_bytes()  # side B's file untouched
+
+
+def quant(out, *extra):
+    r = subprocess.run([PYENV, QUANT_MODELS, str(out), "cnn", "qdq", "per-tensor", *extra],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_quantization_scale_too_small_is_named_and_keeping_its_nodes_in_float_fixes_it(onnxprobe, tmp_path):
+    quant(tmp_path, "--scale-fault", "r1_scale=0.1")  # r1's scale a tenth of what calibration chose
+    args = [tmp_path / "float.onnx", tmp_path / "quant.onnx", "--input", tmp_path / "input.npy"]
+    _, rep = compare(onnxprobe, tmp_path, *args)
+    f = rep["diagnosis"]["findings"][0]
+    assert (f["cause"], f["node"], f["tensor"], f["certainty"]) == ("quantization-saturation", "conv1", "r1",
+                                                                    "confirmed")
+    assert "clipped" in f["evidence"] and "MinMax" in f["evidence"]
+    keep = f["fix"]["keep_float_nodes"]
+    assert {"conv1", "conv2"} <= set(keep)
+    fixed = tmp_path / "fixed"
+    quant(fixed, "--exclude", ",".join(keep))
+    q = onnx.load(str(fixed / "quant.onnx"))
+    assert "r1_scale" not in {i.name for i in q.graph.initializer}  # r1 is float now
+    assert any(n.op_type == "QuantizeLinear" for n in q.graph.node)  # the rest stays quantized
+    compare(onnxprobe, tmp_path, tmp_path / "float.onnx", fixed / "quant.onnx", "--input", tmp_path / "input.npy",
+            rc=0)
+
+
+def test_inputs_beyond_the_calibrated_range_are_named_and_calibrating_on_them_fixes_it(onnxprobe, tmp_path):
+    quant(tmp_path)  # calibrated on standard normal samples
+    x = np.load(tmp_path / "input.npy") * 8
+    np.save(tmp_path / "big.npy", x.astype(np.float32))
+    args = [tmp_path / "float.onnx", tmp_path / "quant.onnx", "--input", tmp_path / "big.npy"]
+    _, rep = compare(onnxprobe, tmp_path, *args)
+    f = rep["diagnosis"]["findings"][0]
+    assert (f["cause"], f["node"]) == ("calibration-range", "conv1")
+    lo, hi = float(x.min()), float(x.max())
+    assert f"these reach [{lo:.3g}, {hi:.3g}]" in f["fix"]["summary"]
+    fixed = tmp_path / "fixed"
+    quant(fixed, "--calib-scale", "8")
+    compare(onnxprobe, tmp_path, tmp_path / "float.onnx", fixed / "quant.onnx", "--input", tmp_path / "big.npy",
+            rc=0)
+
+
+def test_the_knowledge_file_cites_an_earlier_diagnosis_of_the_same_cause(onnxprobe, tmp_path):
+    model = tmp_path / "cbn.onnx"
+    cancellation_cnn(model)
+    know = tmp_path / "knowledge.json"
+    _, first = compare(onnxprobe, tmp_path, model, "--b-ort-version", "1.20.1", "--knowledge", know)
+    assert finding(first, "kernel-change")["seen_before"] == ""
+    doc = json.loads(know.read_text())
+    assert doc["schema"] == "onnxprobe-knowledge" and doc["version"] == 1
+    e = doc["entries"][0]
+    assert (e["node"], e["op_type"], e["cause"]) == ("bn", "BatchNormalization", "kernel-change")
+    assert len(e["model_sha256"]) == 64
+    r, second = compare(onnxprobe, tmp_path, model, "--b-ort-version", "1.20.1", "--knowledge", know)
+    seen = finding(second, "kernel-change")["seen_before"]
+    assert seen.startswith("seen 1 time before on BatchNormalization") and "node bn" in seen
+    assert "seen 1 time before" in r.stdout
+    assert len(json.loads(know.read_text())["entries"]) == 2
+    # a file that is not a knowledge file is never replaced: one line, exit 2
+    other = tmp_path / "notes.json"
+    other.write_text('{"mine": 1}\n')
+    r = run([onnxprobe, "compare", model, "--b-ort-version", "1.20.1", "--knowledge", other])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "notes.json" in r.stderr
+    assert other.read_text() == '{"mine": 1}\n'
+
+
+def test_no_diagnose_and_a_passing_comparison_diagnose_nothing(onnxprobe, tmp_path):
+    model = tmp_path / "cbn.onnx"
+    cancellation_cnn(model)
+    r, rep = compare(onnxprobe, tmp_path, model, "--b-opt-level", "basic", "--no-diagnose")
+    assert "diagnosis" not in rep and "why" not in r.stdout
+    r, rep = compare(onnxprobe, tmp_path, model, "--b-opt-level", "all", "--atol", "1", "--rtol", "1", rc=0)
+    assert "diagnosis" not in rep
