@@ -83,6 +83,7 @@ Expected<SessionOptions> SessionFromDict(const py::dict& d) {
   if (Get(d, "parallel", &parallel)) s.sequential = !parallel;
   Get(d, "custom_op_libraries", &s.custom_op_libraries);
   Get(d, "allow_fallback", &s.allow_fallback);
+  Get(d, "session_config", &s.config_entries);
   return s;
 }
 
@@ -132,6 +133,9 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   std::string isolate;
   if (Get(d, "isolate", &isolate))
     OP_RETURN_IF_ERROR(SetCandidates(isolate, &r.localize, &r.localize_options));
+  Get(d, "diagnose_cases", &r.diagnose.max_cases);
+  Get(d, "knowledge_file", &r.diagnose.knowledge_file);
+  if (!r.localize) r.diagnose.max_cases = 0;
   return r;
 }
 

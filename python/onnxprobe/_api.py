@@ -57,7 +57,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
             atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None, op_tol=None, judge="elementwise", rel_eps=None,
             tensors=None, op_types=None, regex=None, map=None, topk=None, model=None,
             explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
-            isolate="frontier", repro=None, bisect=False, fixed_tolerance=False):
+            isolate="frontier", repro=None, bisect=False, fixed_tolerance=False, session_config=None,
+            a_session_config=None, b_session_config=None, diagnose=True, knowledge=None):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
     A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
@@ -70,22 +71,27 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     run in child processes, so a crashing runtime raises BackendError instead of ending Python
     (the library refuses it, raising Unsupported, once this process has loaded ONNX Runtime).
     fixed_tolerance: accepted for older callers; every row is judged at the given tolerance,
-    which no error measured upstream raises (docs/metrics.md).
+    which no error measured upstream raises (docs/metrics.md). session_config: ONNX Runtime
+    session configuration entries {key: value} (--session-config). diagnose: True (the first two
+    introduced culprits), "all" (--diagnose) or False (--no-diagnose): why each culprit differs,
+    with a fix (report.to_dict()["diagnosis"], docs/diagnose.md); knowledge: a knowledge file
+    (--knowledge).
 
     A comparison that stops because a side failed mid-way raises the error with the partial
     report as its ``report`` attribute.
     """
     shared = dict(provider=provider, provider_options=provider_options, opt_level=opt_level,
                   intra_threads=intra_threads, inter_threads=inter_threads, parallel=parallel, ort_lib=ort_lib,
-                  ort_version=ort_version, custom_op_lib=custom_op_lib, allow_fallback=allow_fallback)
+                  ort_version=ort_version, custom_op_lib=custom_op_lib, allow_fallback=allow_fallback,
+                  session_config=session_config)
     own_a = dict(provider=a_provider, provider_options=a_provider_options, opt_level=a_opt_level,
                  intra_threads=a_intra_threads, inter_threads=a_inter_threads, parallel=a_parallel,
                  ort_lib=a_ort_lib, ort_version=a_ort_version, custom_op_lib=a_custom_op_lib,
-                 allow_fallback=a_allow_fallback)
+                 allow_fallback=a_allow_fallback, session_config=a_session_config)
     own_b = dict(provider=b_provider, provider_options=b_provider_options, opt_level=b_opt_level,
                  intra_threads=b_intra_threads, inter_threads=b_inter_threads, parallel=b_parallel,
                  ort_lib=b_ort_lib, ort_version=b_ort_version, custom_op_lib=b_custom_op_lib,
-                 allow_fallback=b_allow_fallback)
+                 allow_fallback=b_allow_fallback, session_config=b_session_config)
     if b is None:
         if all(v is None for v in list(own_a.values()) + list(own_b.values())):
             raise InvalidArgument("one side given and no a_/b_ setting to tell the sides apart "
@@ -117,7 +123,11 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "repro_dir": "" if repro is None else os.fspath(repro),
         "explain_optimizations": bool(explain_optimizations),
         "fixed_tolerance": bool(fixed_tolerance),
+        "diagnose_cases": {True: 2, "all": 16, False: 0}.get(diagnose, -1),
+        "knowledge_file": "" if knowledge is None else os.fspath(knowledge),
     }
+    if request["diagnose_cases"] < 0:
+        raise InvalidArgument(f"diagnose must be True, 'all' or False, not {diagnose!r}")
     report = Report(_onnxprobe.compare(request))
     if report.aborted:
         err = error_class(report._native.abort_code)(report._native.abort_message.replace("\n", " ").rstrip())

@@ -74,7 +74,7 @@ def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0):
 
 
 def session_dict(provider=None, provider_options=None, opt_level=None, intra_threads=None, inter_threads=None,
-                 parallel=None, custom_op_lib=None, allow_fallback=None):
+                 parallel=None, custom_op_lib=None, allow_fallback=None, session_config=None):
     for what, n in (("intra_threads", intra_threads), ("inter_threads", inter_threads)):
         if n is not None and not 0 <= int(n) <= 4096:
             raise InvalidArgument(f"{what} must be between 0 and 4096")
@@ -87,6 +87,7 @@ def session_dict(provider=None, provider_options=None, opt_level=None, intra_thr
         "parallel": None if parallel is None else bool(parallel),
         "custom_op_libraries": [_path(p) for p in _paths(custom_op_lib)],
         "allow_fallback": None if allow_fallback is None else bool(allow_fallback),
+        "session_config": {str(k): str(v) for k, v in (session_config or {}).items()},
     }
 
 

@@ -183,6 +183,23 @@ def test_compare_is_the_cli_json_on_a_fault_and_names_it(cli, chain, faulty, tmp
     page = open(report.html(tmp_path / "r.html")).read()
     assert page == report.html() and "onnxprobe-compare" in page
     assert report._repr_html_().startswith("<iframe srcdoc=") and "&lt;" in report._repr_html_()
+    # why: the weight the faulty copy changed (the diagnosis is in both documents, equal)
+    causes = [(f["cause"], f["node"]) for f in mine["diagnosis"]["findings"]]
+    assert causes == [("weight-changed", "add")], causes
+
+
+def test_diagnosis_and_session_config_keywords_are_the_cli_flags(cli, chain, faulty, tmp_path):
+    report, mine, theirs = compare_both(cli, tmp_path, [chain, faulty], {"dims": {"batch": 2}, "diagnose": False},
+                                        ["--dim", "batch=2", "--no-diagnose"], codes=(1,))
+    assert mine == theirs and "diagnosis" not in mine
+    report, mine, theirs = compare_both(
+        cli, tmp_path, [chain], {"dims": {"batch": 2}, "b_opt_level": "all", "diagnose": "all",
+                                 "b_session_config": {"session.intra_op.allow_spinning": "0"}},
+        ["--dim", "batch=2", "--b-opt-level", "all", "--diagnose", "--b-session-config",
+         "session.intra_op.allow_spinning=0"], codes=(0,))
+    assert mine == theirs
+    with pytest.raises(onnxprobe.InvalidArgument, match="diagnose"):
+        onnxprobe.compare(chain, faulty, diagnose="some")
 
 
 def test_compare_is_the_cli_json_with_bisection_and_arrays(cli, chain, faulty, tmp_path):
