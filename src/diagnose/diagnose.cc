@@ -22,6 +22,8 @@ const char* CauseName(Cause c) {
       return "attribute-changed";
     case Cause::kWeightChanged:
       return "weight-changed";
+    case Cause::kNodesAdded:
+      return "nodes-added";
     case Cause::kFloat16Range:
       return "float16-range";
     case Cause::kQuantSaturation:
@@ -84,7 +86,12 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
         res.unexplained.push_back(
             {k.node, culprit != nullptr ? culprit->op_type : "", k.tensor, tried});
       }
-      res.findings.insert(res.findings.end(), found.begin(), found.end());
+      for (auto& f : found) {  // two culprits can share a changed node (a Constant both read)
+        bool seen = false;
+        for (const auto& g : res.findings)
+          seen = seen || (g.node == f.node && g.cause == f.cause && g.fix.command == f.fix.command);
+        if (!seen) res.findings.push_back(std::move(f));
+      }
     }
   }
   res.unexplained.insert(res.unexplained.end(), cx.unexplained.begin(), cx.unexplained.end());

@@ -51,6 +51,53 @@ bool Contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// Nodes only side B's model has, run in the culprit: the fix bypasses them (each reads one
+// tensor and makes one, so its readers read what it read, as in side A's graph).
+void AddedNodes(const Ctx& cx, const Culprit1& c, const std::vector<std::string>& nodes,
+                Certainty sure, std::vector<Finding>* found) {
+  const Model* mb = cx.in.b.model;
+  std::vector<std::string> added;
+  std::string what;
+  bool passes_through = mb != nullptr;
+  for (const NodeDiff& n : cx.in.diff->nodes) {
+    if (n.kind != DiffKind::kAdded || !Contains(nodes, n.name_b)) continue;
+    added.push_back(n.name_b);
+    what += (what.empty() ? "" : ", ") + n.name_b + " (" + n.op_b + ")";
+    if (mb == nullptr || n.index_b < 0) continue;
+    const NodeInfo& info = mb->index().nodes()[n.index_b];
+    size_t reads = 0;
+    for (const auto& x : info.inputs) reads += x.empty() ? 0 : 1;
+    passes_through = passes_through && reads == 1 && info.outputs.size() == 1;
+  }
+  if (added.empty()) return;
+  Finding f;
+  f.node = added.front();
+  f.op_type = c.culprit != nullptr ? c.culprit->op_type : "";
+  f.tensor = c.data.tensor;
+  f.cause = Cause::kNodesAdded;
+  f.certainty = sure;
+  f.summary = "side B's model runs nodes side A's does not have: " + what;
+  f.evidence = "model diff: added in B: " + what +
+               "; run alone with side A's exact inputs, they "
+               "differ from side A by " +
+               FormatNumber(c.error);
+  if (!passes_through) {
+    f.fix.summary = "remove the nodes side B's model adds (" + what + "), unless they are intended";
+  } else {
+    std::string list;
+    for (const auto& n : added) list += (list.empty() ? "" : ", ") + Py(n);
+    std::string edit =
+        "drop = {" + list +
+        "}; src = {n.output[0]: [x for x in n.input if x][0] for n in "
+        "b.graph.node if n.name in drop}; r = lambda x: r(src[x]) if x in src else x; "
+        "[n.input.__setitem__(i, r(x)) for n in b.graph.node if n.name not in drop for i, x in "
+        "enumerate(list(n.input))]; [b.graph.node.remove(n) for n in [n for n in b.graph.node "
+        "if n.name in drop]]";
+    f.fix = RestoreFix(cx, "graph (the nodes side B adds bypassed)", edit);
+  }
+  found->push_back(std::move(f));
+}
+
 }  // namespace
 
 void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
@@ -122,6 +169,7 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
     f.fix = RestoreFix(cx, "initializer " + w.name_b, edit);
     found->push_back(std::move(f));
   }
+  AddedNodes(cx, c, nodes, sure, found);
   if (found->size() == before) Tried(tried, "the two models do not differ at its nodes");
 }
 

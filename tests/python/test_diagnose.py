@@ -11,45 +11,14 @@ import subprocess
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 from conftest import run
+from diagnose_models import cancellation_cnn, noise_model
 
 SRC = os.environ.get("ONNXPROBE_SRC", "")
 PYENV = os.environ.get("ONNXPROBE_PYENV", "")
 CUSTOM = os.environ.get("ONNXPROBE_CRASH_OP_LIB", "")
 QUANT_MODELS = os.path.join(SRC, "tests", "python", "quant_models.py")
-
-
-def _save(nodes, inits, path, shape_in, shape_out, extra_opsets=()):
-    g = helper.make_graph(nodes, "diagnose", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), *extra_opsets])
-    m.ir_version = 8
-    onnx.save(m, str(path))
-
-
-def cancellation_cnn(path, eps=1e-5, w2_bump=0.0):
-    """Conv (bias 1e4) -> BatchNormalization (mean ~1e4, small variance) -> Relu -> Conv: the
-    BatchNormalization cancels two values near 1e4, so how it is computed (folded into the Conv,
-    or x * k + b' instead of (x - mean) * k) shows in float32."""
-    rng = np.random.default_rng(0)
-    c = 8
-    w2 = rng.standard_normal((4, c, 3, 3)).astype(np.float32)
-    w2[1, 2, 1, 1] += w2_bump
-    inits = [numpy_helper.from_array((rng.standard_normal((c, 3, 3, 3)) * 0.01).astype(np.float32), "w"),
-             numpy_helper.from_array(np.full(c, 1e4, np.float32), "cb"),
-             numpy_helper.from_array(rng.uniform(0.5, 2, c).astype(np.float32), "scale"),
-             numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "bias"),
-             numpy_helper.from_array((1e4 + rng.standard_normal(c) * 0.1).astype(np.float32), "mean"),
-             numpy_helper.from_array((rng.uniform(0.5, 2, c) * 1e-2).astype(np.float32), "var"),
-             numpy_helper.from_array(w2, "w2")]
-    nodes = [helper.make_node("Conv", ["x", "w", "cb"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"], name="bn",
-                              epsilon=eps),
-             helper.make_node("Relu", ["b"], ["r"], name="relu"),
-             helper.make_node("Conv", ["r", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
-    _save(nodes, inits, path, [1, 3, 16, 16], [1, 4, 16, 16])
 
 
 def compare(onnxprobe, tmp_path, *args, rc=1, name="r.json"):
@@ -112,11 +81,7 @@ def test_a_runtime_versions_kernel_change_is_named_at_the_batchnorm(onnxprobe, t
 def test_a_nondeterministic_custom_op_is_named_and_its_noise_floor_fixes_the_comparison(onnxprobe, tmp_path):
     # NoiseOp (tests/custom_op/crash_op.cc) adds fresh random noise of up to 1e-3 each run
     model = tmp_path / "noise.onnx"
-    one = numpy_helper.from_array(np.array([1.0], np.float32), "one")
-    nodes = [helper.make_node("Add", ["x", "one"], ["a"], name="add"),
-             helper.make_node("NoiseOp", ["a"], ["j"], name="noise", domain="onnxprobe.test"),
-             helper.make_node("Relu", ["j"], ["y"], name="relu")]
-    _save(nodes, [one], model, [1, 64], [1, 64], [helper.make_opsetid("onnxprobe.test", 1)])
+    noise_model(model)
     args = [model, model, "--custom-op-lib", CUSTOM, "--range", "0,1"]
     _, rep = compare(onnxprobe, tmp_path, *args)
     f = finding(rep, "nondeterminism")
@@ -155,6 +120,29 @@ def test_a_changed_epsilon_is_told_from_a_changed_weight(onnxprobe, tmp_path, fa
     assert f["fix"]["side_b"] == str(tmp_path / "b.restored.onnx")
     compare(onnxprobe, tmp_path, a, f["fix"]["side_b"], rc=0)
     assert b.read_bytes() != (tmp_path / "b.restored.onnx").read_bytes()  # side B's file untouched
+
+
+def test_an_added_float16_round_trip_is_named_and_bypassing_it_restores_side_a(onnxprobe, tmp_path):
+    a, b = tmp_path / "a.onnx", tmp_path / "b.onnx"
+    cancellation_cnn(a)
+    m = onnx.load(str(a))
+    nodes = list(m.graph.node)
+    conv2 = next(n for n in nodes if n.name == "conv2")
+    conv2.input[0] = "r32"
+    casts = [onnx.helper.make_node("Cast", ["r"], ["r16"], name="to_half", to=onnx.TensorProto.FLOAT16),
+             onnx.helper.make_node("Cast", ["r16"], ["r32"], name="to_float", to=onnx.TensorProto.FLOAT)]
+    del m.graph.node[:]
+    m.graph.node.extend(nodes[:3] + casts + nodes[3:])
+    onnx.save(m, str(b))
+    _, rep = compare(onnxprobe, tmp_path, a, b, "--rtol", "1e-4")  # float16 keeps ~5e-4 of r
+    f = finding(rep, "nodes-added")
+    assert "to_half (Cast), to_float (Cast)" in f["evidence"] and f["certainty"] == "confirmed"
+    cmd = shlex.split(f["fix"]["command"])
+    r = run(["/usr/bin/python3", *cmd[1:]])
+    assert r.returncode == 0, r.stderr
+    restored = onnx.load(f["fix"]["side_b"])
+    assert [n.op_type for n in restored.graph.node] == ["Conv", "BatchNormalization", "Relu", "Conv"]
+    compare(onnxprobe, tmp_path, a, f["fix"]["side_b"], "--rtol", "1e-4", rc=0)
 
 
 def quant(out, *extra):

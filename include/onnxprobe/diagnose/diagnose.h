@@ -26,12 +26,13 @@ enum class Cause {
   kKernelChange,      // side A's runtime (version or provider) computes the node otherwise
   kAttributeChanged,  // the node's attributes or op differ between the two models
   kWeightChanged,     // an initializer the node reads differs between the two models
+  kNodesAdded,        // nodes only side B's model has run in the culprit (e.g. a Cast round trip)
   kFloat16Range,      // side A's values beyond what float16 holds where side B computes in it
   kQuantSaturation,   // side A's values beyond the range a quantized tensor of B represents
   kCalibrationRange,  // the graph inputs beyond the range the model was calibrated for
 };
 // "nondeterminism", "thread-count", "optimizer", "kernel-change", "attribute-changed",
-// "weight-changed", "float16-range", "quantization-saturation", "calibration-range".
+// "weight-changed", "nodes-added", "float16-range", "quantization-saturation", "calibration-range".
 const char* CauseName(Cause c);
 
 // kConfirmed: an experiment reproduces side A's values once the cause is removed, or shows the

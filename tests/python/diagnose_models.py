@@ -1,0 +1,48 @@
+"""Models for diagnosis, each built to have exactly one cause (tests/python/test_diagnose.py and
+bench/diagnose_bench.py)."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def _save(nodes, inits, path, shape_in, shape_out, extra_opsets=()):
+    g = helper.make_graph(nodes, "diagnose", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), *extra_opsets])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+def cancellation_cnn(path, eps=1e-5, w2_bump=0.0):
+    """Conv (bias 1e4) -> BatchNormalization (mean ~1e4, small variance) -> Relu -> Conv: the
+    BatchNormalization cancels two values near 1e4, so how it is computed (folded into the Conv,
+    or x * k + b' instead of (x - mean) * k) shows in float32."""
+    rng = np.random.default_rng(0)
+    c = 8
+    w2 = rng.standard_normal((4, c, 3, 3)).astype(np.float32)
+    w2[1, 2, 1, 1] += w2_bump
+    inits = [numpy_helper.from_array((rng.standard_normal((c, 3, 3, 3)) * 0.01).astype(np.float32), "w"),
+             numpy_helper.from_array(np.full(c, 1e4, np.float32), "cb"),
+             numpy_helper.from_array(rng.uniform(0.5, 2, c).astype(np.float32), "scale"),
+             numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "bias"),
+             numpy_helper.from_array((1e4 + rng.standard_normal(c) * 0.1).astype(np.float32), "mean"),
+             numpy_helper.from_array((rng.uniform(0.5, 2, c) * 1e-2).astype(np.float32), "var"),
+             numpy_helper.from_array(w2, "w2")]
+    nodes = [helper.make_node("Conv", ["x", "w", "cb"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"], name="bn",
+                              epsilon=eps),
+             helper.make_node("Relu", ["b"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    _save(nodes, inits, path, [1, 3, 16, 16], [1, 4, 16, 16])
+
+
+
+
+def noise_model(path):
+    """x + 1 -> NoiseOp (tests/custom_op/crash_op.cc: fresh random noise of up to 1e-3 each run)
+    -> Relu."""
+    one = numpy_helper.from_array(np.array([1.0], np.float32), "one")
+    nodes = [helper.make_node("Add", ["x", "one"], ["a"], name="add"),
+             helper.make_node("NoiseOp", ["a"], ["j"], name="noise", domain="onnxprobe.test"),
+             helper.make_node("Relu", ["j"], ["y"], name="relu")]
+    _save(nodes, [one], path, [1, 64], [1, 64], [helper.make_opsetid("onnxprobe.test", 1)])
