@@ -62,3 +62,7 @@ echo "== sensitivity: smallest fault named, top-1 rates and false alarms per pai
 echo
 echo "== PyTorch vs ONNX zoo (ONNXPROBE_ZOO=quick for a handful of models)"
 /usr/bin/python3 bench/torch_zoo.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}
+echo
+echo "== diagnosis: held-in fault cases, cause named, fix applied, cost vs the comparison"
+/usr/bin/python3 bench/diagnose_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python \
+  "$BUILD/tests/libonnxprobe_crash_op.so" "$MODELS/diagnose" "${ONNXPROBE_DIAGNOSE_CASES:-full}"

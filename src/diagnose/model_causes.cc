@@ -38,10 +38,15 @@ std::string RestoredPath(const std::string& b) {
 DiagnosisFix RestoreFix(const Ctx& cx, const std::string& what, const std::string& edit) {
   DiagnosisFix fix;
   std::string out = RestoredPath(cx.in.b.path);
-  std::string script = "import onnx; a = onnx.load(" + Py(cx.in.a.path) + "); b = onnx.load(" +
-                       Py(cx.in.b.path) + "); " + edit + "; onnx.save(b, " + Py(out) + ")";
+  // builds on an earlier fix's output when that is newer than side B's model, so the commands
+  // of several findings run one after the other restore them all
+  std::string script = "import onnx, os; p = " + Py(out) + "; q = " + Py(cx.in.b.path) +
+                       "; a = onnx.load(" + Py(cx.in.a.path) +
+                       "); b = onnx.load(p if os.path.exists(p) and os.path.getmtime(p) > "
+                       "os.path.getmtime(q) else q); " + edit + "; onnx.save(b, p)";
   fix.summary = "restore side A's " + what + " in side B's model (written beside it as " + out +
-                "; compare with it as side B), unless the change is intended";
+                ", or updated there when an earlier fix wrote it; compare with it as side B), "
+                "unless the change is intended";
   fix.command = ShellJoin({"python3", "-c", script});
   fix.side_b = out;
   return fix;
