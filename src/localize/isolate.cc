@@ -195,6 +195,10 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
       }
     }
   }
+  if (cx.out->cases.size() < o.keep_cases) {  // the source's own run, for diagnosis
+    Run run = Execute(cx, *plan);
+    if (run.error.empty()) KeepCase(cx, o, *plan, run, c);
+  }
   cx.out->culprits.insert(cx.out->culprits.begin(), std::move(c));
 }
 
