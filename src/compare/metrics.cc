@@ -450,7 +450,7 @@ class ExactPercentile {
 void CollectExact(const Tensor& a, const Tensor& b, double eps, ExactPercentile* abs_p,
                   ExactPercentile* rel_p) {
   if (!abs_p->needed() && !rel_p->needed()) return;
-  if (a.dtype() == DType::kFloat32) {
+  if (a.dtype() == DType::kFloat32 && b.dtype() == DType::kFloat32) {
     CollectF32(a.data_as<float>(), b.data_as<float>(), a.num_elements(), eps, abs_p->range(),
                rel_p->range(), abs_p->values(), rel_p->values());
     return;
@@ -550,6 +550,15 @@ void TopK(const Tensor& a, const Tensor& b, int k, TensorMetrics* m) {
   m->topk_overlap = rows ? overlap / double(rows) : 1;
 }
 
+// float16 or bfloat16 against float32 (either side): a reduced-precision copy of the model, whose
+// values are compared (converted to double as any non-float32 pair) under the same tolerances;
+// dtype_a/dtype_b still say which is which. Other dtype pairs (float64 vs float32, an integer
+// vs a float) fail as a dtype mismatch (docs/metrics.md, layer 1).
+bool ReducedPrecisionPair(DType x, DType y) {
+  auto reduced = [](DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; };
+  return (reduced(x) && y == DType::kFloat32) || (reduced(y) && x == DType::kFloat32);
+}
+
 }  // namespace
 
 int HistogramBin(double v) { return Bin(v); }
@@ -566,7 +575,7 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   m.shape_a = a.shape();
   m.shape_b = b.shape();
   m.shape_match = a.shape() == b.shape();
-  m.dtype_match = a.dtype() == b.dtype();
+  m.dtype_match = a.dtype() == b.dtype() || ReducedPrecisionPair(a.dtype(), b.dtype());
   bool f32 = a.dtype() == DType::kFloat32 && b.dtype() == DType::kFloat32;
   if (!f32 || !m.shape_match) {
     m.stats_a = ComputeStats(a);

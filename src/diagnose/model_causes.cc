@@ -1,6 +1,7 @@
 // Causes in the models themselves: the culprit's nodes read other attributes or weights on the
 // two sides (a diff of the two model files), with the command that restores side A's.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -43,7 +44,8 @@ DiagnosisFix RestoreFix(const Ctx& cx, const std::string& what, const std::strin
   std::string script = "import onnx, os; p = " + Py(out) + "; q = " + Py(cx.in.b.path) +
                        "; a = onnx.load(" + Py(cx.in.a.path) +
                        "); b = onnx.load(p if os.path.exists(p) and os.path.getmtime(p) > "
-                       "os.path.getmtime(q) else q); " + edit + "; onnx.save(b, p)";
+                       "os.path.getmtime(q) else q); " +
+                       edit + "; onnx.save(b, p)";
   fix.summary = "restore side A's " + what + " in side B's model (written beside it as " + out +
                 ", or updated there when an earlier fix wrote it; compare with it as side B), "
                 "unless the change is intended";
@@ -103,9 +105,72 @@ void AddedNodes(const Ctx& cx, const Culprit1& c, const std::vector<std::string>
   found->push_back(std::move(f));
 }
 
+// The largest finite |value| of `t` (0 for an empty or non-float tensor).
+double MaxFinite(const Tensor& t) {
+  double m = 0;
+  for (uint64_t i = 0; i < t.num_elements(); ++i) {
+    double v = std::fabs(ElementAsDouble(t, i));
+    if (std::isfinite(v)) m = std::max(m, v);
+  }
+  return m;
+}
+
+// Side B computes the culprit in float16 (its output is float16) and side A's values of the
+// node's inputs or output pass float16's largest finite value: they overflow to Inf there.
+void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
+                  std::string* tried) {
+  constexpr double kFloat16Max = 65504.0;
+  if (c.data.observed.dtype() != DType::kFloat16) return;
+  std::string where;
+  double top = 0;
+  auto look = [&](const std::string& name, const Tensor& t) {
+    double m = MaxFinite(t);
+    if (m > kFloat16Max && m > top) top = m, where = name;
+  };
+  for (const auto& in : c.data.inputs) look(in.name, in.tensor);
+  look(c.data.tensor, c.data.expected);
+  if (where.empty()) {
+    Tried(tried, "side A's values stay within float16's range");
+    return;
+  }
+  Finding f;
+  f.node = c.data.node;
+  f.op_type = c.culprit != nullptr ? c.culprit->op_type : "";
+  f.tensor = c.data.tensor;
+  f.cause = Cause::kFloat16Range;
+  f.certainty = Certainty::kConfirmed;  // the node alone, fed A's values, makes the error
+  f.summary =
+      "float16 overflow: side B computes the node in float16 and its values pass "
+      "float16's largest finite value, 65504";
+  f.evidence = "side A's " + where + " reaches " + FormatNumber(top) +
+               " (|x| > 65504); run alone "
+               "with side A's inputs rounded to float16, the node differs from side A by " +
+               FormatNumber(c.error);
+  // the node and every node reading its output (which receives the overflowing values) stay in
+  // float32; Casts only move values between precisions
+  f.fix.keep_float_nodes = {c.data.node};
+  const Model* mb = cx.in.b.model;
+  const TensorEntry* t = mb != nullptr ? mb->index().Find(c.data.output) : nullptr;
+  if (t != nullptr) {
+    for (int k : t->consumers) {
+      const NodeInfo& n = mb->index().nodes()[k];
+      if (n.op_type != "Cast" && !Contains(f.fix.keep_float_nodes, n.name))
+        f.fix.keep_float_nodes.push_back(n.name);
+    }
+  }
+  std::string keep;
+  for (const auto& n : f.fix.keep_float_nodes) keep += (keep.empty() ? "" : ",") + n;
+  f.fix.summary = "keep " + keep +
+                  " in float32 (the float16 conversion's block list: "
+                  "onnxconverter-common node_block_list, onnxprobe fp16 --keep-fp32 " +
+                  keep + ")";
+  found->push_back(std::move(f));
+}
+
 }  // namespace
 
 void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
+  Float16Range(cx, c, found, tried);
   const ModelDiff* d = cx.in.diff;
   if (d == nullptr) return;
   std::vector<std::string> nodes = {c.data.node};

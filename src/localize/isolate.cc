@@ -219,13 +219,16 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     out.note = "side B is a dump: isolation needs side B's model and runtime";
     return finish();
   }
-  Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}, {}};
+  Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}, {}, {}, {}, false};
   cx.hidden_b.insert(b.hidden().begin(), b.hidden().end());
   cx.framework_noise = a.info().kind == SideKind::kTorchCapture;
   cx.on_run = options.on_run;
   for (const auto& [x, y] : job.rename) cx.b_to_a[y] = x;
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
+  for (const auto& row : r.rows) {
+    if (row.state == RowState::kCompared) cx.b_dtypes[row.name_b] = row.metrics.dtype_b;
+  }
 
   std::vector<RowGrowth> growth = ErrorGrowth(*g, r);
   if (r.failures == 0 && options.candidates != Candidates::kAll) {

@@ -2,6 +2,7 @@
 // the nodes only side B has before it) run alone on side B's runtime with side A's tensors.
 #pragma once
 
+#include <deque>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -36,7 +37,10 @@ struct Ctx {
   std::set<std::string> hidden_b;
   std::unordered_map<std::string, const Tensor*> shared;
   std::unordered_map<std::string, Tensor> from_a;  // side A tensors fetched so far (A names)
-  std::function<void(size_t)> on_run;              // LocalizeOptions::on_run
+  // side B's dtype of each compared tensor (B names): a float16 side B is fed A's float32 values
+  // rounded to float16, as its graph declares them
+  std::unordered_map<std::string, DType> b_dtypes;
+  std::function<void(size_t)> on_run;  // LocalizeOptions::on_run
   // side A is a PyTorch capture: every isolated node differs by framework rounding, so a
   // sub-tolerance source must stand out from its neighbours' noise (StandOutLevel)
   bool framework_noise = false;
@@ -50,6 +54,7 @@ struct Ctx {
 struct Run {
   std::string bytes;
   std::vector<std::pair<std::string, const Tensor*>> feed;
+  std::deque<Tensor> owned;  // A's tensors converted to side B's float dtype
   const Tensor* expected = nullptr;
   Tensor observed;
   std::string error;
@@ -70,6 +75,8 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
 Status FetchFor(Ctx& cx, const std::vector<Plan>& plans);
 // The side-A tensors each plan reads, for GroupByBudget (fetch_groups.h).
 std::vector<std::set<std::string>> NeedsOf(const Ctx& cx, const std::vector<Plan>& plans);
+// float32 <-> float16/bfloat16 (rounded to nearest even); other pairs fail.
+Expected<Tensor> CastFloat(const Tensor& t, DType to);
 // Builds the plan's model (without `drop`, with `aliases` as Identity nodes) and runs it on side
 // B's runtime with side A's tensors.
 Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop = {},

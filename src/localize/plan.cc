@@ -119,6 +119,24 @@ std::vector<std::set<std::string>> NeedsOf(const Ctx& cx, const std::vector<Plan
 }
 
 // Builds the plan's model and runs it on side B's runtime with side A's tensors.
+// float32 <-> float16/bfloat16, rounded to nearest even; other pairs are not converted.
+Expected<Tensor> CastFloat(const Tensor& t, DType to) {
+  auto narrow = [](DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; };
+  bool down = t.dtype() == DType::kFloat32 && narrow(to);
+  bool up = narrow(t.dtype()) && to == DType::kFloat32;
+  if (!down && !up) return InvalidArgument("no float conversion");
+  OP_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(to, t.shape()));
+  for (uint64_t i = 0; i < t.num_elements(); ++i) {
+    if (up) {
+      out.data_as<float>()[i] = static_cast<float>(ElementAsDouble(t, i));
+    } else {
+      float v = t.data_as<float>()[i];
+      out.data_as<uint16_t>()[i] = to == DType::kFloat16 ? FloatToHalf(v) : FloatToBFloat16(v);
+    }
+  }
+  return out;
+}
+
 Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
             const std::vector<std::pair<std::string, std::string>>& aliases) {
   Run run;
@@ -138,6 +156,15 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
       run.error = "side A did not provide '" + x + "'";
       return run;
     }
+    auto bt = cx.b_dtypes.find(x);
+    if (bt != cx.b_dtypes.end() && bt->second != it->second.dtype()) {
+      auto cast = CastFloat(it->second, bt->second);
+      if (cast.ok()) {
+        run.owned.push_back(std::move(*cast));
+        feed(x, &run.owned.back());
+        continue;
+      }
+    }
     feed(x, &it->second);
   }
   for (const auto& x : p.graph_inputs) {
@@ -155,7 +182,9 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
   }
   run.expected = &e->second;
   spec.outputs = {p.name_b};
-  spec.output_types = {{e->second.dtype(), e->second.shape()}};
+  auto ot = cx.b_dtypes.find(p.name_b);
+  spec.output_types = {
+      {ot != cx.b_dtypes.end() ? ot->second : e->second.dtype(), e->second.shape()}};
   auto bytes = ExtractSubgraph(cx.g, spec);
   if (!bytes.ok()) {
     run.error = bytes.status().message();

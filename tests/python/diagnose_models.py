@@ -46,3 +46,32 @@ def noise_model(path):
              helper.make_node("NoiseOp", ["a"], ["j"], name="noise", domain="onnxprobe.test"),
              helper.make_node("Relu", ["j"], ["y"], name="relu")]
     _save(nodes, [one], path, [1, 64], [1, 64], [helper.make_opsetid("onnxprobe.test", 1)])
+
+
+def float16_sum_model(path, half, keep=()):
+    """x in [0, 1) -> Mul(3000) -> ReduceSum -> Mul(1e-3) -> y; half: computed in float16 (Casts at the
+    graph's input and output) except the nodes in keep, which compute in float32."""
+    nodes, inits = [], [numpy_helper.from_array(np.array([1], np.int64), "axes")]
+    cur, cur_half = "x", False
+    def to(want_half, name):
+        nonlocal cur, cur_half
+        if want_half != cur_half:
+            nodes.append(helper.make_node("Cast", [cur], [cur + ("_h" if want_half else "_f")], name="cast_" + name,
+                                          to=TensorProto.FLOAT16 if want_half else TensorProto.FLOAT))
+            cur, cur_half = cur + ("_h" if want_half else "_f"), want_half
+    for name, op, k, out in (("mul_big", "Mul", 3000.0, "big"), ("reduce_sum", "ReduceSum", None, "sum"),
+                             ("scale", "Mul", 1e-3, "y0")):
+        h = half and name not in keep
+        to(h, name)
+        if op == "Mul":
+            inits.append(numpy_helper.from_array(np.array(k, np.float16 if h else np.float32), "k_" + name))
+            nodes.append(helper.make_node("Mul", [cur, "k_" + name], [out], name=name))
+        else:
+            nodes.append(helper.make_node("ReduceSum", [cur, "axes"], [out], name=name, keepdims=1))
+        cur = out
+    to(False, "out")
+    nodes.append(helper.make_node("Identity", [cur], ["y"], name="out"))
+    g = helper.make_graph(nodes, "ov", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]); m.ir_version = 8
+    onnx.save(m, str(path))

@@ -126,8 +126,25 @@ def test_shape_and_dtype_mismatch_fail_at_layer_one(onnxprobe, tmp_path):
     a = np.zeros((2, 3), np.float32)
     _, t, _ = compare(onnxprobe, tmp_path, a, np.zeros((3, 2), np.float32))
     assert t["verdict"] == "FAIL" and "shape" in t["reason"]
-    _, t, _ = compare(onnxprobe, tmp_path, a, np.zeros((2, 3), np.float16))
+    _, t, _ = compare(onnxprobe, tmp_path, a, np.zeros((2, 3), np.float64))
     assert t["verdict"] == "FAIL" and "dtype" in t["reason"]
+    _, t, _ = compare(onnxprobe, tmp_path, a, np.zeros((2, 3), np.int32))
+    assert t["verdict"] == "FAIL" and "dtype" in t["reason"]
+
+
+def test_float16_against_float32_is_compared_by_value(onnxprobe, tmp_path):
+    # a reduced-precision copy (a float16 conversion of the model): the values are judged, the
+    # dtypes reported
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((4, 16)).astype(np.float32)
+    b = a.astype(np.float16)
+    _, t, _ = compare(onnxprobe, tmp_path, a, b)
+    d = np.abs(b.astype(np.float64) - a.astype(np.float64))
+    assert (t["dtype_a"], t["dtype_b"]) == ("float32", "float16")
+    assert t["max_abs"] == pytest.approx(d.max()) and t["verdict"] == "PASS"  # half an ulp < rtol
+    b[2, 5] += np.float16(0.5)
+    _, t, _ = compare(onnxprobe, tmp_path, a, b)
+    assert t["verdict"] == "FAIL" and t["max_abs_index"] == [2, 5] and t["mismatches"] == 1
 
 
 def test_nan_in_b_fails_but_shared_nan_passes(onnxprobe, tmp_path):

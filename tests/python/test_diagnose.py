@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from conftest import run
-from diagnose_models import cancellation_cnn, noise_model
+from diagnose_models import cancellation_cnn, float16_sum_model, noise_model
 
 SRC = os.environ.get("ONNXPROBE_SRC", "")
 PYENV = os.environ.get("ONNXPROBE_PYENV", "")
@@ -143,6 +143,26 @@ def test_an_added_float16_round_trip_is_named_and_bypassing_it_restores_side_a(o
     restored = onnx.load(f["fix"]["side_b"])
     assert [n.op_type for n in restored.graph.node] == ["Conv", "BatchNormalization", "Relu", "Conv"]
     compare(onnxprobe, tmp_path, a, f["fix"]["side_b"], rc=0)
+
+
+def test_a_float16_overflow_is_named_and_its_block_list_fixes_the_conversion(onnxprobe, tmp_path):
+    # x in [0, 1) times 3000 summed over 64 values reaches ~77000: beyond float16's 65504
+    a, b = tmp_path / "f32.onnx", tmp_path / "f16.onnx"
+    float16_sum_model(a, False)
+    float16_sum_model(b, True)
+    args = [a, b, "--range", "0,1"]
+    r, rep = compare(onnxprobe, tmp_path, *args)
+    f = finding(rep, "float16-range")
+    assert (f["node"], f["op_type"], f["certainty"]) == ("reduce_sum", "ReduceSum", "confirmed")
+    assert "65504" in f["evidence"] and "float16" in r.stdout
+    keep = f["fix"]["keep_float_nodes"]
+    assert keep == ["reduce_sum", "scale"]  # the node and the node reading its overflowing output
+    # rows in float16 against float32 are compared by value, not failed on dtype
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert rows["big"]["dtype_b"] == "float16" and rows["big"]["verdict"] == "PASS"
+    fixed = tmp_path / "f16_fixed.onnx"
+    float16_sum_model(fixed, True, keep)
+    compare(onnxprobe, tmp_path, a, fixed, "--range", "0,1", rc=0)
 
 
 def quant(out, *extra):
