@@ -60,7 +60,7 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
   }
   DiagnosisResult res;
   res.ran = true;
-  Ctx cx{in, options};
+  Ctx cx{in, options, 0, {}};
   const LocalizeResult* l = in.localization;
   if (in.quant != nullptr && in.quant->active()) {
     QuantCauses(cx, &res.findings);
@@ -93,6 +93,25 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
         if (!seen) res.findings.push_back(std::move(f));
       }
     }
+  }
+  // a PyTorch capture's parameters against the ONNX initializers (parameter parity): no
+  // experiment needed, the values themselves differ
+  for (const Culprit& c : l != nullptr ? l->culprits : std::vector<Culprit>()) {
+    if (c.evidence != Evidence::kParity) continue;
+    Finding f;
+    f.node = c.node;
+    f.op_type = c.op_type;
+    f.tensor = c.tensor;
+    f.cause = Cause::kWeightChanged;
+    f.certainty = Certainty::kConfirmed;
+    f.summary =
+        "a weight of the ONNX model differs from the PyTorch parameter it was exported from";
+    f.evidence = "parameter parity: " + c.reason;
+    f.fix.summary =
+        "export the model again from the module state the capture used (eval mode, "
+        "the same state_dict), or capture again from the module the ONNX model came "
+        "from";
+    res.findings.push_back(std::move(f));
   }
   res.unexplained.insert(res.unexplained.end(), cx.unexplained.begin(), cx.unexplained.end());
   res.runs = cx.runs;

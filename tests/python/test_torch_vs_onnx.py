@@ -328,6 +328,9 @@ def test_a_tied_weight_is_named_at_the_reader_whose_output_it_changes(onnxprobe,
     assert set(finding["readers"]) == readers and len(readers) == 2
     top = rep["localization"]["culprits"][0]
     assert top["evidence"] == "parity" and top["node"].startswith("/lm_head/")
+    why = [f for f in rep["diagnosis"]["findings"] if f["node"] == top["node"]]
+    assert why and why[0]["cause"] == "weight-changed" and "PyTorch" in why[0]["summary"]
+    assert "embed.weight" in why[0]["evidence"]
 
 
 class TopKOfRelu(torch.nn.Module):
