@@ -24,7 +24,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(SRC, "tests", "python"))
-from diagnose_models import cancellation_cnn, float16_sum_model, noise_model  # noqa: E402
+from diagnose_models import cancellation_cnn, float16_sum_model, noise_model, with_flags  # noqa: E402
 
 EXPECT = {"weight": "weight-changed", "two_weights": "weight-changed", "bn_epsilon": "attribute-changed",
           "conv_pads": "attribute-changed", "constant": "attribute-changed", "fp16_cast": "nodes-added"}
@@ -32,20 +32,6 @@ EXPECT = {"weight": "weight-changed", "two_weights": "weight-changed", "bn_epsil
 
 def sh(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=1800, **kw)
-
-
-def with_flags(args, flags):
-    args = [str(a) for a in args]
-    i = 0
-    while i < len(flags):
-        name = flags[i]
-        value = flags[i + 1] if i + 1 < len(flags) and not flags[i + 1].startswith("--") else None
-        if name in args:
-            k = args.index(name)
-            del args[k:k + (2 if value is not None else 1)]
-        args += [name] + ([value] if value is not None else [])
-        i += 2 if value is not None else 1
-    return args
 
 
 def timed_compare(onnxprobe, args, out, extra=()):

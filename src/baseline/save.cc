@@ -1,11 +1,11 @@
 // SaveBaseline: capture every sample's graph outputs (and chosen intermediates) into dumps in a
 // temporary folder, write baseline.json last, then move the folder into place.
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <set>
 
 #include "baseline/baseline_file.h"
+#include "common/clock.h"
 #include "common/file_util.h"
 #include "onnxprobe/baseline.h"
 #include "onnxprobe/dump.h"
@@ -14,15 +14,6 @@ namespace fs = std::filesystem;
 
 namespace onnxprobe {
 namespace {
-
-std::string UtcNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool SelectionGiven(const TensorSelection& s) {
   return !s.names.empty() || !s.op_types.empty() || !s.regex.empty();
@@ -91,7 +82,7 @@ Status SaveInto(const std::string& tmp, const BaselineSaveRequest& req, Baseline
   Baseline& b = rep->baseline;
   b.dir = req.output;
   b.model_path = req.model_path;
-  b.created = UtcNow();
+  b.created = UtcNowIso8601();
   b.environment = SnapshotEnvironment(*backend, req.session, sha256);
   b.policy = req.policy;
   b.selection = req.all_tensors ? TensorSelection{{}, {}, "."} : req.selection;

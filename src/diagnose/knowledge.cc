@@ -1,8 +1,8 @@
 #include "diagnose/knowledge.h"
 
-#include <ctime>
 #include <filesystem>
 
+#include "common/clock.h"
 #include "common/file_util.h"
 #include "onnxprobe/json.h"
 #include "onnxprobe/json_value.h"
@@ -17,15 +17,6 @@ constexpr uint64_t kMaxBytes = 64ull << 20;
 std::string Field(const JsonValue& v, const char* key) {
   const JsonValue* x = v.Find(key);
   return x != nullptr && x->is_string() ? x->as_string() : "";
-}
-
-std::string Now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string FixText(const DiagnosisFix& f) {
@@ -89,7 +80,7 @@ void CiteKnowledge(const std::vector<KnowledgeEntry>& earlier, std::vector<Findi
 Status RecordKnowledge(const std::string& path, std::vector<KnowledgeEntry> earlier,
                        const std::vector<Finding>& found, const std::string& model,
                        const std::string& model_sha256) {
-  std::string now = Now();
+  std::string now = UtcNowIso8601();
   for (const Finding& f : found) {
     earlier.push_back({now, model, model_sha256, f.node, f.op_type, CauseName(f.cause), f.summary,
                        FixText(f.fix)});

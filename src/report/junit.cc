@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <ctime>
 
+#include "common/clock.h"
 #include "common/file_util.h"
 #include "onnxprobe/format.h"
 
@@ -86,15 +86,6 @@ const char* OutcomeElement(JUnitOutcome o) {
   return "";
 }
 
-std::string Now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
-}
-
 std::string HostName() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == 0) return "localhost";
@@ -163,8 +154,8 @@ std::string RenderJUnit(const std::string& name, const std::vector<JUnitSuite>& 
             "\" package=\"" + Xml(classname) + "\" tests=\"" + std::to_string(s.cases.size()) +
             "\" failures=\"" + std::to_string(f) + "\" errors=\"" + std::to_string(e) +
             "\" skipped=\"" + std::to_string(k) + "\" time=\"" + Seconds(s.seconds) +
-            "\" timestamp=\"" + Xml(s.timestamp.empty() ? Now() : s.timestamp) + "\" hostname=\"" +
-            Xml(HostName()) + "\">\n";
+            "\" timestamp=\"" + Xml(s.timestamp.empty() ? UtcNowIso8601(false) : s.timestamp) +
+            "\" hostname=\"" + Xml(HostName()) + "\">\n";
     if (s.properties.empty()) {
       body += "    <properties/>\n";
     } else {

@@ -72,47 +72,19 @@ void ORT_API_CALL Compute(void*, OrtKernelContext* ctx) {
   if (count > 0) std::memcpy(y, x, count * sizeof(float));
 }
 
-// JitterOp: identity, except that every other run adds 1e-3 to the first element, a kernel
-// whose result differs run to run (for the determinism tests).
-int g_jitter_runs = 0;
-const char* ORT_API_CALL GetJitterName(const OrtCustomOp*) { return "JitterOp"; }
-void ORT_API_CALL JitterCompute(void*, OrtKernelContext* ctx) {
+// The float input and an output of its shape (for the identity-like ops below); false when the
+// runtime refused either.
+bool InputAndOutput(OrtKernelContext* ctx, const float** x, float** y, size_t* count) {
   const OrtValue* in = nullptr;
   OrtTensorTypeAndShapeInfo* info = nullptr;
   if (!Ok(g_api->KernelContext_GetInput(ctx, 0, &in)) ||
       !Ok(g_api->GetTensorTypeAndShape(in, &info)))
-    return;
-  size_t rank = 0, count = 0;
+    return false;
+  size_t rank = 0;
   int64_t dims[16] = {};
   bool shaped = Ok(g_api->GetDimensionsCount(info, &rank)) && rank <= 16 &&
                 Ok(g_api->GetDimensions(info, dims, rank)) &&
-                Ok(g_api->GetTensorShapeElementCount(info, &count));
-  g_api->ReleaseTensorTypeAndShapeInfo(info);
-  void* x_data = nullptr;
-  OrtValue* out = nullptr;
-  void* y = nullptr;
-  if (!shaped || !Ok(g_api->GetTensorMutableData(const_cast<OrtValue*>(in), &x_data)) ||
-      !Ok(g_api->KernelContext_GetOutput(ctx, 0, dims, rank, &out)) ||
-      !Ok(g_api->GetTensorMutableData(out, &y)))
-    return;
-  if (count > 0) std::memcpy(y, x_data, count * sizeof(float));
-  if (count > 0 && (g_jitter_runs++ % 2) == 1) static_cast<float*>(y)[0] += 1e-3f;
-}
-
-// NoiseOp: identity plus noise of up to 1e-3 (relative to max(1, |x|)) drawn from a fresh random
-// seed each run: a kernel whose result no run reproduces (randomness in a custom operator).
-const char* ORT_API_CALL GetNoiseName(const OrtCustomOp*) { return "NoiseOp"; }
-void ORT_API_CALL NoiseCompute(void*, OrtKernelContext* ctx) {
-  const OrtValue* in = nullptr;
-  OrtTensorTypeAndShapeInfo* info = nullptr;
-  if (!Ok(g_api->KernelContext_GetInput(ctx, 0, &in)) ||
-      !Ok(g_api->GetTensorTypeAndShape(in, &info)))
-    return;
-  size_t rank = 0, count = 0;
-  int64_t dims[16] = {};
-  bool shaped = Ok(g_api->GetDimensionsCount(info, &rank)) && rank <= 16 &&
-                Ok(g_api->GetDimensions(info, dims, rank)) &&
-                Ok(g_api->GetTensorShapeElementCount(info, &count));
+                Ok(g_api->GetTensorShapeElementCount(info, count));
   g_api->ReleaseTensorTypeAndShapeInfo(info);
   void* x_data = nullptr;
   OrtValue* out = nullptr;
@@ -120,9 +92,33 @@ void ORT_API_CALL NoiseCompute(void*, OrtKernelContext* ctx) {
   if (!shaped || !Ok(g_api->GetTensorMutableData(const_cast<OrtValue*>(in), &x_data)) ||
       !Ok(g_api->KernelContext_GetOutput(ctx, 0, dims, rank, &out)) ||
       !Ok(g_api->GetTensorMutableData(out, &y_data)))
-    return;
-  const float* x = static_cast<const float*>(x_data);
-  float* y = static_cast<float*>(y_data);
+    return false;
+  *x = static_cast<const float*>(x_data);
+  *y = static_cast<float*>(y_data);
+  return true;
+}
+
+// JitterOp: identity, except that every other run adds 1e-3 to the first element, a kernel
+// whose result differs run to run (for the determinism tests).
+int g_jitter_runs = 0;
+const char* ORT_API_CALL GetJitterName(const OrtCustomOp*) { return "JitterOp"; }
+void ORT_API_CALL JitterCompute(void*, OrtKernelContext* ctx) {
+  const float* x = nullptr;
+  float* y = nullptr;
+  size_t count = 0;
+  if (!InputAndOutput(ctx, &x, &y, &count) || count == 0) return;
+  std::memcpy(y, x, count * sizeof(float));
+  if ((g_jitter_runs++ % 2) == 1) y[0] += 1e-3f;
+}
+
+// NoiseOp: identity plus noise of up to 1e-3 (relative to max(1, |x|)) drawn from a fresh random
+// seed each run: a kernel whose result no run reproduces (randomness in a custom operator).
+const char* ORT_API_CALL GetNoiseName(const OrtCustomOp*) { return "NoiseOp"; }
+void ORT_API_CALL NoiseCompute(void*, OrtKernelContext* ctx) {
+  const float* x = nullptr;
+  float* y = nullptr;
+  size_t count = 0;
+  if (!InputAndOutput(ctx, &x, &y, &count)) return;
   uint64_t state = std::random_device()() | (static_cast<uint64_t>(std::random_device()()) << 32);
   state |= 1;
   for (size_t i = 0; i < count; ++i) {

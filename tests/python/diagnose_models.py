@@ -75,3 +75,18 @@ def float16_sum_model(path, half, keep=()):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]); m.ir_version = 8
     onnx.save(m, str(path))
+
+
+def with_flags(args, flags):
+    """`args` with a fix's compare flags set: a flag given before is replaced."""
+    args = [str(a) for a in args]
+    i = 0
+    while i < len(flags):
+        name = flags[i]
+        value = flags[i + 1] if i + 1 < len(flags) and not flags[i + 1].startswith("--") else None
+        if name in args:
+            k = args.index(name)
+            del args[k:k + (2 if value is not None else 1)]
+        args += [name] + ([value] if value is not None else [])
+        i += 2 if value is not None else 1
+    return args

@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from conftest import run
-from diagnose_models import cancellation_cnn, float16_sum_model, noise_model
+from diagnose_models import cancellation_cnn, float16_sum_model, noise_model, with_flags
 
 SRC = os.environ.get("ONNXPROBE_SRC", "")
 PYENV = os.environ.get("ONNXPROBE_PYENV", "")
@@ -35,20 +35,6 @@ def finding(report, cause):
     got = [f for f in d["findings"] if f["cause"] == cause]
     assert got, json.dumps(d, indent=1)[:3000]
     return got[0]
-
-
-def with_flags(args, flags):
-    """`args` with the fix's flags set: a flag given before is replaced."""
-    args = [str(a) for a in args]
-    i = 0
-    while i < len(flags):
-        name, value = flags[i], flags[i + 1] if i + 1 < len(flags) and not flags[i + 1].startswith("--") else None
-        if name in args:
-            k = args.index(name)
-            del args[k:k + (2 if value is not None else 1)]
-        args += [name] + ([value] if value is not None else [])
-        i += 2 if value is not None else 1
-    return args
 
 
 def test_an_optimizer_pass_is_named_with_the_transformer_to_disable(onnxprobe, tmp_path):
