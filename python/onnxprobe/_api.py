@@ -123,7 +123,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "repro_dir": "" if repro is None else os.fspath(repro),
         "explain_optimizations": bool(explain_optimizations),
         "fixed_tolerance": bool(fixed_tolerance),
-        "diagnose_cases": {True: 2, "all": 16, False: 0}.get(diagnose, -1),
+        "diagnose_cases": 2 if diagnose is True else 16 if diagnose == "all" else 0 if diagnose is False else -1,
         "knowledge_file": "" if knowledge is None else os.fspath(knowledge),
     }
     if request["diagnose_cases"] < 0:

@@ -54,12 +54,21 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
   using namespace diagnose;
   auto t0 = std::chrono::steady_clock::now();
   if (in.comparison == nullptr) return InvalidArgument("diagnosis needs the comparison's result");
-  std::vector<KnowledgeEntry> earlier;
-  if (!options.knowledge_file.empty()) {
-    OP_ASSIGN_OR_RETURN(earlier, ReadKnowledge(options.knowledge_file));
-  }
   DiagnosisResult res;
   res.ran = true;
+  // the file was checked when the comparison opened: a failure now (it changed, the disk is
+  // full) costs the record, never the comparison's report
+  std::vector<KnowledgeEntry> earlier;
+  bool knowledge = !options.knowledge_file.empty();
+  if (knowledge) {
+    auto read = ReadKnowledge(options.knowledge_file);
+    if (read.ok()) {
+      earlier = std::move(*read);
+    } else {
+      knowledge = false;
+      res.note = "knowledge file not used: " + read.status().message();
+    }
+  }
   Ctx cx{in, options, 0, {}};
   const LocalizeResult* l = in.localization;
   if (in.quant != nullptr && in.quant->active()) {
@@ -115,16 +124,18 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
   }
   res.unexplained.insert(res.unexplained.end(), cx.unexplained.begin(), cx.unexplained.end());
   res.runs = cx.runs;
-  if (!options.knowledge_file.empty()) {
+  if (knowledge) {
     CiteKnowledge(earlier, &res.findings);
     const Model* m = in.b.model != nullptr ? in.b.model : in.a.model;
     std::string sha = m != nullptr ? m->Hashes(false).sha256 : "";
     std::string path = m != nullptr ? m->path() : in.b.path;
     if (!res.findings.empty()) {
-      OP_RETURN_IF_ERROR(
-          RecordKnowledge(options.knowledge_file, std::move(earlier), res.findings, path, sha)
-              .WithContext("knowledge file " + options.knowledge_file));
-      res.knowledge_file = options.knowledge_file;
+      Status st =
+          RecordKnowledge(options.knowledge_file, std::move(earlier), res.findings, path, sha);
+      if (st.ok())
+        res.knowledge_file = options.knowledge_file;
+      else
+        res.note = "knowledge file " + options.knowledge_file + " not written: " + st.message();
     }
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

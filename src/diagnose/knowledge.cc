@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/file_util.h"
+#include "onnxprobe/format.h"
 #include "onnxprobe/json.h"
 #include "onnxprobe/json_value.h"
 
@@ -43,7 +44,7 @@ Expected<std::vector<KnowledgeEntry>> ReadKnowledge(const std::string& path) {
   if (version == nullptr || !version->is_number() || version->as_number() != kVersion) {
     return InvalidArgument(path + ": knowledge file version " +
                            (version != nullptr && version->is_number()
-                                ? std::to_string(static_cast<int>(version->as_number()))
+                                ? FormatNumber(version->as_number())
                                 : std::string("missing")) +
                            ", this onnxprobe reads version " + std::to_string(kVersion));
   }

@@ -125,6 +125,8 @@ void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
   double top = 0;
   auto look = [&](const std::string& name, const Tensor& t) {
     double m = MaxFinite(t);
+    // an input fed as float16 holds side A's values rounded to it: past 65504 they became Inf
+    if (t.dtype() == DType::kFloat16 && ComputeStats(t).inf_count > 0) m = INFINITY;
     if (m > kFloat16Max && m > top) top = m, where = name;
   };
   for (const auto& in : c.data.inputs) look(in.name, in.tensor);
@@ -142,9 +144,11 @@ void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
   f.summary =
       "float16 overflow: side B computes the node in float16 and its values pass "
       "float16's largest finite value, 65504";
-  f.evidence = "side A's " + where + " reaches " + FormatNumber(top) +
-               " (|x| > 65504); run alone "
-               "with side A's inputs rounded to float16, the node differs from side A by " +
+  f.evidence = "side A's " + where +
+               (std::isfinite(top) ? " reaches " + FormatNumber(top) + " (|x| > 65504)"
+                                   : " passes 65504 (it is Inf once rounded to float16)") +
+               "; run alone with side A's inputs rounded to float16, the node differs from side "
+               "A by " +
                FormatNumber(c.error);
   // the node and every node reading its output (which receives the overflowing values) stay in
   // float32; Casts only move values between precisions

@@ -14,7 +14,10 @@ namespace {
 // the unclipped MinMax range of the same values gives: the range, not the step, limits it.
 constexpr double kClippingMarginDb = 3.0;
 
-std::string Db(double x) { return std::isfinite(x) ? FormatNumber(x) + " dB" : "inf dB"; }
+std::string Db(double x) {
+  if (std::isnan(x)) return "n/a";
+  return std::isfinite(x) ? FormatNumber(x) + " dB" : std::string(x > 0 ? "inf" : "-inf") + " dB";
+}
 std::string Range(double lo, double hi) {
   return "[" + FormatNumber(lo) + ", " + FormatNumber(hi) + "]";
 }
@@ -95,7 +98,9 @@ void QuantCauses(Ctx& cx, std::vector<Finding>* found) {
     f.op_type = l.op_type;
     f.tensor = l.tensor_a;
     const Model* ma = cx.in.a.model;
-    if (Clips(in) && l.input_owner.empty()) {
+    const TensorEntry* src = ma != nullptr ? ma->index().Find(l.input_tensor) : nullptr;
+    bool graph_input = src != nullptr && src->kind == TensorKind::kGraphInput;
+    if (Clips(in) && graph_input) {
       // a graph input beyond the calibrated range: every activation after it scales with it,
       // so keeping nodes in float does not help; the calibration data must cover such inputs
       f.cause = Cause::kCalibrationRange;

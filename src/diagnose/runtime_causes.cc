@@ -41,6 +41,7 @@ std::string AcceptingOpTol(const Ctx& cx, const Culprit1& c) {
     scale = std::max({1.0, std::fabs(s.min), std::fabs(s.max)});
   }
   double need = 2 * c.error / scale;
+  if (!(need > 0) || !std::isfinite(need)) return "";  // no finite error to accept
   double p = std::pow(10.0, std::floor(std::log10(need)));
   double atol = std::ceil(need / p) * p;
   char buf[64];
@@ -208,7 +209,12 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
   f.evidence = "the node alone with side A's inputs: " + name_a + " gives side A's values " +
                (d == 0 ? std::string("exactly") : "within tolerance (max abs " + Num(d) + ")") +
                ", " + name_b + " differs by " + Num(c.error);
-  std::string accept = "--op-tol " + AcceptingOpTol(cx, c);
+  std::string tol = AcceptingOpTol(cx, c);
+  std::string accept =
+      tol.empty() ? ""
+                  : ", or accept the new kernel's rounding where it is made (--op-tol " + tol +
+                        ", twice the error measured here; the tensors computed from it keep "
+                        "their own tolerances)";
   if (other_runtime) {
     std::string version = RuntimeName(a.ort_library);
     version = version.substr(version.rfind(' ') + 1);
@@ -216,15 +222,12 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
     bool by_version = installed.ok() && ResolvedLibrary(*installed) == lib_a;
     f.fix.compare_flags = by_version ? std::vector<std::string>{"--b-ort-version", version}
                                      : std::vector<std::string>{"--b-ort-lib", lib_a};
-    f.fix.summary = "keep side A's runtime for this model (side B on " + name_a +
-                    "), or accept the new kernel's rounding where it is made (" + accept +
-                    ", twice the error measured here; the tensors computed from it keep their "
-                    "own tolerances)";
+    f.fix.summary = "keep side A's runtime for this model (side B on " + name_a + ")" + accept;
   } else {
     f.fix.summary =
         "accept the provider's rounding where it is made (twice the error measured "
         "here; the tensors computed from it keep their own tolerances)";
-    f.fix.compare_flags = {"--op-tol", AcceptingOpTol(cx, c)};
+    if (!tol.empty()) f.fix.compare_flags = {"--op-tol", tol};
   }
   found->push_back(std::move(f));
 }

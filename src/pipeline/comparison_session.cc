@@ -398,7 +398,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     in.b = {req.b.path, req.b.ort_library, req.b.session, sb.model()};
     in.comparison = &r;
     in.localization = &report.localization;
-    in.diff = st.diff ? &*st.diff : nullptr;
+    in.diff = st.diff && st.a_path == req.a.path ? &*st.diff : nullptr;  // A not replaced
     in.quant = report.quant.active() ? &report.quant : nullptr;
     OP_ASSIGN_OR_RETURN(report.diagnosis, Diagnose(in, req.diagnose));
   }

@@ -54,6 +54,7 @@ double EntropyThreshold(const std::vector<double>& mags, double max_mag) {
   if (!(max_mag > 0)) return 0;
   std::vector<double> hist(kHistogramBins, 0);
   double width = max_mag / kHistogramBins;
+  if (!(width > 0)) return max_mag;  // magnitudes too small to bin
   for (double m : mags) hist[std::min(kHistogramBins - 1, static_cast<int>(m / width))] += 1;
   double best_kl = std::numeric_limits<double>::infinity();
   int best = kHistogramBins;

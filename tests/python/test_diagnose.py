@@ -214,6 +214,11 @@ def test_the_knowledge_file_cites_an_earlier_diagnosis_of_the_same_cause(onnxpro
     r = run([onnxprobe, "compare", model, "--b-ort-version", "1.20.1", "--knowledge", other])
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "notes.json" in r.stderr
     assert other.read_text() == '{"mine": 1}\n'
+    # a record that cannot be written costs the record, not the comparison: the OS's reason
+    _, rep = compare(onnxprobe, tmp_path, model, "--b-ort-version", "1.20.1", "--knowledge",
+                     tmp_path / "no" / "k.json")
+    assert "No such file or directory" in rep["diagnosis"]["note"] and rep["diagnosis"]["findings"]
+    assert rep["diagnosis"]["knowledge_file"] is None
 
 
 def test_no_diagnose_and_a_passing_comparison_diagnose_nothing(onnxprobe, tmp_path):

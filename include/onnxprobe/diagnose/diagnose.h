@@ -41,10 +41,11 @@ enum class Certainty { kConfirmed, kLikely };
 const char* CertaintyName(Certainty c);
 
 struct DiagnosisFix {
-  std::string summary;                     // what to do, in words
-  std::vector<std::string> compare_flags;  // added to the same comparison, they apply the fix
-  std::string command;                     // a command to run first ("" none): argv, shell-quoted
-  std::string side_b;                      // the model side B becomes by the command ("" same)
+  std::string summary;  // what to do, in words
+  // set in the same comparison (each replacing a flag of the same name), they apply the fix
+  std::vector<std::string> compare_flags;
+  std::string command;  // a command to run first ("" none): argv, shell-quoted
+  std::string side_b;   // the model side B becomes by the command ("" same)
   // nodes to keep in float: onnxruntime.quantization's nodes_to_exclude, float16's block list
   std::vector<std::string> keep_float_nodes;
 };
