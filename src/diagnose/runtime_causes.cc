@@ -136,6 +136,19 @@ void Optimizer(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>
   f.evidence = "the node alone on side B's runtime: at level " + OptLevelName(lb) + " max abs " +
                Num(c.error) + " against side A, at side A's level (" + OptLevelName(la) + ") " +
                Num(d);
+  // the ladder between the two levels: the first level at which the node leaves tolerance
+  for (int level : {1, 2, 99}) {
+    if (level <= std::min(la, lb) || level >= std::max(la, lb)) continue;
+    SessionOptions lo = b.session;
+    lo.optimization_level = level;
+    auto at = run.Run(b.ort_library, lo);
+    if (!at.ok()) break;
+    if (!WithinTolerance(c.data.expected, (*at)[0], policy, c.data.tensor, op)) {
+      f.evidence += "; it first leaves tolerance at level " + OptLevelName(level) + " (max abs " +
+                    Num(MaxAbsDiff(c.data.expected, (*at)[0])) + ")";
+      break;
+    }
+  }
   std::vector<std::string> names;
   auto backend = LoadOrtBackend(b.ort_library);
   if (backend.ok()) {
