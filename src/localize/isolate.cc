@@ -57,6 +57,10 @@ void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run
 
 void KeepCase(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run, const Culprit& c) {
   if (cx.out->cases.size() >= o.keep_cases || run.expected == nullptr) return;
+  // the copies live until the report is made: under a memory budget, a quarter of it at most
+  uint64_t bytes = run.expected->byte_size() + run.observed.byte_size();
+  for (const auto& [name, t] : run.feed) bytes += t->byte_size();
+  if (cx.job.max_memory > 0 && bytes > cx.job.max_memory / 4) return;
   IsolatedCase k{c.node, c.tensor, run.bytes,     cx.g.dir(),
                  {},     p.name_b, *run.expected, run.observed};
   for (const auto& [name, t] : run.feed) k.inputs.push_back({name, *t});
