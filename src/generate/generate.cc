@@ -106,17 +106,6 @@ Expected<std::vector<size_t>> PairCache(const DecoderIo& a, const DecoderIo& b) 
   return pair;
 }
 
-// "243.0 KiB", "2.1 MiB" (for --max-memory's message).
-std::string Bytes(uint64_t b) {
-  char text[32];
-  if (b >= (1ull << 20)) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1 << 20));
-  } else {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
-  }
-  return text;
-}
-
 // How `m` is quantized: "qdq", "qoperator", "mixed" (quant/), "weight-only: MatMulNBits" (ONNX
 // Runtime's contrib ops that hold block-quantized weights and compute in float), or "".
 std::string QuantKind(const Model& m) {
@@ -447,9 +436,10 @@ Expected<GenerateReport> CompareGeneration(const GenerateRequest& req) {
     uint64_t positions =
         static_cast<uint64_t>(req.pad_left) + r.prompt.size() + static_cast<uint64_t>(req.steps);
     if (per_position * positions > req.job.max_memory) {
-      return InvalidArgument("--max-memory " + Bytes(req.job.max_memory) + ": the caches of " +
-                             std::to_string(positions) + " positions take " +
-                             Bytes(per_position * positions) + " (" + Bytes(per_position) +
+      return InvalidArgument("--max-memory " + FormatBytes(req.job.max_memory) +
+                             ": the caches of " + std::to_string(positions) + " positions take " +
+                             FormatBytes(per_position * positions) + " (" +
+                             FormatBytes(per_position) +
                              " per position); give fewer --steps or "
                              "a larger budget");
     }

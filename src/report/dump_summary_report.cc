@@ -13,19 +13,6 @@ namespace {
 
 constexpr int kDumpInspectSchemaVersion = 1;
 
-std::string Bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
 std::string Producer(const DumpTensorSummary& t) {
   if (t.is_input) return "graph input";
   if (!t.node.empty()) return t.op_type + " node '" + t.node + "'";
@@ -44,7 +31,8 @@ std::string Pad(const std::string& s, size_t w) {
 std::string RenderDumpSummaryText(const DumpSummary& d) {
   const DumpMetadata& m = d.metadata;
   std::string s = "dump        " + d.path + " (" + DumpLayoutName(d.layout) + ", " +
-                  std::to_string(d.tensors.size()) + " tensors, " + Bytes(d.total_bytes) + ")\n";
+                  std::to_string(d.tensors.size()) + " tensors, " + FormatBytes(d.total_bytes) +
+                  ")\n";
   if (d.layout != DumpLayout::kPlainNpz) {
     if (!m.model_path.empty()) s += "model       " + m.model_path + "\n";
     if (!m.model_sha256.empty()) s += "sha256      " + m.model_sha256 + "\n";

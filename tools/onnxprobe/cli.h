@@ -113,7 +113,6 @@ Expected<ToleranceRule> ParseToleranceRule(const std::string& s, bool by_op_type
                                            const std::string& what);
 // "disabled|basic|extended|all" or 0/1/2/99
 Expected<int> ParseOptLevel(const std::string& s, const std::string& what);
-std::string HumanBytes(uint64_t b);
 
 // --- options shared by commands (cli_options.cc) ---
 

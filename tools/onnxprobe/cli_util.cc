@@ -195,17 +195,4 @@ void ProgressLine::Done() {
   std::fflush(stderr);
 }
 
-std::string HumanBytes(uint64_t b) {
-  char buf[32];
-  if (b >= (1ull << 30))
-    std::snprintf(buf, sizeof(buf), "%.2f GiB", b / double(1ull << 30));
-  else if (b >= (1ull << 20))
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", b / double(1ull << 20));
-  else if (b >= 1024)
-    std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
-  else
-    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(b));
-  return buf;
-}
-
 }  // namespace onnxprobe::cli

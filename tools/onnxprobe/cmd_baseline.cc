@@ -110,9 +110,9 @@ class BaselineSaveCommand : public Command {
         "baseline: %zu sample%s x %zu tensor%s of %s (%s, %.2f s), onnxruntime %s %s, "
         "optimizations %s\n",
         b.samples.size(), b.samples.size() == 1 ? "" : "s", b.tensors.size(),
-        b.tensors.size() == 1 ? "" : "s", o.model.c_str(), HumanBytes(saved->bytes_written).c_str(),
-        saved->seconds, e.runtime_version.c_str(), e.session.provider.c_str(),
-        OptLevelName(e.session.optimization_level).c_str());
+        b.tensors.size() == 1 ? "" : "s", o.model.c_str(),
+        FormatBytes(saved->bytes_written).c_str(), saved->seconds, e.runtime_version.c_str(),
+        e.session.provider.c_str(), OptLevelName(e.session.optimization_level).c_str());
     std::printf("thresholds: atol %s, rtol %s, judge %s; %zu rule%s\n",
                 FormatNumber(b.policy.global.atol).c_str(),
                 FormatNumber(b.policy.global.rtol).c_str(), JudgeByName(b.policy.judge),

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/dump_summary.h"
+#include "onnxprobe/format.h"
 #include "onnxprobe/model.h"
 #include "onnxprobe/model_json.h"
 
@@ -27,7 +28,7 @@ std::string OpsetString(const ModelSummary& s) {
 
 void PrintText(const Model& m, const FileHashes& h, const InspectOptions& o) {
   const ModelSummary& s = m.summary();
-  std::printf("model       %s (%s)\n", m.path().c_str(), HumanBytes(h.size).c_str());
+  std::printf("model       %s (%s)\n", m.path().c_str(), FormatBytes(h.size).c_str());
   std::printf("ir_version  %lld\n", static_cast<long long>(s.ir_version));
   std::printf("opsets      %s\n", OpsetString(s).c_str());
   std::printf("producer    %s %s\n", s.producer_name.c_str(), s.producer_version.c_str());
@@ -42,7 +43,7 @@ void PrintText(const Model& m, const FileHashes& h, const InspectOptions& o) {
   for (const auto& [op, n] : s.op_counts) std::printf("  %-20s %d\n", op.c_str(), n);
   std::printf("parameters  %llu in %zu initializers (%s)\n",
               static_cast<unsigned long long>(s.param_count), s.initializers.size(),
-              HumanBytes(s.param_bytes).c_str());
+              FormatBytes(s.param_bytes).c_str());
   for (const auto& w : m.checker_warnings()) std::printf("warning     %s\n", w.c_str());
   if (!o.tensors) return;
   std::printf("\ntensors in topological order\n  %5s  %-12s  %-40s  %-16s  %s\n", "topo", "kind",

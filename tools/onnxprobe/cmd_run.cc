@@ -143,7 +143,7 @@ class RunCommand : public Command {
       for (const auto& d : *dumps) {
         std::printf("sample %s: captured %zu tensors (%s) in %zu run%s, %.2f s -> %s\n",
                     d.name.c_str(), d.report.capture.captured,
-                    HumanBytes(d.report.bytes_written).c_str(), d.report.capture.runs,
+                    FormatBytes(d.report.bytes_written).c_str(), d.report.capture.runs,
                     d.report.capture.runs == 1 ? "" : "s", d.report.seconds, d.dump.c_str());
       }
       std::printf("dump set: %s (%zu samples)\n", o_.output.c_str(), dumps->size());
@@ -217,7 +217,7 @@ class RunCommand : public Command {
     }
     if (text) {
       std::printf("captured %zu tensors (%s) from %s in %zu run%s, %.2f s, %s %s\n",
-                  report->captured, HumanBytes(dump->bytes_written).c_str(), o_.model.c_str(),
+                  report->captured, FormatBytes(dump->bytes_written).c_str(), o_.model.c_str(),
                   report->runs, report->runs == 1 ? "" : "s", secs, meta.runtime.c_str(),
                   meta.provider.c_str());
       for (const auto& s : report->skipped) std::printf("skipped  %s\n", s.c_str());
