@@ -54,6 +54,12 @@ DiagnosisFix RestoreFix(const Ctx& cx, const std::string& what, const std::strin
   return fix;
 }
 
+// The isolated run's part of the evidence.
+std::string AloneDiffers(const Culprit1& c) {
+  return "; run alone with side A's exact inputs, the node differs from side A by " +
+         FormatNumber(c.error);
+}
+
 bool Contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -203,10 +209,7 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
               " in A, " + (at.b.empty() ? "absent" : at.b) + " in B";
     }
     f.summary = "node " + n.name_b + " is configured differently in the two models (" + what + ")";
-    f.evidence = "model diff: " + what +
-                 "; run alone with side A's exact inputs, the node differs "
-                 "from side A by " +
-                 FormatNumber(c.error);
+    f.evidence = "model diff: " + what + AloneDiffers(c);
     std::string edit = "s = [n for n in a.graph.node if n.name == " + Py(n.name_a) +
                        "][0]; t = [n for n in b.graph.node if n.name == " + Py(n.name_b) +
                        "][0]; del t.attribute[:]; t.attribute.extend(s.attribute)";
@@ -233,10 +236,7 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
       what += ": dtype or shape differs";
     }
     f.summary = "a weight the node computes with differs between the two models (" + w.name_b + ")";
-    f.evidence = "model diff: " + what +
-                 "; run alone with side A's exact inputs, the node differs "
-                 "from side A by " +
-                 FormatNumber(c.error);
+    f.evidence = "model diff: " + what + AloneDiffers(c);
     std::string edit = "s = [t for t in a.graph.initializer if t.name == " + Py(w.name_a) +
                        "][0]; t = [t for t in b.graph.initializer if t.name == " + Py(w.name_b) +
                        "][0]; t.CopyFrom(s); t.name = " + Py(w.name_b);
