@@ -108,6 +108,11 @@ class Backend {
   virtual std::vector<std::string> TakeLog() = 0;
 };
 
+// A runtime's identity as every report names it: "onnxruntime 1.20.1" (name, space, version).
+std::string RuntimeLabel(const Backend& backend);
+// The same for an ONNX Runtime known by its version alone (a dump's or a child process's).
+std::string OrtRuntimeLabel(const std::string& version);
+
 // Loads ONNX Runtime from `library_path`; "" means the default: $ONNXPROBE_ORT_LIBRARY, then the
 // library the build was configured with. Fails with kNotFound / kBackend naming the path.
 // A library is loaded once per process and shared by every Backend that names it.

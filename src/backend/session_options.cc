@@ -1,4 +1,4 @@
-// Names of session settings, one table for every report, bundle and flag.
+// Names of session settings and runtimes, one table for every report, bundle and flag.
 #include <array>
 #include <utility>
 
@@ -27,5 +27,11 @@ Expected<int> ParseOptLevelName(const std::string& s) {
   return InvalidArgument("optimization level '" + s +
                          "' is not one of disabled, basic, extended, all (or 0, 1, 2, 99)");
 }
+
+std::string RuntimeLabel(const Backend& backend) {
+  return backend.name() + " " + backend.version();
+}
+
+std::string OrtRuntimeLabel(const std::string& version) { return "onnxruntime " + version; }
 
 }  // namespace onnxprobe

@@ -109,7 +109,7 @@ Status SaveInto(const std::string& tmp, const BaselineSaveRequest& req, Baseline
     DumpMetadata meta;
     meta.model_path = req.model_path;
     meta.model_sha256 = sha256;
-    meta.runtime = "onnxruntime " + backend->version();
+    meta.runtime = RuntimeLabel(*backend);
     meta.runtime_version = backend->version();
     meta.provider = req.session.provider;
     meta.optimization_level = req.session.optimization_level;

@@ -60,7 +60,7 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   report.notes = prep->notes;
   DumpMetadata& meta = report.metadata;
   meta.model_path = req.model_path;
-  meta.runtime = "onnxruntime " + backend->version();
+  meta.runtime = RuntimeLabel(*backend);
   meta.runtime_version = backend->version();
   meta.provider = req.capture.session.provider;
   meta.optimization_level = req.capture.session.optimization_level;

@@ -97,7 +97,7 @@ Expected<DeterminismReport> CheckDeterminism(const DeterminismRequest& req) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
   DeterminismReport rep;
   rep.model = req.model;
-  rep.runtime = "onnxruntime " + backend->version();
+  rep.runtime = RuntimeLabel(*backend);
   OP_ASSIGN_OR_RETURN(rep.inputs, PrepareInputs(model, req.inputs));
   OP_ASSIGN_OR_RETURN(std::vector<std::string> names, SelectTensors(model, req.selection));
   std::vector<std::string> outputs;

@@ -51,7 +51,7 @@ bool WithinTolerance(const Tensor& expected, const Tensor& got, const ToleranceP
 std::string RuntimeName(const std::string& library) {
   auto backend = LoadOrtBackend(library);
   if (!backend.ok()) return library.empty() ? "the default runtime" : library;
-  return (*backend)->name() + " " + (*backend)->version();
+  return RuntimeLabel(**backend);
 }
 
 std::vector<std::string> RuntimeFlags(const DiagnoseSide& side) {

@@ -38,7 +38,7 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
   Fp16Report rep;
   rep.model = req.model;
-  rep.runtime = "onnxruntime " + backend->version();
+  rep.runtime = RuntimeLabel(*backend);
   rep.atol = req.atol;
   rep.atol_scale = req.atol_scale;
   rep.rtol = req.rtol;

@@ -229,7 +229,7 @@ Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& o
   for (const auto& e : expected) names.push_back(e.name);
   OP_ASSIGN_OR_RETURN(auto outs, session->Run(refs, names));
   ReplayResult rr;
-  rr.runtime = "onnxruntime " + backend->version();
+  rr.runtime = RuntimeLabel(*backend);
   for (size_t k = 0; k < expected.size(); ++k) {
     TensorResult row;
     row.name = row.name_b = expected[k].name;

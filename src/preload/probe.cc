@@ -108,7 +108,7 @@ Expected<ProbeRunReport> Probe::CaptureRun(const std::vector<NamedTensor>& input
   DumpMetadata meta;
   meta.model_path = model_->path();
   meta.model_sha256 = sha256_;
-  meta.runtime = "onnxruntime " + backend_->version();
+  meta.runtime = RuntimeLabel(*backend_);
   meta.runtime_version = backend_->version();
   meta.provider = options_.session.provider;
   meta.optimization_level = options_.session.optimization_level;

@@ -45,7 +45,7 @@ Expected<ProfileReport> Profile(const ProfileRequest& req) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
   ProfileReport report;
   report.model_path = req.model_path;
-  report.runtime = "onnxruntime " + backend->version();
+  report.runtime = RuntimeLabel(*backend);
   report.runtime_version = backend->version();
   report.session = req.session;
   report.notes = prep.notes;

@@ -48,7 +48,7 @@ SideInfo LiveSideInfo(const std::string& model_path, const std::string& runtime_
   SideInfo info;
   info.kind = SideKind::kLive;
   info.path = model_path;
-  info.runtime = "onnxruntime " + runtime_version;
+  info.runtime = OrtRuntimeLabel(runtime_version);
   info.runtime_version = runtime_version;
   info.runtime_library = runtime_library;
   info.provider = options.provider;
