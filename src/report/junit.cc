@@ -207,6 +207,15 @@ JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
       born += "error introduced at: " + x.node + " (" + x.op_type + ") -> " + x.tensor + "\n";
   }
   if (with_origin && born.empty() && !r.origin_note.empty()) born = r.origin_note + "\n";
+  // and why, with the fix (diagnose/diagnose.h)
+  for (const auto& f : r.diagnosis.findings) {
+    if (!with_origin) break;
+    born += "why: " + f.node + " (" + f.op_type + "): " + CauseName(f.cause) + ", " +
+            CertaintyName(f.certainty) + ": " + f.summary + "\n  fix: " + f.fix.summary + "\n";
+    if (!f.fix.command.empty()) born += "  run: " + f.fix.command + "\n";
+    if (!f.fix.compare_flags.empty())
+      born += "  compare with: " + ShellJoin(f.fix.compare_flags) + "\n";
+  }
   for (const auto& row : c.rows) {
     JUnitCase k;
     k.classname = classname;

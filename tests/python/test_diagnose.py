@@ -48,6 +48,11 @@ def test_an_optimizer_pass_is_named_with_the_transformer_to_disable(onnxprobe, t
     assert f["fix"]["compare_flags"] == ["--b-session-config",
                                          "optimization.disable_specified_optimizers=ConvBNFusion"]
     assert "optimizer" in r.stdout and "compare with: --b-session-config" in r.stdout
+    # the page's lead and the JUnit failure text say why too
+    r = run([onnxprobe, "compare", *args, "-q", "--html", tmp_path / "r.html", "--junit", tmp_path / "r.xml"])
+    page = (tmp_path / "r.html").read_text()
+    assert '"cause":"optimizer"' in page  # the embedded report the page's "why" lead renders
+    assert "why: conv (Conv): optimizer, confirmed" in (tmp_path / "r.xml").read_text()
     compare(onnxprobe, tmp_path, *with_flags(args, f["fix"]["compare_flags"]), rc=0)
 
 
