@@ -41,4 +41,7 @@ class JsonValue {
 // Parses `text`; `what` names the source in errors ("dump/manifest.json: ... at byte 17").
 Expected<JsonValue> ParseJson(const std::string& text, const std::string& what);
 
+// Writes `v` (objects' members in key order) into `j`: a parsed document written again.
+void WriteJsonValue(const JsonValue& v, class JsonWriter* j);
+
 }  // namespace onnxprobe

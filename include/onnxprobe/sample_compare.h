@@ -38,6 +38,11 @@ struct SampleCompare {
 };
 
 struct SamplesCompareReport {
+  // A shard's report (docs/shard.md): which shard, of how many samples in all, and each of
+  // `samples`' position in the full list; `onnxprobe merge` joins the shards' reports.
+  SampleShard shard;
+  size_t total_samples = 0;
+  std::vector<size_t> positions;
   std::vector<SampleCompare> samples;
   std::vector<TensorAggregate> tensors;
   size_t failed_samples = 0;
@@ -46,10 +51,12 @@ struct SamplesCompareReport {
   bool passed() const { return !aborted && failed_samples == 0; }
 };
 
-// Runs `request` once per sample with the sample's inputs (request.inputs is replaced). Fails
-// like Compare(), naming the sample; a side failing mid-way stops with `aborted` set.
+// Runs `request` once per sample with the sample's inputs (request.inputs is replaced); with a
+// shard, only that shard's samples. Fails like Compare(), naming the sample; a side failing
+// mid-way stops with `aborted` set.
 Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
-                                              const std::vector<InputSample>& samples);
+                                              const std::vector<InputSample>& samples,
+                                              const SampleShard& shard = {});
 
 // The sample a single-sample report should show: the first failing one, else the one closest to
 // its tolerance (the first when none has a compared row). Null when there is none.

@@ -33,6 +33,17 @@ struct SampleOptions {
 // sample, or a test_data_set_N/ folder holds no input_K.pb.
 Expected<std::vector<InputSample>> ListInputSamples(const SampleOptions& options);
 
+// One of `count` shards of a sample list (a job array's task): the samples at positions
+// index, index + count, ... of the list (docs/shard.md).
+struct SampleShard {
+  size_t index = 0, count = 1;
+  bool sharded() const { return count > 1; }
+};
+// "I/N" with 0 <= I < N; fails naming the text.
+Expected<SampleShard> ParseSampleShard(const std::string& text);
+// The positions of `shard`'s samples in a list of `total`.
+std::vector<size_t> ShardPositions(size_t total, const SampleShard& shard);
+
 // `onnxprobe run` over several samples: one dump per sample in the folder `request.output`
 // (<index>_<sample>/, each a dump folder) with samples.json naming them ("format":
 // "onnxprobe-dump-set"). request.inputs is replaced by each sample's. The folder appears complete

@@ -101,4 +101,26 @@ Expected<std::vector<InputSample>> ListInputSamples(const SampleOptions& o) {
   return samples;
 }
 
+Expected<SampleShard> ParseSampleShard(const std::string& text) {
+  auto bad = [&]() {
+    return InvalidArgument("shard '" + text + "': expected I/N with 0 <= I < N (e.g. 0/4)");
+  };
+  size_t slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return bad();
+  auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  std::string i = text.substr(0, slash), n = text.substr(slash + 1);
+  if (!digits(i) || !digits(n)) return bad();
+  SampleShard s{std::stoul(i), std::stoul(n)};
+  if (s.count == 0 || s.index >= s.count) return bad();
+  return s;
+}
+
+std::vector<size_t> ShardPositions(size_t total, const SampleShard& shard) {
+  std::vector<size_t> out;
+  for (size_t k = shard.index; k < total; k += std::max<size_t>(1, shard.count)) out.push_back(k);
+  return out;
+}
+
 }  // namespace onnxprobe

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "onnxprobe/json.h"
 #include "onnxprobe/json_value.h"
 
 namespace onnxprobe {
@@ -241,6 +242,36 @@ class JsonParser {
 Expected<JsonValue> ParseJson(const std::string& text, const std::string& what) {
   JsonParser p(text, what);
   return p.ParseDocument();
+}
+
+void WriteJsonValue(const JsonValue& v, JsonWriter* j) {
+  switch (v.type()) {
+    case JsonValue::Type::kNull:
+      j->Null();
+      return;
+    case JsonValue::Type::kBool:
+      j->Bool(v.as_bool());
+      return;
+    case JsonValue::Type::kNumber:
+      j->Number(v.as_number());
+      return;
+    case JsonValue::Type::kString:
+      j->String(v.as_string());
+      return;
+    case JsonValue::Type::kArray:
+      j->BeginArray();
+      for (const auto& x : v.items()) WriteJsonValue(x, j);
+      j->EndArray();
+      return;
+    case JsonValue::Type::kObject:
+      j->BeginObject();
+      for (const auto& [k, x] : v.members()) {
+        j->Key(k);
+        WriteJsonValue(x, j);
+      }
+      j->EndObject();
+      return;
+  }
 }
 
 }  // namespace onnxprobe

@@ -55,9 +55,20 @@ std::vector<TensorAggregate> AggregateSamples(const std::vector<NamedComparison>
 }
 
 Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
-                                              const std::vector<InputSample>& samples) {
+                                              const std::vector<InputSample>& all,
+                                              const SampleShard& shard) {
   SamplesCompareReport rep;
+  rep.shard = shard;
+  rep.total_samples = all.size();
+  rep.positions = ShardPositions(all.size(), shard);
+  if (rep.positions.empty())
+    return InvalidArgument("shard " + std::to_string(shard.index) + "/" +
+                           std::to_string(shard.count) + " holds no sample (" +
+                           std::to_string(all.size()) + " samples in all)");
+  std::vector<InputSample> samples;
+  for (size_t k : rep.positions) samples.push_back(all[k]);
   bool several = samples.size() > 1;
+  bool of_several = all.size() > 1;  // a shard of one sample is still one of several
   SessionOpenOptions open;
   open.hold_sessions = several;
   OP_ASSIGN_OR_RETURN(auto session, ComparisonSession::Open(request, open));
@@ -70,7 +81,7 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
     // a side's latency does not depend on the values: measured with the first sample only
     run.measure_resources = &sample == &samples.front();
     // where differences below tolerance are born is looked for once, on the focus sample (below)
-    run.drift = !several;
+    run.drift = !of_several;
     auto t0 = Clock::now();
     auto last = t0;
     run.on_row = [&](const TensorResult& row, size_t done, size_t total) {
@@ -96,7 +107,7 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
   // every sample passed: the focus sample is run again to say where its differences are born
   const SampleCompare* focus = FocusSample(rep);
   bool drift = request.localize && request.localize_options.drift;
-  if (several && drift && !rep.aborted && rep.failed_samples == 0 && focus != nullptr) {
+  if (of_several && drift && !rep.aborted && rep.failed_samples == 0 && focus != nullptr) {
     size_t i = static_cast<size_t>(focus - rep.samples.data());
     SampleCompare& sc = rep.samples[i];
     SessionRun run;

@@ -5,11 +5,14 @@
 
 #include "onnxprobe/engine.h"
 #include "onnxprobe/json.h"
+#include "onnxprobe/sample_compare.h"
 
 namespace onnxprobe {
 
 constexpr int kReportSchemaVersion = 1;
 void WriteComparisonJson(const CompareReport& r, JsonWriter& j);
+// Each tensor over the samples, the samples report's "tensors" (docs/shard.md).
+void AggregatesJson(const std::vector<TensorAggregate>& tensors, JsonWriter& j);
 // One compared row as the report's "rows" hold it (docs/report-json.md).
 void RowJson(JsonWriter& j, const TensorResult& t, size_t index);
 

@@ -48,23 +48,9 @@ std::string RenderSamplesConsole(const SamplesCompareReport& r) {
   return out;
 }
 
-std::string RenderSamplesJson(const SamplesCompareReport& r) {
-  JsonWriter j;
-  j.BeginObject();
-  j.Key("schema").String("onnxprobe-compare-samples").Key("schema_version").Int(1);
-  j.Key("passed").Bool(r.passed()).Key("aborted").Bool(r.aborted);
-  if (r.aborted) j.Key("error").String(r.abort_status.message());
-  j.Key("failed_samples").UInt(r.failed_samples);
-  j.Key("samples").BeginArray();
-  for (const auto& s : r.samples) {
-    j.BeginObject().Key("name").String(s.name).Key("passed").Bool(s.report.passed());
-    j.Key("seconds").Number(s.seconds).Key("report");
-    WriteComparisonJson(s.report, j);
-    j.EndObject();
-  }
-  j.EndArray();
+void AggregatesJson(const std::vector<TensorAggregate>& tensors, JsonWriter& j) {
   j.Key("tensors").BeginArray();
-  for (const auto& t : r.tensors) {
+  for (const auto& t : tensors) {
     j.BeginObject().Key("name").String(t.name).Key("samples").UInt(t.samples);
     j.Key("failures").UInt(t.failures).Key("worst_sample").String(t.worst_sample);
     j.Key("worst_max_abs").Number(t.worst_max_abs).Key("worst_max_rel").Number(t.worst_max_rel);
@@ -73,6 +59,30 @@ std::string RenderSamplesJson(const SamplesCompareReport& r) {
     j.EndObject();
   }
   j.EndArray();
+}
+
+std::string RenderSamplesJson(const SamplesCompareReport& r) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("schema").String("onnxprobe-compare-samples").Key("schema_version").Int(1);
+  j.Key("passed").Bool(r.passed()).Key("aborted").Bool(r.aborted);
+  if (r.aborted) j.Key("error").String(r.abort_status.message());
+  j.Key("failed_samples").UInt(r.failed_samples);
+  if (r.shard.sharded()) {  // docs/shard.md: what `onnxprobe merge` joins by
+    j.Key("shard").BeginObject().Key("index").UInt(r.shard.index).Key("count").UInt(r.shard.count);
+    j.Key("total_samples").UInt(r.total_samples).Key("positions").BeginArray();
+    for (size_t k : r.positions) j.UInt(k);
+    j.EndArray().EndObject();
+  }
+  j.Key("samples").BeginArray();
+  for (const auto& s : r.samples) {
+    j.BeginObject().Key("name").String(s.name).Key("passed").Bool(s.report.passed());
+    j.Key("seconds").Number(s.seconds).Key("report");
+    WriteComparisonJson(s.report, j);
+    j.EndObject();
+  }
+  j.EndArray();
+  AggregatesJson(r.tensors, j);
   j.EndObject();
   return j.str() + "\n";
 }

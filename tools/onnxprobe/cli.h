@@ -57,6 +57,9 @@ class OptionSink {
   // A positional argument, in declaration order.
   virtual void Positional(const std::string& name, const std::string& help, std::string* out,
                           bool required) = 0;
+  // Every remaining positional argument, at least one (declared last).
+  virtual void Positionals(const std::string& name, const std::string& help,
+                           std::vector<std::string>* out) = 0;
 };
 
 // A subcommand: declares its options, checks them once parsed, then runs.
@@ -77,6 +80,7 @@ std::unique_ptr<Command> MakeInspectCommand();
 std::unique_ptr<Command> MakeRunCommand();
 std::unique_ptr<Command> MakeCompareCommand();
 std::unique_ptr<Command> MakeReplayCommand();
+std::unique_ptr<Command> MakeMergeCommand();
 std::unique_ptr<Command> MakeDeterminismCommand();
 std::unique_ptr<Command> MakeLintCommand();
 std::unique_ptr<Command> MakeDiffCommand();

@@ -113,6 +113,12 @@ class Cli11Sink : public OptionSink {
     slots_.push_back({name, out, required});
   }
 
+  void Positionals(const std::string& name, const std::string& help,
+                   std::vector<std::string>* out) override {
+    app_->add_option(name, *out, help)->type_name("")->expected(-1);
+    list_ = {name, out};
+  }
+
   // After parsing: too few positionals, unknown options, surplus arguments.
   Status Check(const std::string& command) const {
     auto extras = app_->remaining();
@@ -131,6 +137,9 @@ class Cli11Sink : public OptionSink {
       }
       return InvalidArgument(command + ": unexpected argument '" + extras.front() + "'" + hint);
     }
+    if (list_.second != nullptr && list_.second->empty())
+      return InvalidArgument(command + ": no " + list_.first + " given (usage: onnxprobe " +
+                             command + " [OPTIONS] " + list_.first + "...)");
     for (const auto& s : slots_) {
       if (s.required && s.out->empty()) {
         std::string usage = "onnxprobe " + command + " [OPTIONS]";
@@ -145,6 +154,7 @@ class Cli11Sink : public OptionSink {
   CLI::App* app_;
   std::string section_ = "options";
   std::vector<PositionalSlot> slots_;
+  std::pair<std::string, std::vector<std::string>*> list_{"", nullptr};
   std::vector<std::shared_ptr<std::string>> targets_;  // values of optional-value switches
   std::vector<std::string> optional_value_names_;
 };
@@ -206,6 +216,7 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeRunCommand());
   commands.push_back(MakeCompareCommand());
   commands.push_back(MakeReplayCommand());
+  commands.push_back(MakeMergeCommand());
   commands.push_back(MakeImportPolygraphyCommand());
   commands.push_back(MakeGenerateCommand());
   commands.push_back(MakeDeterminismCommand());

@@ -54,6 +54,8 @@ struct CompareCli {
   int latency_runs = 0;
   bool latency_given = false;
   DiagnoseOptions diagnose;
+  SampleShard shard;
+  bool shard_given = false;
 };
 
 class CompareCommand : public Command {
@@ -75,6 +77,16 @@ class CompareCommand : public Command {
     DeclareSessionOptions(sink, "b-", &o.side_b);
     DeclareInputOptions(sink, &o.inputs);
     DeclareSampleOptions(sink, &o.samples);
+    sink.Add({"--shard", "I/N",
+              "with --inputs/--samples: only the samples at positions I, I+N, I+2N, ... (one job "
+              "of an array; join the --json reports with onnxprobe merge, docs/shard.md)"},
+             [&o](const std::string& v) -> Status {
+               auto s = ParseSampleShard(v);
+               if (!s.ok()) return s.status().WithContext("--shard");
+               o.shard = *s;
+               o.shard_given = true;
+               return Status::Ok();
+             });
     DeclareToleranceOptions(sink, &o.tolerance);
     sink.Section("what to compare and how to pair");
     DeclareSelectionOptions(sink, &o.job.selection, "side A's tensors");
@@ -367,6 +379,10 @@ class CompareCommand : public Command {
     if (dump_a && dump_b && !o.shared.given.empty()) {
       return InvalidArgument(o.shared.given.front() + " does nothing: both sides are dumps");
     }
+    if (o.shard_given && !SamplesGiven()) {
+      return InvalidArgument(
+          "--shard does nothing without --inputs DIR or --samples N (it splits the samples)");
+    }
     if (o.latency_given && o.latency_runs > 0 && o.isolate_runtime) {
       return InvalidArgument(
           "--latency-runs does nothing with --isolate-runtime (latency is measured in this "
@@ -399,7 +415,7 @@ class CompareCommand : public Command {
     so.base = o.inputs.options;
     auto samples = ListInputSamples(so);
     if (!samples.ok()) return Fail(NameSampleFlag(samples.status(), o.samples));
-    auto result = CompareSamples(req, *samples);
+    auto result = CompareSamples(req, *samples, o.shard);
     if (!result.ok()) return Fail(result.status());
     const SamplesCompareReport& r = *result;
     const SampleCompare* focus = FocusSample(r);
@@ -431,6 +447,10 @@ class CompareCommand : public Command {
       std::fputs(MakeConsoleReporter(o.console)->Render(focus->report).c_str(), stdout);
     }
     std::fputs(RenderSamplesConsole(r).c_str(), stdout);
+    if (r.shard.sharded()) {
+      std::printf("shard %zu/%zu: %zu of %zu samples (onnxprobe merge joins the shards' --json)\n",
+                  r.shard.index, r.shard.count, r.samples.size(), r.total_samples);
+    }
     if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
     if (!o.html.empty() && focus != nullptr)
       std::printf("HTML report: %s (sample %s)\n", o.html.c_str(), focus->name.c_str());

@@ -1,0 +1,71 @@
+// onnxprobe merge SHARD.json...: the shards of a comparison over samples (compare --inputs or
+// --samples with --shard I/N, one job each) joined into the report one process would write.
+#include <cstdio>
+
+#include "cli.h"
+#include "onnxprobe/output_guard.h"
+#include "onnxprobe/report/merge.h"
+#include "onnxprobe/sample_report.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+class MergeCommand : public Command {
+ public:
+  const char* name() const override { return "merge"; }
+  const char* summary() const override {
+    return "join the JSON reports of compare --shard I/N into one (docs/shard.md)";
+  }
+  std::string footer() const override {
+    return "Each SHARD.json is the --json of `onnxprobe compare ... --inputs DIR --shard I/N` (or\n"
+           "--samples N); every shard of the comparison must be given once. The merged report is\n"
+           "the one a single process would write over all the samples: each tensor aggregated\n"
+           "again over every sample, the verdict over all. Exit 0 when every sample passes, 1\n"
+           "when one fails, 2 when the shards do not make one comparison.";
+  }
+  void Declare(OptionSink& sink) override {
+    sink.Positionals("SHARD.json", "a shard's JSON report", &shards_);
+    sink.Section("output");
+    sink.Add({"--json", "FILE", "the merged report (schema onnxprobe-compare-samples)"},
+             [this](const std::string& v) {
+               json_ = v;
+               return Status::Ok();
+             });
+    sink.Add({"--force", "", "replace an existing file that is not an onnxprobe report"},
+             [this](const std::string&) {
+               force_ = true;
+               return Status::Ok();
+             });
+  }
+  Status Validate() override {
+    if (json_.empty()) return Status::Ok();
+    return CheckOutput("--json", json_, OutputKind::kCompareJson, shards_, force_);
+  }
+  int Run() override {
+    auto merged = MergeSampleShards(shards_);
+    if (!merged.ok()) return Fail(merged.status());
+    if (!json_.empty()) {
+      Status st = WriteJsonOutput(json_, merged->json);
+      if (!st.ok()) return Fail(st);
+    }
+    std::fputs(RenderAggregateTable(merged->tensors).c_str(), stdout);
+    std::printf("merged %zu shards: %zu samples, %zu failed: %s\n", merged->shards, merged->samples,
+                merged->failed_samples,
+                merged->aborted  ? "ERROR (a shard stopped early)"
+                : merged->passed ? "PASS"
+                                 : "FAIL");
+    if (!json_.empty()) std::printf("JSON report: %s\n", json_.c_str());
+    return merged->aborted ? kExitBackend : merged->passed ? kExitOk : kExitMismatch;
+  }
+
+ private:
+  std::vector<std::string> shards_;
+  std::string json_;
+  bool force_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeMergeCommand() { return std::make_unique<MergeCommand>(); }
+
+}  // namespace onnxprobe::cli
