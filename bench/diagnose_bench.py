@@ -9,7 +9,7 @@ Cases: tests/localize/make_fault_cases.py (weights, a BatchNormalization epsilon
 Constant, an added float16 round trip, two weights; `full` adds torchvision ResNet-50 and
 MobileNetV2), and tests/python/diagnose_models.py's runtime causes (an optimizer pass, a runtime
 version's kernel, a non-deterministic custom op) and quantization (a scale too small, inputs
-beyond the calibrated range) and a float16 overflow.
+beyond the calibrated range), a float16 overflow and a float16 underflow.
 """
 import json
 import os
@@ -24,7 +24,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(SRC, "tests", "python"))
-from diagnose_models import cancellation_cnn, float16_sum_model, noise_model, with_flags  # noqa: E402
+from diagnose_models import cancellation_cnn, float16_sum_model, float16_tiny_model, noise_model, with_flags  # noqa: E402
 
 EXPECT = {"weight": "weight-changed", "two_weights": "weight-changed", "bn_epsilon": "attribute-changed",
           "conv_pads": "attribute-changed", "constant": "attribute-changed", "fp16_cast": "nodes-added"}
@@ -66,6 +66,10 @@ def main():
     float16_sum_model(f32, False)
     float16_sum_model(f16, True)
     cases.append(("float16 overflow", [f32, f16, "--range", "0,1"], "float16-range", ["reduce_sum"], "fp16"))
+    t32, t16 = os.path.join(out, "tiny32.onnx"), os.path.join(out, "tiny16.onnx")
+    float16_tiny_model(t32, False)
+    float16_tiny_model(t16, True)
+    cases.append(("float16 underflow", [t32, t16, "--range", "0,1"], "float16-range", ["grow", "shrink"], "fp16_tiny"))
     qm = os.path.join(SRC, "tests", "python", "quant_models.py")
     for name, extra in (("scale", ["--scale-fault", "r1_scale=0.1"]), ("calib", [])):
         d = os.path.join(out, "quant_" + name)
@@ -108,9 +112,9 @@ def main():
                 sh([onnxprobe, *cmd[1:], "--range", "0,1"], cwd=out)
                 flags = [os.path.join(out, f) if f.endswith(".json") else f for f in fx["compare_flags"]]
                 works = sh([onnxprobe, "compare", *with_flags(args, flags), "-q"]).returncode == 0
-            elif how == "fp16":
-                fixed_model = os.path.join(out, "sum16_fixed.onnx")
-                float16_sum_model(fixed_model, True, fx["keep_float_nodes"])
+            elif how in ("fp16", "fp16_tiny"):
+                fixed_model = os.path.join(out, how + "_fixed.onnx")
+                (float16_sum_model if how == "fp16" else float16_tiny_model)(fixed_model, True, fx["keep_float_nodes"])
                 works = sh([onnxprobe, "compare", args[0], fixed_model, *args[2:], "-q"]).returncode == 0
             else:
                 d2 = os.path.join(out, how + "_fixed")

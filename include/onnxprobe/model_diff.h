@@ -49,9 +49,12 @@ struct InitializerDiff {
   std::string dtype_a, dtype_b;
   std::vector<int64_t> shape_a, shape_b;
   std::string sha256_a, sha256_b;
-  // For a change of values under the same dtype and shape: the largest |a - b| and how many
-  // elements differ. compared is false when dtype or shape changed (or values were unreadable).
+  // For a change of values under the same shape: the largest |a - b| and how many elements
+  // differ. Between two floating dtypes (a float16 conversion) values are compared once rounded
+  // to the coarser one, named in rounded_to: a weight only converted differs nowhere. compared
+  // is false when the shape or a non-float dtype changed (or values were unreadable).
   bool compared = false;
+  std::string rounded_to;
   double max_abs_diff = 0;
   uint64_t num_different = 0;
   uint64_t num_elements = 0;

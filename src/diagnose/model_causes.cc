@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "diagnose/causes.h"
 #include "onnxprobe/format.h"
@@ -121,8 +122,158 @@ double MaxFinite(const Tensor& t) {
   return m;
 }
 
+// The fix's summary for its keep_float_nodes.
+void KeepListSummary(Finding* f) {
+  std::string keep;
+  for (const auto& n : f->fix.keep_float_nodes) keep += (keep.empty() ? "" : ",") + n;
+  f->fix.summary = "keep " + keep +
+                   " in float32 (the float16 conversion's block list: "
+                   "onnxconverter-common node_block_list, onnxprobe fp16 --keep-fp32 " +
+                   keep + ")";
+}
+
+// The float16 conversion's block list that keeps the culprit and every node reading its output
+// (which receives the out-of-range values) in float32; Casts only move values between precisions.
+void KeepInFloat32(const Ctx& cx, const Culprit1& c, Finding* f) {
+  f->fix.keep_float_nodes = {c.data.node};
+  const Model* mb = cx.in.b.model;
+  const TensorEntry* t = mb != nullptr ? mb->index().Find(c.data.output) : nullptr;
+  if (t != nullptr) {
+    for (int k : t->consumers) {
+      const NodeInfo& n = mb->index().nodes()[k];
+      if (n.op_type != "Cast" && !Contains(f->fix.keep_float_nodes, n.name))
+        f->fix.keep_float_nodes.push_back(n.name);
+    }
+  }
+  KeepListSummary(f);
+}
+
+Finding Float16Finding(const Ctx& cx, const Culprit1& c) {
+  Finding f;
+  f.node = c.data.node;
+  f.op_type = c.culprit != nullptr ? c.culprit->op_type : "";
+  f.tensor = c.data.tensor;
+  f.cause = Cause::kFloat16Range;
+  f.certainty = Certainty::kConfirmed;  // the node alone, fed A's values, makes the error
+  KeepInFloat32(cx, c, &f);
+  return f;
+}
+
+// Below float16's smallest normal value (2^-14) its precision falls from 11 significant bits to
+// fewer (a fixed step of 2^-24), and below half that step values become 0. The comparison
+// accepts a float16 tensor within float16's representation of side A's values, so underflow
+// shows where a node amplifies such values.
+constexpr double kMinNormal16 = 6.103515625e-05;  // 2^-14
+
+// The float16 nodes of side B around `seed`, a tensor whose side A values lie wholly below 2^-14:
+// upstream, its writer and the writers of their inputs that are wholly below 2^-14 too; downstream,
+// its readers and, while their outputs stay wholly below 2^-14, theirs. "Wholly below" reads the
+// comparison's rows (largest |a|). Casts end a walk: there a value changes precision. Graph order.
+std::vector<std::string> SubnormalChain(const Ctx& cx, const std::string& seed) {
+  const Model* mb = cx.in.b.model;
+  if (mb == nullptr) return {};
+  std::map<std::string, double> scale;  // side B's name -> side A's largest |value|
+  if (cx.in.comparison != nullptr) {
+    for (const auto& r : cx.in.comparison->rows)
+      scale[r.name_b.empty() ? r.name : r.name_b] = r.metrics.scale;
+  }
+  auto subnormal = [&](const std::string& name) {
+    auto it = scale.find(name);
+    const TensorEntry* e = mb->index().Find(name);
+    return it != scale.end() && it->second > 0 && it->second < kMinNormal16 && e != nullptr &&
+           e->kind == TensorKind::kIntermediate;
+  };
+  const auto& nodes = mb->index().nodes();
+  std::vector<int> found;
+  auto add = [&](int k) {
+    if (k < 0 || nodes[k].op_type == "Cast" ||
+        std::find(found.begin(), found.end(), k) != found.end())
+      return false;
+    found.push_back(k);
+    return true;
+  };
+  std::vector<std::string> up = {seed}, down = {seed};
+  while (!up.empty() && found.size() < 64) {
+    const TensorEntry* t = mb->index().Find(up.back());
+    up.pop_back();
+    if (t == nullptr || !add(t->producer)) continue;
+    for (const auto& in : nodes[t->producer].inputs)
+      if (subnormal(in)) up.push_back(in);
+  }
+  while (!down.empty() && found.size() < 64) {
+    const TensorEntry* t = mb->index().Find(down.back());
+    down.pop_back();
+    if (t == nullptr) continue;
+    for (int k : t->consumers) {
+      if (!add(k)) continue;
+      for (const auto& out : nodes[k].outputs)
+        if (subnormal(out)) down.push_back(out);
+    }
+  }
+  std::sort(found.begin(), found.end(),
+            [&](int x, int y) { return nodes[x].topo_index < nodes[y].topo_index; });
+  std::vector<std::string> names;
+  for (int k : found) names.push_back(nodes[k].name);
+  return names;
+}
+
+// The nonzero finite values of `t` and how many lie below 2^-14.
+std::pair<uint64_t, uint64_t> SubnormalShare(const Tensor& t) {
+  uint64_t tiny = 0, nonzero = 0;
+  for (uint64_t i = 0; i < t.num_elements(); ++i) {
+    double x = std::fabs(ElementAsDouble(t, i));
+    if (x == 0 || !std::isfinite(x)) continue;
+    ++nonzero;
+    tiny += x < kMinNormal16;
+  }
+  return {tiny, nonzero};
+}
+
+// Float16 underflow, likely: the node alone was fed side A's values rounded to float16 (its
+// exact ones cannot be fed in float16), so that the lost bits make the failure is inferred.
+// - its output: side A's values lie wholly below 2^-14 (float16 holds them in steps of 6e-8)
+//   and the error, below tolerance there, is amplified downstream;
+// - else an input fed in float16 with values below 2^-14: they lost bits before the node, which
+//   amplifies them, read them.
+// The fix keeps the chain of subnormal tensors' writers and readers in float32.
+bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found) {
+  std::string where;
+  uint64_t tiny_most = 0, of = 0;
+  bool output = false;
+  double top = MaxFinite(c.data.expected);
+  if (top > 0 && top < kMinNormal16) {
+    auto [tiny, nonzero] = SubnormalShare(c.data.expected);
+    where = c.data.output, tiny_most = tiny, of = nonzero, output = true;
+  }
+  for (const auto& in : c.data.inputs) {
+    if (output || in.tensor.dtype() != DType::kFloat16) continue;
+    auto [tiny, nonzero] = SubnormalShare(in.tensor);
+    if (tiny > tiny_most) tiny_most = tiny, of = nonzero, where = in.name;
+  }
+  if (where.empty()) return false;
+  Finding f = Float16Finding(cx, c);
+  f.certainty = Certainty::kLikely;
+  f.fix.keep_float_nodes = SubnormalChain(cx, where);
+  if (!Contains(f.fix.keep_float_nodes, c.data.node)) f.fix.keep_float_nodes.push_back(c.data.node);
+  KeepListSummary(&f);
+  std::string what = output ? "output " + c.data.tensor : "input " + where;
+  f.summary = "float16 underflow: side B holds the node's " + what +
+              " in float16 and its values fall below float16's smallest normal value, 6.1e-5, "
+              "where it keeps fewer significant bits";
+  f.evidence = std::to_string(tiny_most) + " of the " + std::to_string(of) + " nonzero values of " +
+               what +
+               (output ? " (side A's, largest " + FormatNumber(top) + ")" : " fed to the node") +
+               " lie below 6.1e-5 (precision under 11 bits); run alone with side A's inputs "
+               "rounded to float16, the node differs from side A by " +
+               FormatNumber(c.error) +
+               (output ? ", below tolerance there and amplified by the nodes reading it" : "");
+  found->push_back(std::move(f));
+  return true;
+}
+
 // Side B computes the culprit in float16 (its output is float16) and side A's values of the
-// node's inputs or output pass float16's largest finite value: they overflow to Inf there.
+// node's inputs or output pass float16's largest finite value (they overflow to Inf there) or
+// fall into its subnormal range (they lose precision or become 0).
 void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
                   std::string* tried) {
   constexpr double kFloat16Max = 65504.0;
@@ -138,15 +289,11 @@ void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
   for (const auto& in : c.data.inputs) look(in.name, in.tensor);
   look(c.data.tensor, c.data.expected);
   if (where.empty()) {
-    Tried(tried, "side A's values stay within float16's range");
+    if (!Float16Underflow(cx, c, found))
+      Tried(tried, "side A's values stay within float16's range");
     return;
   }
-  Finding f;
-  f.node = c.data.node;
-  f.op_type = c.culprit != nullptr ? c.culprit->op_type : "";
-  f.tensor = c.data.tensor;
-  f.cause = Cause::kFloat16Range;
-  f.certainty = Certainty::kConfirmed;  // the node alone, fed A's values, makes the error
+  Finding f = Float16Finding(cx, c);
   f.summary =
       "float16 overflow: side B computes the node in float16 and its values pass "
       "float16's largest finite value, 65504";
@@ -156,24 +303,6 @@ void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
                "; run alone with side A's inputs rounded to float16, the node differs from side "
                "A by " +
                FormatNumber(c.error);
-  // the node and every node reading its output (which receives the overflowing values) stay in
-  // float32; Casts only move values between precisions
-  f.fix.keep_float_nodes = {c.data.node};
-  const Model* mb = cx.in.b.model;
-  const TensorEntry* t = mb != nullptr ? mb->index().Find(c.data.output) : nullptr;
-  if (t != nullptr) {
-    for (int k : t->consumers) {
-      const NodeInfo& n = mb->index().nodes()[k];
-      if (n.op_type != "Cast" && !Contains(f.fix.keep_float_nodes, n.name))
-        f.fix.keep_float_nodes.push_back(n.name);
-    }
-  }
-  std::string keep;
-  for (const auto& n : f.fix.keep_float_nodes) keep += (keep.empty() ? "" : ",") + n;
-  f.fix.summary = "keep " + keep +
-                  " in float32 (the float16 conversion's block list: "
-                  "onnxconverter-common node_block_list, onnxprobe fp16 --keep-fp32 " +
-                  keep + ")";
   found->push_back(std::move(f));
 }
 
@@ -219,6 +348,7 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
   }
   for (const InitializerDiff& w : d->initializers) {
     if (w.kind != DiffKind::kChanged) continue;
+    if (w.compared && w.num_different == 0) continue;  // only converted (float32 -> float16)
     bool read = false;
     for (const auto& r : w.readers) read = read || Contains(nodes, r);
     if (!read) continue;

@@ -232,17 +232,54 @@ Expected<Tensor> Values(const Side& s, const onnx::TensorProto& t) {
   return TensorFromProto(t, what);
 }
 
+// Bits of precision of a floating dtype (0 for others): a float precision change (a float16
+// conversion, a double model cast down) compares values once rounded to the coarser of the two.
+int FloatBits(DType t) {
+  switch (t) {
+    case DType::kFloat64:
+      return 53;
+    case DType::kFloat32:
+      return 24;
+    case DType::kFloat16:
+      return 11;
+    case DType::kBFloat16:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+double RoundTo(double x, DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return static_cast<float>(x);
+    case DType::kFloat16:
+      return HalfToFloat(FloatToHalf(static_cast<float>(x)));
+    case DType::kBFloat16:
+      return BFloat16ToFloat(FloatToBFloat16(static_cast<float>(x)));
+    default:
+      return x;
+  }
+}
+
 void CompareValues(const Side& a, const Side& b, const onnx::TensorProto& ta,
                    const onnx::TensorProto& tb, InitializerDiff* d) {
-  if (ta.data_type() != tb.data_type() || d->shape_a != d->shape_b) return;
+  if (d->shape_a != d->shape_b) return;
   auto va = Values(a, ta);
   auto vb = Values(b, tb);
   if (!va.ok() || !vb.ok() || va->num_elements() != vb->num_elements()) return;
+  DType coarse = va->dtype();
+  if (va->dtype() != vb->dtype()) {
+    int ba = FloatBits(va->dtype()), bb = FloatBits(vb->dtype());
+    if (ba == 0 || bb == 0) return;
+    coarse = bb < ba ? vb->dtype() : va->dtype();
+    d->rounded_to = DTypeName(coarse);
+  }
   d->compared = true;
   d->num_elements = va->num_elements();
   for (uint64_t i = 0; i < va->num_elements(); ++i) {
     double x = ElementAsDouble(*va, i), y = ElementAsDouble(*vb, i);
-    if (x == y || (std::isnan(x) && std::isnan(y))) continue;
+    if (RoundTo(x, coarse) == RoundTo(y, coarse) || (std::isnan(x) && std::isnan(y))) continue;
     ++d->num_different;
     double diff = std::fabs(x - y);
     if (std::isnan(diff)) diff = INFINITY;

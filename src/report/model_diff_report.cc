@@ -65,7 +65,8 @@ std::string InitText(const InitializerDiff& d) {
   }
   if (d.compared) {
     s += ": " + std::to_string(d.num_different) + " of " + std::to_string(d.num_elements) +
-         " values differ, max |a-b| " + G(d.max_abs_diff);
+         " values differ" + (d.rounded_to.empty() ? "" : " once rounded to " + d.rounded_to) +
+         ", max |a-b| " + G(d.max_abs_diff);
   }
   s += " (sha256 " + d.sha256_a.substr(0, 12) + " -> " + d.sha256_b.substr(0, 12) + ")";
   return s + ReadersText(d);
@@ -228,6 +229,7 @@ std::string RenderModelDiffJson(const ModelDiff& d) {
     i.compared ? j.UInt(i.num_different) : j.Null();
     j.Key("num_elements");
     i.compared ? j.UInt(i.num_elements) : j.Null();
+    StringOrNull(j, "rounded_to", i.rounded_to);
     j.Key("readers").BeginArray();
     for (const auto& r : i.readers) j.String(r);
     j.EndArray();

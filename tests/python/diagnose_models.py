@@ -48,9 +48,9 @@ def noise_model(path):
     _save(nodes, [one], path, [1, 64], [1, 64], [helper.make_opsetid("onnxprobe.test", 1)])
 
 
-def float16_sum_model(path, half, keep=()):
-    """x in [0, 1) -> Mul(3000) -> ReduceSum -> Mul(1e-3) -> y; half: computed in float16 (Casts at the
-    graph's input and output) except the nodes in keep, which compute in float32."""
+def _float16_chain(path, half, keep, stages):
+    """x [1, 64] -> stages (name, op, constant, output) -> y; half: computed in float16 (Casts at the graph's
+    input and output and around kept nodes) except the nodes in keep, which compute in float32."""
     nodes, inits = [], [numpy_helper.from_array(np.array([1], np.int64), "axes")]
     cur, cur_half = "x", False
     def to(want_half, name):
@@ -59,8 +59,7 @@ def float16_sum_model(path, half, keep=()):
             nodes.append(helper.make_node("Cast", [cur], [cur + ("_h" if want_half else "_f")], name="cast_" + name,
                                           to=TensorProto.FLOAT16 if want_half else TensorProto.FLOAT))
             cur, cur_half = cur + ("_h" if want_half else "_f"), want_half
-    for name, op, k, out in (("mul_big", "Mul", 3000.0, "big"), ("reduce_sum", "ReduceSum", None, "sum"),
-                             ("scale", "Mul", 1e-3, "y0")):
+    for name, op, k, out in stages:
         h = half and name not in keep
         to(h, name)
         if op == "Mul":
@@ -71,10 +70,24 @@ def float16_sum_model(path, half, keep=()):
         cur = out
     to(False, "out")
     nodes.append(helper.make_node("Identity", [cur], ["y"], name="out"))
+    out_shape = [1, 1] if any(op == "ReduceSum" for _, op, _, _ in stages) else [1, 64]
     g = helper.make_graph(nodes, "ov", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])], inits)
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]); m.ir_version = 8
     onnx.save(m, str(path))
+
+
+def float16_sum_model(path, half, keep=()):
+    """x in [0, 1) -> Mul(3000) -> ReduceSum -> Mul(1e-3) -> y: the sum passes float16's 65504."""
+    _float16_chain(path, half, keep, (("mul_big", "Mul", 3000.0, "big"), ("reduce_sum", "ReduceSum", None, "sum"),
+                                      ("scale", "Mul", 1e-3, "y0")))
+
+
+def float16_tiny_model(path, half, keep=()):
+    """x in [0, 1) -> Mul(1e-6) -> ReduceSum -> Mul(1e4) -> y: the scaled-down values and their sum lie in
+    float16's subnormal range (below 6.1e-5, steps of 6e-8), where they keep only a few significant bits."""
+    _float16_chain(path, half, keep, (("shrink", "Mul", 1e-6, "tiny"), ("reduce_sum", "ReduceSum", None, "sum"),
+                                      ("grow", "Mul", 1e4, "y0")))
 
 
 def with_flags(args, flags):

@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from conftest import run
-from diagnose_models import cancellation_cnn, float16_sum_model, noise_model, with_flags
+from diagnose_models import cancellation_cnn, float16_sum_model, float16_tiny_model, noise_model, with_flags
 
 SRC = os.environ.get("ONNXPROBE_SRC", "")
 PYENV = os.environ.get("ONNXPROBE_PYENV", "")
@@ -154,6 +154,37 @@ def test_a_float16_overflow_is_named_and_its_block_list_fixes_the_conversion(onn
     fixed = tmp_path / "f16_fixed.onnx"
     float16_sum_model(fixed, True, keep)
     compare(onnxprobe, tmp_path, a, fixed, "--range", "0,1", rc=0)
+
+
+@pytest.mark.parametrize("feed", ["rng0", "range"])
+def test_a_float16_underflow_is_named_and_its_block_list_fixes_the_conversion(onnxprobe, tmp_path, feed):
+    # x in [0, 1) times 1e-6 and its sum lie below float16's smallest normal value (6.1e-5): steps of 6e-8 there
+    a, b = tmp_path / "f32.onnx", tmp_path / "f16.onnx"
+    float16_tiny_model(a, False)
+    float16_tiny_model(b, True)
+    x = np.random.default_rng(0).random((1, 64), dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    # the independent reference: float16 holds x * 1e-6 with far less than its 2^-11 relative precision
+    tiny = x.astype(np.float64) * 1e-6
+    assert (np.abs(tiny.astype(np.float16) - tiny) / tiny).max() > 1 / 2048
+    feed_args = ["--input", tmp_path / "x.npy"] if feed == "rng0" else ["--range", "0,1"]
+    _, rep = compare(onnxprobe, tmp_path, a, b, *feed_args)
+    f = finding(rep, "float16-range")
+    # tiny and sum are within float16's representation of them (PASS); the error shows where grow multiplies the
+    # sum by 1e4. Which node localization names depends on the input (grow fails alone when the sum's rounding
+    # alone passes tolerance, else shrink is the largest error made alone, amplified downstream): the underflow is
+    # said of grow's float16 input or of shrink's output, likely (A's exact values cannot be fed in float16), and the
+    # block list reaches along the chain of subnormal tensors from where they are made to where they are amplified
+    assert (f["op_type"], f["certainty"]) == ("Mul", "likely")
+    assert "underflow" in f["summary"] and "6.1e-5" in f["evidence"]
+    said = {"grow": "input sum", "shrink": "output tiny"}
+    assert f["node"] in said and said[f["node"]] in f["summary"]
+    assert not [g for g in rep["diagnosis"]["findings"] if g["cause"] == "weight-changed"]  # only converted
+    keep = f["fix"]["keep_float_nodes"]
+    assert keep == ["shrink", "reduce_sum", "grow"]
+    fixed = tmp_path / "f16_fixed.onnx"
+    float16_tiny_model(fixed, True, keep)
+    compare(onnxprobe, tmp_path, a, fixed, *feed_args, rc=0)
 
 
 def quant(out, *extra):
