@@ -90,6 +90,25 @@ class _Recorder:
         self.alive = []  # keeps seen tensors alive so that their ids stay unique
         self.held = set()  # (id, version) of every tensor whose value is recorded
         self.records = []
+        # training-mode remnants: random numbers drawn by a call's own code (not a child's) and
+        # buffers a call wrote, though the model runs in eval mode
+        self.rng_last = self._rng()
+        self.buffers_before = {}  # call -> [(name, buffer, version)]
+
+    @staticmethod
+    def _rng():
+        states = [torch.get_rng_state()]
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            states += torch.cuda.get_rng_state_all()
+        return states
+
+    def _note_draws(self):
+        """Random numbers drawn since the last hook were drawn by the innermost running call's own code."""
+        now = self._rng()
+        drew = len(now) != len(self.rng_last) or any(not torch.equal(a, b) for a, b in zip(now, self.rng_last))
+        if drew and self.stack:
+            self.calls[self.stack[-1]]["rng_draws"] = True
+        self.rng_last = now
 
     def recording_functions(self):
         return not self.busy and bool(self.stack)
@@ -155,6 +174,7 @@ class _Recorder:
             self.busy = False
 
     def _pre(self, module, args):
+        self._note_draws()
         path = self.paths[id(module)]
         parent = self.stack[-1] if self.stack else -1
         scope = "" if parent < 0 else self.calls[parent]["scope"] + "/" + _unqualified(path)
@@ -180,12 +200,20 @@ class _Recorder:
         self.calls.append({"module": path or self.root_name, "type": type(module).__name__, "call_index": k,
                            "parent": parent, "scope": scope, "scope_ordinal": ordinal, "batchnorm": is_bn,
                            "params": self.param_names.get(id(module), []), "buffers": buffers,
-                           "eps": float(module.eps) if is_bn else 0.0, "inputs": inputs, "outputs": []})
+                           "eps": float(module.eps) if is_bn else 0.0, "inputs": inputs, "outputs": [],
+                           "rng_draws": False, "buffers_written": []})
+        # native kernels (batch_norm's running statistics) write in place without moving the
+        # version counter: values are compared (buffers up to 64 MiB each)
+        self.buffers_before[len(self.calls) - 1] = [
+            (f"{path}.{n}" if path else n, b, b.detach().clone()) for n, b in module.named_buffers(recurse=False)
+            if b is not None and b.numel() * b.element_size() <= 64 << 20]
         self.stack.append(len(self.calls) - 1)
 
     def _post(self, module, args, output):
+        self._note_draws()
         c = self.stack.pop()
         call = self.calls[c]
+        call["buffers_written"] = [n for n, b, v in self.buffers_before.pop(c, []) if not _same(b.detach(), v)]
         # a function whose output is the call's output (F.linear in nn.Linear): the call's row
         out_keys = {self._key(t) for t in _io.flatten(output)}
         for key, group in self.fn_pending.pop(c, []):
@@ -198,6 +226,15 @@ class _Recorder:
             self._hold(t)
             call["outputs"].append(entry)
             self.records.append((c, j, _np(t), None))
+
+
+def _same(a, b):
+    """Equal shapes and values, NaN equal to NaN."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return torch.equal(a, b)
 
 
 def _state(model):
@@ -344,7 +381,8 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         calls.append({"module": call["module"], "type": call["type"], "call_index": call["call_index"],
                       "parent": call["parent"], "scope": call["scope"], "scope_ordinal": call["scope_ordinal"],
                       "batchnorm": call["batchnorm"], "params": call["params"], "eps": call["eps"],
-                      "buffers": call["buffers"],
+                      "buffers": call["buffers"], "rng_draws": call["rng_draws"],
+                      "buffers_written": call["buffers_written"],
                       "inputs": [_reference(r, names) for r in call["inputs"]],
                       "outputs": [{"tensor": names[(c, j)], "same_as": _reference(o["same_as"], names)}
                                   for j, o in enumerate(call["outputs"])]})

@@ -86,6 +86,13 @@ Status ParseCall(const JsonValue& v, const std::string& where, size_t index, Tor
     }
   }
   if (const JsonValue* e = v.Find("eps"); e != nullptr && e->is_number()) c->eps = e->as_number();
+  const JsonValue* rng = v.Find("rng_draws");
+  c->rng_draws = rng != nullptr && rng->type() == JsonValue::Type::kBool && rng->as_bool();
+  if (const JsonValue* bw = v.Find("buffers_written"); bw != nullptr && bw->is_array()) {
+    for (const auto& b : bw->items()) {
+      if (b.is_string()) c->buffers_written.push_back(b.as_string());
+    }
+  }
   const JsonValue* ins = v.Find("inputs");
   const JsonValue* outs = v.Find("outputs");
   if (ins == nullptr || !ins->is_array() || outs == nullptr || !outs->is_array())

@@ -33,6 +33,10 @@ struct TorchCall {
   std::vector<std::vector<std::string>> params;  // the module's own parameters, every name of each
   std::vector<std::string> buffers;              // the module's own buffers (full names)
   double eps = 0;                                // BatchNorm's epsilon
+  // training-mode remnants seen by the companion: the call's own code drew random numbers, or
+  // the call changed its own buffers (names), though the model ran in eval mode
+  bool rng_draws = false;
+  std::vector<std::string> buffers_written;
   std::vector<TorchRef> inputs;
   std::vector<TorchOutput> outputs;
 };

@@ -30,6 +30,9 @@ void RuntimeCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std:
 void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried);
 // Quantized layers below the limit alone: saturation and calibration range (quant_causes.cc).
 void QuantCauses(Ctx& cx, std::vector<Finding>* found);
+// A PyTorch side A's module calls that computed as in training mode at the culprits
+// (torch_causes.cc).
+void TorchCauses(Ctx& cx, std::vector<Finding>* found);
 // Adds `tried` a clause.
 void Tried(std::string* tried, const std::string& clause);
 

@@ -30,6 +30,8 @@ const char* CauseName(Cause c) {
       return "quantization-saturation";
     case Cause::kCalibrationRange:
       return "calibration-range";
+    case Cause::kTrainingMode:
+      return "training-mode";
   }
   return "?";
 }
@@ -121,6 +123,11 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
         "the same state_dict), or capture again from the module the ONNX model came "
         "from";
     res.findings.push_back(std::move(f));
+  }
+  if (in.a_torch_capture) {  // PyTorch computing as in training explains what follows from it
+    std::vector<Finding> torch;
+    TorchCauses(cx, &torch);
+    res.findings.insert(res.findings.begin(), torch.begin(), torch.end());
   }
   res.unexplained.insert(res.unexplained.end(), cx.unexplained.begin(), cx.unexplained.end());
   res.runs = cx.runs;

@@ -404,6 +404,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     in.localization = &report.localization;
     in.diff = st.diff && st.a_path == req.a.path ? &*st.diff : nullptr;  // A not replaced
     in.quant = report.quant.active() ? &report.quant : nullptr;
+    in.a_torch_capture = sa.info().kind == SideKind::kTorchCapture;
     OP_ASSIGN_OR_RETURN(report.diagnosis, Diagnose(in, req.diagnose));
   }
   if (!lopt.repro_dir.empty() && r.failures == 0 && !r.aborted)

@@ -264,3 +264,78 @@ def test_no_diagnose_and_a_passing_comparison_diagnose_nothing(onnxprobe, tmp_pa
     assert "diagnosis" not in rep and "why" not in r.stdout
     r, rep = compare(onnxprobe, tmp_path, model, "--b-opt-level", "all", "--atol", "1", "--rtol", "1", rc=0)
     assert "diagnosis" not in rep
+
+
+class _Remnant:
+    """A three-layer model whose middle block calls a torch function in training mode's way
+    (`remnant`: "dropout" or "batchnorm") unless `follow_mode`, when it passes training=self.training: the
+    fault is injected by construction, in module b's own code."""
+
+    def __new__(cls, remnant, follow_mode):
+        import torch
+        import torch.nn.functional as F
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(16, 16)
+                self.act = torch.nn.ReLU()
+                self.register_buffer("rm", torch.zeros(16))
+                self.register_buffer("rv", torch.ones(16))
+
+            def forward(self, x):
+                training = self.training if follow_mode else True
+                h = self.fc(x)
+                if remnant == "dropout":
+                    h = F.dropout(h, 0.2, training=training)
+                else:
+                    h = F.batch_norm(h, self.rm, self.rv, training=training)
+                return self.act(h)
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b, self.c = torch.nn.Linear(8, 16), Block(), torch.nn.Linear(16, 4)
+
+            def forward(self, x):
+                return self.c(self.b(self.a(x)))
+
+        torch.manual_seed(0)
+        return Net().eval()
+
+
+def _capture_and_export(tmp_path, remnant, capture_follows, export_follows, name):
+    import sys
+    import torch
+    sys.path.insert(0, os.path.join(SRC, "python"))
+    from onnxprobe_torch import capture, export
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(1))
+    onnx_path, cap = tmp_path / f"{name}.onnx", tmp_path / f"{name}.cap"
+    export(_Remnant(remnant, export_follows), x, str(onnx_path), ["input"], ["output"])
+    capture(_Remnant(remnant, capture_follows), x, str(cap), ["input"])
+    return cap, onnx_path
+
+
+@pytest.mark.parametrize("remnant", ["dropout", "batchnorm"])
+def test_a_pytorch_training_mode_remnant_is_named_at_its_module(onnxprobe, tmp_path, remnant):
+    # dropout: both export and capture carry the remnant (the exporter keeps a train=True dropout, so ONNX
+    # Runtime draws its own mask); batchnorm: the ONNX model was exported from code that follows the mode
+    cap, model = _capture_and_export(tmp_path, remnant, False, remnant == "batchnorm", "faulty")
+    manifest = json.loads((cap / "manifest.json").read_text())
+    calls = {c["module"]: c for c in manifest["torch"]["calls"]}
+    # recorded at capture: only b's own code drew or wrote, not its children, not the other layers
+    assert [m for m, c in calls.items() if c["rng_draws"]] == (["b"] if remnant == "dropout" else [])
+    assert {m: c["buffers_written"] for m, c in calls.items() if c["buffers_written"]} == \
+        ({} if remnant == "dropout" else {"b": ["b.rm", "b.rv"]})
+    r, rep = compare(onnxprobe, tmp_path, cap, model)
+    f = rep["diagnosis"]["findings"][0]  # named first: what follows (a random ONNX Dropout) comes from it
+    assert (f["cause"], f["certainty"]) == ("training-mode", "confirmed")
+    assert "computed b as in training mode" in f["summary"]
+    assert ("random" in f["summary"]) == (remnant == "dropout")
+    assert ("b.rm, b.rv" in f["evidence"]) == (remnant == "batchnorm")
+    assert "training=self.training" in f["fix"]["summary"] and "training-mode" in r.stdout
+    # the fix: code that follows the module's mode, exported and captured again
+    cap, model = _capture_and_export(tmp_path, remnant, True, True, "fixed")
+    _, rep = compare(onnxprobe, tmp_path, cap, model, rc=0)
+    assert not any(c["rng_draws"] or c["buffers_written"]
+                   for c in json.loads((cap / "manifest.json").read_text())["torch"]["calls"])

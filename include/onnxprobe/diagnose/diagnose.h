@@ -30,9 +30,11 @@ enum class Cause {
   kFloat16Range,      // side A's values beyond what float16 holds where side B computes in it
   kQuantSaturation,   // side A's values beyond the range a quantized tensor of B represents
   kCalibrationRange,  // the graph inputs beyond the range the model was calibrated for
+  kTrainingMode,      // a PyTorch module computed as in training (random draws, batch statistics)
 };
 // "nondeterminism", "thread-count", "optimizer", "kernel-change", "attribute-changed",
-// "weight-changed", "nodes-added", "float16-range", "quantization-saturation", "calibration-range".
+// "weight-changed", "nodes-added", "float16-range", "quantization-saturation", "calibration-range",
+// "training-mode".
 const char* CauseName(Cause c);
 
 // kConfirmed: an experiment reproduces side A's values once the cause is removed, or shows the
@@ -97,6 +99,7 @@ struct DiagnoseInput {
   const LocalizeResult* localization = nullptr;  // with cases (LocalizeOptions::keep_cases)
   const ModelDiff* diff = nullptr;               // two model files; nullptr otherwise
   const QuantReport* quant = nullptr;            // a quantized side B; nullptr otherwise
+  bool a_torch_capture = false;  // side A (a.path) is a PyTorch capture: its module calls are read
   // side A's values of tensors diagnosis reads (the quantized layers' inputs), when kept
   std::vector<NamedTensor> a_values;
 };
