@@ -138,6 +138,21 @@ fetch_python_wheels() {
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 
+# Ray (PyPI) and what it needs, as wheels for Debian's python3 (cp311): the package test installs
+# them offline into its venv to run comparison shards as Ray tasks on a local cluster.
+RAY_VERSION="${ONNXPROBE_RAY_VERSION:-2.60.0}"
+fetch_ray_wheels() {
+  local dest="$DEPS/ray-wheels"
+  ls "$dest"/ray-"$RAY_VERSION"-*.whl >/dev/null 2>&1 && return 0
+  say "fetching ray $RAY_VERSION wheels (PyPI)"
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  $(pip_cmd) download --quiet --only-binary=:all: --python-version 3.11 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux_2_28_x86_64 --platform manylinux1_x86_64 --platform manylinux_2_5_x86_64 \
+    -d "$dest.tmp" "ray==$RAY_VERSION" || die "PyPI unreachable or ray==$RAY_VERSION has no wheel"
+  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+}
+
 # A Python environment for suites that need PyPI's onnxruntime package (its quantization tools)
 # next to Debian's numpy/torch: a venv over /usr/bin/python3's site packages, with onnxruntime and
 # an onnx new enough for it (Debian's onnx 1.12 lacks onnx.reference, which the quantizer imports).
@@ -211,6 +226,7 @@ make_genai_env() {
 install_apt_packages
 fetch_onnx_testdata
 fetch_python_wheels
+fetch_ray_wheels
 make_python_test_env
 add_junit_reader
 make_polygraphy_env

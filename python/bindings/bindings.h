@@ -61,4 +61,7 @@ Expected<TensorSelection> SelectionFromDict(const py::dict& d);
 Expected<CompareRequest> CompareRequestFromDict(const py::dict& d);
 Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d);
 
+// compare over samples, merge of shards (samples.cc)
+void RegisterSamples(py::module_& m);
+
 }  // namespace onnxprobe::python

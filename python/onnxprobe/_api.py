@@ -8,6 +8,7 @@ from . import _onnxprobe
 from . import _request as rq
 from ._errors import InvalidArgument, error_class
 from ._report import Report
+from ._samples import SamplesReport, parse_shard
 
 
 def inspect(path, tensors=False):
@@ -58,7 +59,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
             tensors=None, op_types=None, regex=None, map=None, topk=None, model=None,
             explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
             isolate="frontier", repro=None, bisect=False, fixed_tolerance=False, session_config=None,
-            a_session_config=None, b_session_config=None, diagnose=True, knowledge=None):
+            a_session_config=None, b_session_config=None, diagnose=True, knowledge=None,
+            inputs_dir=None, samples=None, shard=None):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
     A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
@@ -76,6 +78,11 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     introduced culprits), "all" (--diagnose) or False (--no-diagnose): why each culprit differs,
     with a fix (report.to_dict()["diagnosis"], docs/diagnose.md); knowledge: a knowledge file
     (--knowledge).
+
+    Over several input samples (``--inputs DIR``, ``--samples N``): `inputs_dir` a folder of
+    samples (.npz files, or ONNX test_data_set_N/ folders) and/or `samples` seeded ones; returns a
+    SamplesReport (each tensor aggregated over the samples). `shard`: "I/N" or (I, N), only the
+    samples at positions I, I+N, ... (``--shard``), joined with ``onnxprobe.merge``.
 
     A comparison that stops because a side failed mid-way raises the error with the partial
     report as its ``report`` attribute.
@@ -128,6 +135,18 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     }
     if request["diagnose_cases"] < 0:
         raise InvalidArgument(f"diagnose must be True, 'all' or False, not {diagnose!r}")
+    if inputs_dir is not None or samples is not None:
+        if inputs is not None:
+            raise InvalidArgument("inputs and inputs_dir/samples: give one (each sample brings its inputs)")
+        shard_index, shard_count = parse_shard(shard)
+        count = 0 if samples is None else int(samples)
+        if count < 0:
+            raise InvalidArgument(f"samples must not be negative, not {samples}")
+        native = _onnxprobe.compare_samples(request, "" if inputs_dir is None else os.fspath(inputs_dir), count,
+                                            shard_index, shard_count)
+        return SamplesReport(native)
+    if shard is not None:
+        raise InvalidArgument("shard does nothing without inputs_dir or samples (it splits the samples)")
     report = Report(_onnxprobe.compare(request))
     if report.aborted:
         err = error_class(report._native.abort_code)(report._native.abort_message.replace("\n", " ").rstrip())

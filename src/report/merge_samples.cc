@@ -35,11 +35,11 @@ std::string Text(const JsonValue* v) {
   return j.str();
 }
 
-Expected<Shard> ReadShard(const std::string& path) {
+Expected<Shard> ParseShard(const ShardReport& report) {
   Shard s;
+  const std::string& path = report.name;
   s.path = path;
-  OP_ASSIGN_OR_RETURN(std::string text, ReadFile(path, kMaxReportBytes));
-  OP_ASSIGN_OR_RETURN(s.doc, ParseJson(text, path));
+  OP_ASSIGN_OR_RETURN(s.doc, ParseJson(report.json, path));
   const JsonValue* schema = Member(s.doc, "schema");
   const JsonValue* samples = Member(s.doc, "samples");
   if (schema == nullptr || !schema->is_string() ||
@@ -161,10 +161,19 @@ std::vector<TensorAggregate> Aggregate(const std::vector<const JsonValue*>& samp
 }  // namespace
 
 Expected<MergedSamples> MergeSampleShards(const std::vector<std::string>& paths) {
-  if (paths.empty()) return InvalidArgument("merge: no shard reports given");
-  std::vector<Shard> shards;
+  std::vector<ShardReport> reports;
   for (const auto& p : paths) {
-    OP_ASSIGN_OR_RETURN(Shard s, ReadShard(p));
+    OP_ASSIGN_OR_RETURN(std::string text, ReadFile(p, kMaxReportBytes));
+    reports.push_back({p, std::move(text)});
+  }
+  return MergeSampleShards(reports);
+}
+
+Expected<MergedSamples> MergeSampleShards(const std::vector<ShardReport>& reports) {
+  if (reports.empty()) return InvalidArgument("merge: no shard reports given");
+  std::vector<Shard> shards;
+  for (const auto& r : reports) {
+    OP_ASSIGN_OR_RETURN(Shard s, ParseShard(r));
     shards.push_back(std::move(s));
   }
   const Shard& first = shards.front();
@@ -235,7 +244,7 @@ Expected<MergedSamples> MergeSampleShards(const std::vector<std::string>& paths)
   if (aborted) j.Key("error").String(error);
   j.Key("failed_samples").UInt(out.failed_samples);
   j.Key("merged").BeginObject().Key("shards").UInt(shards.size()).Key("files").BeginArray();
-  for (const auto& p : paths) j.String(p);
+  for (const auto& r : reports) j.String(r.name);
   j.EndArray().EndObject();
   j.Key("samples").BeginArray();
   for (size_t i = 0; i < present.size(); ++i) {

@@ -23,4 +23,11 @@ struct MergedSamples {
 // the sample count, or their sides or tolerances differ.
 Expected<MergedSamples> MergeSampleShards(const std::vector<std::string>& paths);
 
+// The same over reports held in memory (shards run as tasks that return their JSON): `name`
+// stands for the file in messages.
+struct ShardReport {
+  std::string name, json;
+};
+Expected<MergedSamples> MergeSampleShards(const std::vector<ShardReport>& reports);
+
 }  // namespace onnxprobe

@@ -1,0 +1,104 @@
+// Comparisons over input samples (compare --inputs DIR / --samples N, one shard of them with
+// --shard I/N) and the merge of shards' reports (onnxprobe merge), for `import onnxprobe`.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+
+#include "bindings.h"
+#include "onnxprobe/output_guard.h"
+#include "onnxprobe/report/merge.h"
+#include "onnxprobe/sample_compare.h"
+#include "onnxprobe/sample_report.h"
+
+namespace onnxprobe::python {
+namespace {
+
+struct SamplesHandle {
+  std::shared_ptr<const SamplesCompareReport> report;
+};
+
+SamplesHandle RunCompareSamples(const py::dict& request, const std::string& inputs_dir,
+                                size_t count, size_t shard_index, size_t shard_count) {
+  CompareRequest req = Unwrap(CompareRequestFromDict(request));
+  SampleOptions so;
+  so.inputs_dir = inputs_dir;
+  so.count = count;
+  so.base = req.inputs;
+  SampleShard shard{shard_index, shard_count};
+  if (shard_count == 0 || shard_index >= shard_count)
+    Check(InvalidArgument("shard " + std::to_string(shard_index) + "/" +
+                          std::to_string(shard_count) + ": I must be below N"));
+  std::optional<Expected<SamplesCompareReport>> result;
+  {
+    py::gil_scoped_release release;
+    auto samples = ListInputSamples(so);
+    if (!samples.ok()) {
+      result.emplace(samples.status());
+    } else {
+      result.emplace(CompareSamples(req, *samples, shard));
+    }
+  }
+  return {std::make_shared<const SamplesCompareReport>(Unwrap(std::move(*result)))};
+}
+
+struct MergedHandle {
+  std::shared_ptr<const MergedSamples> merged;
+};
+
+// [(name, json text)] -> the merged report
+MergedHandle Merge(const std::vector<std::pair<std::string, std::string>>& shards) {
+  std::vector<ShardReport> reports;
+  for (const auto& [name, json] : shards) reports.push_back({name, json});
+  std::optional<Expected<MergedSamples>> merged;
+  {
+    py::gil_scoped_release release;
+    merged.emplace(MergeSampleShards(reports));
+  }
+  return {std::make_shared<const MergedSamples>(Unwrap(std::move(*merged)))};
+}
+
+}  // namespace
+
+void RegisterSamples(py::module_& m) {
+  m.def("compare_samples", &RunCompareSamples, py::arg("request"), py::arg("inputs_dir"),
+        py::arg("count"), py::arg("shard_index") = 0, py::arg("shard_count") = 1);
+  m.def("merge_shards", &Merge, py::arg("shards"));
+  m.def("write_json_output", [](const std::string& path, const std::string& text) {
+    py::gil_scoped_release release;
+    Check(WriteJsonOutput(path, text));
+  });
+  py::class_<SamplesHandle>(m, "SamplesReport")
+      .def_property_readonly("passed", [](const SamplesHandle& h) { return h.report->passed(); })
+      .def_property_readonly("aborted", [](const SamplesHandle& h) { return h.report->aborted; })
+      .def_property_readonly("samples",
+                             [](const SamplesHandle& h) { return h.report->samples.size(); })
+      .def_property_readonly("failed_samples",
+                             [](const SamplesHandle& h) { return h.report->failed_samples; })
+      .def_property_readonly("total_samples",
+                             [](const SamplesHandle& h) { return h.report->total_samples; })
+      .def("render_json",
+           [](const SamplesHandle& h) {
+             py::gil_scoped_release release;
+             return RenderSamplesJson(*h.report);
+           })
+      .def("render_console",
+           [](const SamplesHandle& h) {
+             py::gil_scoped_release release;
+             return RenderSamplesConsole(*h.report);
+           })
+      .def("write_json", [](const SamplesHandle& h, const std::string& p) {
+        py::gil_scoped_release release;
+        Check(WriteSamplesJson(*h.report, p));
+      });
+  py::class_<MergedHandle>(m, "MergedSamples")
+      .def_property_readonly("passed", [](const MergedHandle& h) { return h.merged->passed; })
+      .def_property_readonly("aborted", [](const MergedHandle& h) { return h.merged->aborted; })
+      .def_property_readonly("shards", [](const MergedHandle& h) { return h.merged->shards; })
+      .def_property_readonly("samples", [](const MergedHandle& h) { return h.merged->samples; })
+      .def_property_readonly("failed_samples",
+                             [](const MergedHandle& h) { return h.merged->failed_samples; })
+      .def("render_json", [](const MergedHandle& h) { return h.merged->json; });
+}
+
+}  // namespace onnxprobe::python
