@@ -123,6 +123,9 @@ struct BaselineCheckRequest {
   // Failing samples localized, in sample order (a rerun captures two full runs per sample).
   size_t max_localized_samples = 1;
   uint64_t max_memory = 0;
+  // Only the samples at positions index, index + count, ... of the baseline (a job array's task;
+  // `onnxprobe merge` joins the shards' JSON reports, docs/shard.md).
+  SampleShard shard;
 };
 
 // How a failing sample was localized.
@@ -156,6 +159,11 @@ struct SampleCheck {
 
 struct BaselineCheckReport {
   Baseline baseline;
+  // A shard's report: which shard, each sample's position among the baseline's samples, and how
+  // many failing samples a single process would localize (what merge keeps localized).
+  SampleShard shard;
+  std::vector<size_t> positions;
+  size_t localize_samples = 0;
   std::string model_path;
   Environment current;
   std::vector<EnvChange> changes;

@@ -204,8 +204,15 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
   rep.current = SnapshotEnvironment(*backend, session_options, sha256);
   rep.changes = DiffEnvironments(b.environment, rep.current);
 
+  if (req.shard.count == 0 || req.shard.index >= req.shard.count)
+    return InvalidArgument("shard " + std::to_string(req.shard.index) + "/" +
+                           std::to_string(req.shard.count) + ": I must be below N");
+  rep.shard = req.shard;
+  rep.localize_samples = req.max_localized_samples;
   std::unique_ptr<ComparisonSession> session;
-  for (const auto& entry : b.samples) {
+  for (size_t pos = req.shard.index; pos < b.samples.size(); pos += req.shard.count) {
+    const BaselineSampleEntry& entry = b.samples[pos];
+    rep.positions.push_back(pos);
     SampleCheck sc;
     sc.name = entry.name;
     SessionRun run;
@@ -254,6 +261,10 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     }
     rep.samples.push_back(std::move(sc));
   }
+  if (rep.positions.empty())
+    return InvalidArgument("shard " + std::to_string(req.shard.index) + "/" +
+                           std::to_string(req.shard.count) + " holds no sample of the baseline's " +
+                           std::to_string(b.samples.size()));
   std::vector<NamedComparison> named;
   for (const auto& s : rep.samples) named.push_back({s.name, &s.report.comparison});
   rep.tensors = AggregateSamples(named, b.tensors);

@@ -8,6 +8,7 @@
 #include "onnxprobe/json.h"
 #include "onnxprobe/sample_report.h"
 #include "onnxprobe/version.h"
+#include "report/report_json.h"
 
 namespace onnxprobe {
 namespace {
@@ -135,6 +136,13 @@ std::string RenderBaselineCheckJson(const BaselineCheckReport& r) {
   if (r.aborted) j.Key("error").String(r.abort_status.message());
   j.Key("samples_checked").UInt(r.samples.size());
   j.Key("failed_samples").UInt(r.failed_samples).Key("seconds").Number(r.seconds);
+  if (r.shard.sharded()) {
+    j.Key("shard").BeginObject().Key("index").UInt(r.shard.index).Key("count").UInt(r.shard.count);
+    j.Key("total_samples").UInt(r.baseline.samples.size());
+    j.Key("positions").BeginArray();
+    for (size_t p : r.positions) j.UInt(p);
+    j.EndArray().Key("localize_samples").UInt(r.localize_samples).EndObject();
+  }
   j.Key("environment_changes").BeginArray();
   for (const auto& c : r.changes) {
     j.BeginObject().Key("field").String(EnvFieldName(c.field));
@@ -168,16 +176,7 @@ std::string RenderBaselineCheckJson(const BaselineCheckReport& r) {
     j.EndObject();
   }
   j.EndArray();
-  j.Key("tensors").BeginArray();
-  for (const auto& t : r.tensors) {
-    j.BeginObject().Key("name").String(t.name).Key("samples").UInt(t.samples);
-    j.Key("failures").UInt(t.failures).Key("worst_sample").String(t.worst_sample);
-    j.Key("worst_max_abs").Number(t.worst_max_abs).Key("worst_max_rel").Number(t.worst_max_rel);
-    j.Key("worst_tolerance_ratio").Number(t.worst_tolerance_ratio);
-    j.Key("mean_max_abs").Number(t.mean_max_abs).Key("mean_max_rel").Number(t.mean_max_rel);
-    j.EndObject();
-  }
-  j.EndArray();
+  AggregatesJson(r.tensors, j);
   j.EndObject();
   return j.str() + "\n";
 }

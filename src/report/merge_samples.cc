@@ -8,67 +8,14 @@
 #include "onnxprobe/json.h"
 #include "onnxprobe/json_value.h"
 #include "onnxprobe/report/merge.h"
+#include "report/merge_shards.h"
 #include "report/report_json.h"
 
 namespace onnxprobe {
+using namespace merge;  // NOLINT(google-build-using-namespace)
 namespace {
 
 constexpr uint64_t kMaxReportBytes = 1ull << 30;
-
-struct Shard {
-  std::string path;
-  JsonValue doc;
-  size_t index = 0, count = 1, total = 0;
-  std::vector<size_t> positions;
-};
-
-const JsonValue* Member(const JsonValue& v, const char* key) { return v.Find(key); }
-
-double Num(const JsonValue* v, double if_null) {
-  return v != nullptr && v->is_number() ? v->as_number() : if_null;
-}
-
-std::string Text(const JsonValue* v) {
-  if (v == nullptr) return "";
-  JsonWriter j(false);
-  WriteJsonValue(*v, &j);
-  return j.str();
-}
-
-Expected<Shard> ParseShard(const ShardReport& report) {
-  Shard s;
-  const std::string& path = report.name;
-  s.path = path;
-  OP_ASSIGN_OR_RETURN(s.doc, ParseJson(report.json, path));
-  const JsonValue* schema = Member(s.doc, "schema");
-  const JsonValue* samples = Member(s.doc, "samples");
-  if (schema == nullptr || !schema->is_string() ||
-      schema->as_string() != "onnxprobe-compare-samples" || samples == nullptr ||
-      !samples->is_array()) {
-    return InvalidArgument(path + " is not a samples report (compare --inputs/--samples --json)");
-  }
-  size_t n = samples->items().size();
-  const JsonValue* shard = Member(s.doc, "shard");
-  if (shard == nullptr) {  // an unsharded report: shard 0 of 1
-    s.total = n;
-    for (size_t k = 0; k < n; ++k) s.positions.push_back(k);
-    return s;
-  }
-  s.index = static_cast<size_t>(Num(Member(*shard, "index"), -1));
-  s.count = static_cast<size_t>(Num(Member(*shard, "count"), 0));
-  s.total = static_cast<size_t>(Num(Member(*shard, "total_samples"), 0));
-  const JsonValue* pos = Member(*shard, "positions");
-  if (pos == nullptr || !pos->is_array() || pos->items().size() != n || s.count == 0 ||
-      s.index >= s.count)
-    return Corrupt(path + ": \"shard\" is malformed (index, count, total_samples, positions)");
-  for (const auto& p : pos->items()) {
-    double k = Num(&p, -1);
-    if (!(k >= 0) || k >= static_cast<double>(s.total) || k != std::floor(k))
-      return Corrupt(path + ": a shard position is not a sample of " + std::to_string(s.total));
-    s.positions.push_back(static_cast<size_t>(k));
-  }
-  return s;
-}
 
 // The fields two shards of one comparison share: the sides and the tolerances.
 Status SameSettings(const Shard& first, const Shard& other) {
@@ -86,11 +33,6 @@ Status SameSettings(const Shard& first, const Shard& other) {
   return Status::Ok();
 }
 
-bool Passed(const JsonValue& sample) {
-  const JsonValue* p = Member(sample, "passed");
-  return p != nullptr && p->is_bool() && p->as_bool();
-}
-
 // The report's rows ("tensors") of a sample.
 const std::vector<JsonValue>& Rows(const JsonValue& sample) {
   static const std::vector<JsonValue> kNone;
@@ -102,11 +44,6 @@ const std::vector<JsonValue>& Rows(const JsonValue& sample) {
 bool Compared(const JsonValue& row) {
   const JsonValue* s = Member(row, "state");
   return s != nullptr && s->is_string() && s->as_string() == "compared";
-}
-
-std::string Str(const JsonValue& v, const char* key) {
-  const JsonValue* x = Member(v, key);
-  return x != nullptr && x->is_string() ? x->as_string() : "";
 }
 
 // As FocusSample: the first failing sample, else the one closest to its tolerance.
@@ -124,40 +61,6 @@ size_t Focus(const std::vector<const JsonValue*>& samples) {
   return best;
 }
 
-// As AggregateSamples, over the JSON rows (numbers there read back exactly).
-std::vector<TensorAggregate> Aggregate(const std::vector<const JsonValue*>& samples) {
-  std::vector<TensorAggregate> out;
-  if (samples.empty()) return out;
-  for (const auto& first : Rows(*samples.front())) {
-    TensorAggregate a;
-    a.name = Str(first, "name");
-    for (const JsonValue* s : samples) {
-      for (const auto& row : Rows(*s)) {
-        if (Str(row, "name") != a.name || !Compared(row)) continue;
-        double ratio = Num(Member(row, "tolerance_ratio"), std::numeric_limits<double>::infinity());
-        double abs = Num(Member(row, "max_abs"), std::numeric_limits<double>::infinity());
-        double rel = Num(Member(row, "max_rel"), std::numeric_limits<double>::infinity());
-        ++a.samples;
-        if (Str(row, "verdict") != "PASS") ++a.failures;
-        a.mean_max_abs += abs;
-        a.mean_max_rel += rel;
-        if (a.worst_sample.empty() || ratio > a.worst_tolerance_ratio) {
-          a.worst_sample = Str(*s, "name");
-          a.worst_tolerance_ratio = ratio;
-        }
-        a.worst_max_abs = std::max(a.worst_max_abs, abs);
-        a.worst_max_rel = std::max(a.worst_max_rel, rel);
-      }
-    }
-    if (a.samples > 0) {
-      a.mean_max_abs /= static_cast<double>(a.samples);
-      a.mean_max_rel /= static_cast<double>(a.samples);
-    }
-    out.push_back(std::move(a));
-  }
-  return out;
-}
-
 }  // namespace
 
 Expected<MergedSamples> MergeSampleShards(const std::vector<std::string>& paths) {
@@ -171,54 +74,24 @@ Expected<MergedSamples> MergeSampleShards(const std::vector<std::string>& paths)
 
 Expected<MergedSamples> MergeSampleShards(const std::vector<ShardReport>& reports) {
   if (reports.empty()) return InvalidArgument("merge: no shard reports given");
+  // the first report's kind decides: a compare over samples or a baseline check
+  OP_ASSIGN_OR_RETURN(JsonValue doc, ParseJson(reports.front().json, reports.front().name));
+  std::string schema = Str(doc, "schema");
+  if (schema != "onnxprobe-compare-samples" && schema != "onnxprobe-baseline-check") {
+    return InvalidArgument(reports.front().name +
+                           " is not a samples report (compare --inputs/--samples --json) nor a "
+                           "baseline check's (baseline check --json)");
+  }
   std::vector<Shard> shards;
   for (const auto& r : reports) {
-    OP_ASSIGN_OR_RETURN(Shard s, ParseShard(r));
+    OP_ASSIGN_OR_RETURN(Shard s, ParseShard(r, schema));
     shards.push_back(std::move(s));
   }
-  const Shard& first = shards.front();
-  std::map<size_t, const Shard*> by_index;
-  for (const Shard& s : shards) {
-    if (s.count != first.count || s.total != first.total) {
-      return InvalidArgument(s.path + ": shard of " + std::to_string(s.count) + " over " +
-                             std::to_string(s.total) + " samples, " + first.path + " of " +
-                             std::to_string(first.count) + " over " + std::to_string(first.total));
-    }
-    auto [it, fresh] = by_index.emplace(s.index, &s);
-    if (!fresh)
-      return InvalidArgument("shard " + std::to_string(s.index) + "/" + std::to_string(s.count) +
-                             " given twice: " + it->second->path + " and " + s.path);
-    OP_RETURN_IF_ERROR(SameSettings(first, s));
-  }
-  for (size_t i = 0; i < first.count; ++i) {
-    if (!by_index.count(i))
-      return InvalidArgument("shard " + std::to_string(i) + "/" + std::to_string(first.count) +
-                             " is missing");
-  }
-  // every sample once, in its place in the full list
-  std::vector<const JsonValue*> samples(first.total, nullptr);
-  bool aborted = false;
-  std::string error;
-  for (const Shard& s : shards) {
-    const auto& items = Member(s.doc, "samples")->items();
-    for (size_t k = 0; k < items.size(); ++k) {
-      if (samples[s.positions[k]] != nullptr)
-        return InvalidArgument(s.path + ": sample " + std::to_string(s.positions[k]) +
-                               " is in another shard too");
-      samples[s.positions[k]] = &items[k];
-    }
-    const JsonValue* ab = Member(s.doc, "aborted");
-    if (ab != nullptr && ab->is_bool() && ab->as_bool() && !aborted) {
-      aborted = true;
-      error = Str(s.doc, "error");
-    }
-  }
-  std::vector<const JsonValue*> present;
-  for (const JsonValue* s : samples)
-    if (s != nullptr) present.push_back(s);
-  if (!aborted && present.size() != first.total)
-    return InvalidArgument("the shards hold " + std::to_string(present.size()) + " of " +
-                           std::to_string(first.total) + " samples");
+  if (schema == "onnxprobe-baseline-check") return MergeBaselineShards(shards, reports);
+  OP_ASSIGN_OR_RETURN(Samples all, Collect(shards, SameSettings));
+  const std::vector<const JsonValue*>& present = all.present;
+  bool aborted = all.aborted;
+  const std::string& error = all.error;
 
   MergedSamples out;
   out.shards = shards.size();
@@ -226,7 +99,7 @@ Expected<MergedSamples> MergeSampleShards(const std::vector<ShardReport>& report
   for (const JsonValue* s : present) out.failed_samples += !Passed(*s);
   out.aborted = aborted;
   out.passed = !aborted && out.failed_samples == 0;
-  out.tensors = Aggregate(present);
+  out.tensors = Aggregate(present, Rows);
   // a single process looks for where differences below tolerance are born on one sample only
   // (the focus); each shard did on its own focus: theirs are dropped, the report's form of
   // "not localized" taken from the reporter itself

@@ -123,3 +123,40 @@ def test_shards_that_do_not_make_one_comparison_are_refused(onnxprobe, tmp_path)
         assert r.returncode == 2 and "--shard" in r.stderr, bad
     r = run(base + ["--shard", "4/5"])  # 3 samples: shard 4 holds none
     assert r.returncode == 2 and "holds no sample" in r.stderr
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_merged_baseline_check_shards_are_the_single_process_check(onnxprobe, tmp_path, n):
+    a, b = models(tmp_path)
+    scales = [1, 20, 1, 1, 30, 2, 1]  # samples 1 and 4 reach |x| > 10, where b clips
+    folder = samples(tmp_path / "in", scales)
+    base = tmp_path / "base"
+    r = run([onnxprobe, "baseline", "save", a, "-o", base, "--inputs", folder, "--keep-model"])
+    assert r.returncode == 0, r.stderr
+    single = tmp_path / "single.json"
+    r = run([onnxprobe, "baseline", "check", b, base, "--json", single, "-q"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    parts = []
+    for i in range(n):
+        p = tmp_path / f"check{i}.json"
+        rs = run([onnxprobe, "baseline", "check", b, base, "--shard", f"{i}/{n}", "--json", p])
+        assert rs.returncode in (0, 1) and f"shard {i}/{n}" in rs.stdout, rs.stdout + rs.stderr
+        parts.append(p)
+    merged = tmp_path / "merged.json"
+    rm = run([onnxprobe, "merge", *reversed(parts), "--json", merged])
+    assert rm.returncode == 1, rm.stdout + rm.stderr
+    single, merged = json.loads(single.read_text()), json.loads(merged.read_text())
+    # sample 4 was its shard's first failure (localized there); one process localizes sample 1 only
+    assert strip(merged) == strip(single)
+    clips = [bool(np.abs(np.load(folder / f"s{i}.npz")["x"]).max() > 10) for i in range(len(scales))]
+    assert [not s["passed"] for s in merged["samples"]] == clips
+    methods = [s["localization"]["method"] for s in merged["samples"] if not s["passed"]]
+    assert methods == ["rerun", "skipped"]
+    assert merged["samples_checked"] == len(scales) and merged["merged"]["shards"] == n
+    # shards of other checks do not merge with these
+    other = tmp_path / "other.json"
+    assert run([onnxprobe, "baseline", "check", a, base, "--shard", f"0/{n}", "--json", other]).returncode == 0
+    r = run([onnxprobe, "merge", other, *parts[1:]])
+    assert r.returncode == 2 and "model differs" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run([onnxprobe, "baseline", "check", b, base, "--shard", "9/10"])
+    assert r.returncode == 2 and "holds no sample of the baseline's 7" in r.stderr

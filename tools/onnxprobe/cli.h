@@ -128,6 +128,10 @@ struct InputFlags {
 void DeclareInputOptions(OptionSink& sink, InputFlags* flags);
 // --inputs DIR and --samples N: several input samples (with the --input options as their base).
 void DeclareSampleOptions(OptionSink& sink, SampleOptions* samples);
+// --shard I/N into `shard` (`given` set): only every N-th sample from the I-th; `which` names the
+// samples split ("with --inputs/--samples", "of the baseline").
+void DeclareShardOption(OptionSink& sink, const std::string& which, SampleShard* shard,
+                        bool* given);
 // --tensors, --op-types, --regex into `selection`; `restricts` names what they narrow down
 // ("side A's tensors") where they restrict a default of every tensor, "" where they select.
 void DeclareSelectionOptions(OptionSink& sink, TensorSelection* selection,

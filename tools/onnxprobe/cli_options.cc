@@ -111,6 +111,20 @@ void DeclareSampleOptions(OptionSink& sink, SampleOptions* s) {
            });
 }
 
+void DeclareShardOption(OptionSink& sink, const std::string& which, SampleShard* shard,
+                        bool* given) {
+  sink.Add({"--shard", "I/N",
+            which + ": only the samples at positions I, I+N, I+2N, ... (one job of an array; "
+                    "join the --json reports with onnxprobe merge, docs/shard.md)"},
+           [shard, given](const std::string& v) -> Status {
+             auto s = ParseSampleShard(v);
+             if (!s.ok()) return s.status().WithContext("--shard");
+             *shard = *s;
+             *given = true;
+             return Status::Ok();
+           });
+}
+
 void DeclareSelectionOptions(OptionSink& sink, TensorSelection* selection,
                              const std::string& restricts) {
   auto help = [&](const std::string& what) {

@@ -131,6 +131,8 @@ struct CheckCli {
   size_t localize_samples = 1;
   uint64_t max_memory = 0;
   SessionFlags session;
+  SampleShard shard;
+  bool shard_given = false;
 };
 
 class BaselineCheckCommand : public Command {
@@ -183,6 +185,7 @@ class BaselineCheckCommand : public Command {
                o.localize_samples = static_cast<size_t>(n);
                return Status::Ok();
              });
+    DeclareShardOption(sink, "of the baseline's samples", &o.shard, &o.shard_given);
     sink.Section("runtime (default: the baseline's)");
     DeclareSessionOptions(sink, "", &o.session);
     DeclareMaxMemory(sink, &o.max_memory, "tensors alive at once (e.g. 1G)");
@@ -221,6 +224,7 @@ class BaselineCheckCommand : public Command {
     req.localize = o.localize_samples > 0;
     req.max_localized_samples = o.localize_samples;
     req.max_memory = o.max_memory;
+    req.shard = o.shard;
     auto result = CheckBaseline(req);
     if (!result.ok()) return Fail(result.status());
     const BaselineCheckReport& r = *result;
@@ -246,6 +250,10 @@ class BaselineCheckCommand : public Command {
     if (o.quiet) text = text.substr(text.rfind("verdict:"));
     std::fputs(text.c_str(), stdout);
     if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
+    if (r.shard.sharded()) {
+      std::printf("shard %zu/%zu: %zu of %zu samples (onnxprobe merge joins the shards' --json)\n",
+                  r.shard.index, r.shard.count, r.samples.size(), r.baseline.samples.size());
+    }
     if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
     if (!o.html.empty() && focus != nullptr) std::printf("HTML report: %s\n", o.html.c_str());
     if (r.aborted) {

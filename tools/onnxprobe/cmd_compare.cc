@@ -77,16 +77,7 @@ class CompareCommand : public Command {
     DeclareSessionOptions(sink, "b-", &o.side_b);
     DeclareInputOptions(sink, &o.inputs);
     DeclareSampleOptions(sink, &o.samples);
-    sink.Add({"--shard", "I/N",
-              "with --inputs/--samples: only the samples at positions I, I+N, I+2N, ... (one job "
-              "of an array; join the --json reports with onnxprobe merge, docs/shard.md)"},
-             [&o](const std::string& v) -> Status {
-               auto s = ParseSampleShard(v);
-               if (!s.ok()) return s.status().WithContext("--shard");
-               o.shard = *s;
-               o.shard_given = true;
-               return Status::Ok();
-             });
+    DeclareShardOption(sink, "with --inputs/--samples", &o.shard, &o.shard_given);
     DeclareToleranceOptions(sink, &o.tolerance);
     sink.Section("what to compare and how to pair");
     DeclareSelectionOptions(sink, &o.job.selection, "side A's tensors");

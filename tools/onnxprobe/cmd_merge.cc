@@ -1,6 +1,8 @@
 // onnxprobe merge SHARD.json...: the shards of a comparison over samples (compare --inputs or
-// --samples with --shard I/N, one job each) joined into the report one process would write.
+// --samples, or baseline check, with --shard I/N, one job each) joined into the report one
+// process would write.
 #include <cstdio>
+#include <fstream>
 
 #include "cli.h"
 #include "onnxprobe/output_guard.h"
@@ -14,11 +16,13 @@ class MergeCommand : public Command {
  public:
   const char* name() const override { return "merge"; }
   const char* summary() const override {
-    return "join the JSON reports of compare --shard I/N into one (docs/shard.md)";
+    return "join the JSON reports of compare or baseline check --shard I/N into one "
+           "(docs/shard.md)";
   }
   std::string footer() const override {
     return "Each SHARD.json is the --json of `onnxprobe compare ... --inputs DIR --shard I/N` (or\n"
-           "--samples N); every shard of the comparison must be given once. The merged report is\n"
+           "--samples N) or of `onnxprobe baseline check ... --shard I/N`; every shard must be\n"
+           "given once. The merged report is\n"
            "the one a single process would write over all the samples: each tensor aggregated\n"
            "again over every sample, the verdict over all. Exit 0 when every sample passes, 1\n"
            "when one fails, 2 when the shards do not make one comparison.";
@@ -26,7 +30,8 @@ class MergeCommand : public Command {
   void Declare(OptionSink& sink) override {
     sink.Positionals("SHARD.json", "a shard's JSON report", &shards_);
     sink.Section("output");
-    sink.Add({"--json", "FILE", "the merged report (schema onnxprobe-compare-samples)"},
+    sink.Add({"--json", "FILE",
+              "the merged report (schema onnxprobe-compare-samples or onnxprobe-baseline-check)"},
              [this](const std::string& v) {
                json_ = v;
                return Status::Ok();
@@ -38,8 +43,16 @@ class MergeCommand : public Command {
              });
   }
   Status Validate() override {
-    if (json_.empty()) return Status::Ok();
-    return CheckOutput("--json", json_, OutputKind::kCompareJson, shards_, force_);
+    if (json_.empty() || shards_.empty()) return Status::Ok();
+    // the merged report is of the shards' kind: a file of that kind may be replaced
+    std::ifstream first(shards_.front(), std::ios::binary);
+    std::string head(4096, '\0');
+    first.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(first.gcount()));
+    OutputKind kind = head.find("\"onnxprobe-baseline-check\"") != std::string::npos
+                          ? OutputKind::kBaselineCheckJson
+                          : OutputKind::kCompareJson;
+    return CheckOutput("--json", json_, kind, shards_, force_);
   }
   int Run() override {
     auto merged = MergeSampleShards(shards_);
