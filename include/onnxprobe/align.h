@@ -153,4 +153,18 @@ Alignment AlignByScope(const std::vector<SideTensor>& torch_tensors, const Model
 Status AlignByValue(Side& torch_side, Side& onnx_side, Alignment* alignment,
                     double min_cosine = 0.999);
 
+// A module call of a PyTorch capture that computed as in training although the companion ran the
+// model in eval mode: its own code drew random numbers, or it changed its own buffers.
+struct TrainingRemnant {
+  std::string module;
+  bool rng_draws = false;
+  std::vector<std::string> buffers_written;
+};
+// For each capture tensor in `tensors`: the remnant calls among the calls whose code made it (its
+// producing call and every call under it; for an argument made between module calls, the parent's
+// own code and the children it called before). Empty for tensors the capture does not know or an
+// older capture without the records. Fails when the capture's manifest cannot be read.
+Expected<std::vector<std::vector<TrainingRemnant>>> TrainingRemnants(
+    const std::string& capture_path, const std::vector<std::string>& tensors);
+
 }  // namespace onnxprobe

@@ -3,42 +3,11 @@
 // capture's module calls.
 #include <set>
 
-#include "align/torch_calls.h"
 #include "diagnose/causes.h"
+#include "onnxprobe/align.h"
 
 namespace onnxprobe::diagnose {
 namespace {
-
-bool Within(const align::TorchCalls& tc, int call, int ancestor) {
-  for (int k = call; k >= 0; k = tc.calls[k].parent) {
-    if (k == ancestor) return true;
-  }
-  return false;
-}
-
-// The calls whose code made the capture tensor `name`: its producing call and every call under
-// it; for an argument made between module calls (a call input), the parent's own code and the
-// children it called before. Empty when the capture does not know the tensor.
-std::vector<int> MakersOf(const align::TorchCalls& tc, const std::string& name) {
-  int call = -1, before = -1;
-  for (const auto& t : tc.tensors) {
-    if (t.name == name) call = t.call;
-  }
-  for (const auto& f : tc.functional) {
-    if (f.tensor == name) call = f.call;
-  }
-  for (const auto& x : tc.call_inputs) {
-    if (x.tensor == name && x.call >= 0 && x.call < static_cast<int>(tc.calls.size()))
-      call = tc.calls[x.call].parent, before = x.call;
-  }
-  std::vector<int> out;
-  if (call < 0 || call >= static_cast<int>(tc.calls.size())) return out;
-  for (int k = call; k < static_cast<int>(tc.calls.size()); ++k) {
-    if (before >= 0 && k >= before) break;
-    if (Within(tc, k, call)) out.push_back(k);
-  }
-  return out;
-}
 
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
@@ -51,18 +20,20 @@ std::string Join(const std::vector<std::string>& v) {
 void TorchCauses(Ctx& cx, std::vector<Finding>* found) {
   const LocalizeResult* l = cx.in.localization;
   if (l == nullptr || l->culprits.empty()) return;
-  auto tc = align::ReadTorchCalls(cx.in.a.path, {});
-  if (!tc.ok()) return;  // the comparison read it already: nothing new to say
-  std::set<int> named;   // a call is named once, at its first culprit
-  for (const Culprit& c : l->culprits) {
+  std::vector<std::string> tensors;
+  for (const Culprit& c : l->culprits) tensors.push_back(c.tensor);
+  auto remnants = TrainingRemnants(cx.in.a.path, tensors);
+  if (!remnants.ok()) return;  // the comparison read the capture already: nothing new to say
+  std::set<std::string> named;  // a module is named once, at its first culprit
+  for (size_t i = 0; i < l->culprits.size(); ++i) {
+    const Culprit& c = l->culprits[i];
     if (!c.introduced && c.evidence != Evidence::kIsolation) continue;
     std::vector<std::string> drew, wrote, modules;
-    for (int k : MakersOf(*tc, c.tensor)) {
-      const align::TorchCall& call = tc->calls[k];
-      if ((!call.rng_draws && call.buffers_written.empty()) || !named.insert(k).second) continue;
-      modules.push_back(call.module);
-      if (call.rng_draws) drew.push_back(call.module);
-      wrote.insert(wrote.end(), call.buffers_written.begin(), call.buffers_written.end());
+    for (const TrainingRemnant& r : (*remnants)[i]) {
+      if (!named.insert(r.module).second) continue;
+      modules.push_back(r.module);
+      if (r.rng_draws) drew.push_back(r.module);
+      wrote.insert(wrote.end(), r.buffers_written.begin(), r.buffers_written.end());
     }
     if (modules.empty()) continue;
     Finding f;

@@ -1,0 +1,55 @@
+// TrainingRemnants (align.h): the companion's per-call records of random draws and buffer writes,
+// gathered over the calls whose code made each tensor.
+#include "align/torch_calls.h"
+#include "onnxprobe/align.h"
+
+namespace onnxprobe {
+namespace {
+
+bool Within(const align::TorchCalls& tc, int call, int ancestor) {
+  for (int k = call; k >= 0; k = tc.calls[k].parent) {
+    if (k == ancestor) return true;
+  }
+  return false;
+}
+
+std::vector<int> MakersOf(const align::TorchCalls& tc, const std::string& name) {
+  int call = -1, before = -1;
+  for (const auto& t : tc.tensors) {
+    if (t.name == name) call = t.call;
+  }
+  for (const auto& f : tc.functional) {
+    if (f.tensor == name) call = f.call;
+  }
+  for (const auto& x : tc.call_inputs) {
+    if (x.tensor == name && x.call >= 0 && x.call < static_cast<int>(tc.calls.size()))
+      call = tc.calls[x.call].parent, before = x.call;
+  }
+  std::vector<int> out;
+  if (call < 0 || call >= static_cast<int>(tc.calls.size())) return out;
+  for (int k = call; k < static_cast<int>(tc.calls.size()); ++k) {
+    if (before >= 0 && k >= before) break;
+    if (Within(tc, k, call)) out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<std::vector<TrainingRemnant>>> TrainingRemnants(
+    const std::string& capture_path, const std::vector<std::string>& tensors) {
+  OP_ASSIGN_OR_RETURN(align::TorchCalls tc, align::ReadTorchCalls(capture_path, {}));
+  std::vector<std::vector<TrainingRemnant>> out;
+  for (const auto& name : tensors) {
+    std::vector<TrainingRemnant> found;
+    for (int k : MakersOf(tc, name)) {
+      const align::TorchCall& c = tc.calls[k];
+      if (c.rng_draws || !c.buffers_written.empty())
+        found.push_back({c.module, c.rng_draws, c.buffers_written});
+    }
+    out.push_back(std::move(found));
+  }
+  return out;
+}
+
+}  // namespace onnxprobe
