@@ -66,3 +66,19 @@ echo
 echo "== diagnosis: held-in fault cases, cause named, fix applied, cost vs the comparison"
 /usr/bin/python3 bench/diagnose_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python \
   "$BUILD/tests/libonnxprobe_crash_op.so" "$MODELS/diagnose" "${ONNXPROBE_DIAGNOSE_CASES:-full}"
+echo
+echo "== shards as Ray tasks: 1 and 2 workers vs one process (a local cluster of 2 CPUs)"
+# the package from this tree: its extension module built beside the bench build (ccache serves the
+# core's objects), and a venv over Debian's packages with the bootstrap's Ray wheels
+cmake -S . -B "$BUILD-py" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXPROBE_BUILD_PYTHON=ON \
+  -DONNXPROBE_BUILD_TESTS=OFF -DONNXPROBE_BUILD_BENCH=OFF >/dev/null
+cmake --build "$BUILD-py" -j2 --target _onnxprobe >/dev/null
+PKG="$BUILD-py/package" && rm -rf "$PKG" && mkdir -p "$PKG"
+cp -r python/onnxprobe "$PKG/" && cp "$BUILD-py"/python/_onnxprobe*.so "$PKG/onnxprobe/"
+RAYENV=.deps/ray-bench-env
+if [ ! -x "$RAYENV/bin/python" ] || ! "$RAYENV/bin/python" -c "import ray" 2>/dev/null; then
+  rm -rf "$RAYENV" && /usr/bin/python3 -m venv --system-site-packages "$RAYENV"
+  "$RAYENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index \
+    --find-links .deps/ray-wheels ray
+fi
+"$RAYENV/bin/python" bench/shard_bench.py "$PKG" "$MODELS/resnet50.onnx" 32 2>&1 | grep -v '^20[0-9][0-9]-'
