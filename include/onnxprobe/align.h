@@ -160,11 +160,20 @@ struct TrainingRemnant {
   bool rng_draws = false;
   std::vector<std::string> buffers_written;
 };
-// For each capture tensor in `tensors`: the remnant calls among the calls whose code made it (its
-// producing call and every call under it; for an argument made between module calls, the parent's
-// own code and the children it called before). Empty for tensors the capture does not know or an
-// older capture without the records. Fails when the capture's manifest cannot be read.
-Expected<std::vector<std::vector<TrainingRemnant>>> TrainingRemnants(
-    const std::string& capture_path, const std::vector<std::string>& tensors);
+// What a PyTorch capture recorded about how some of its tensors were computed (the diagnosis's
+// evidence for a PyTorch side), one entry per tensor asked for.
+struct CaptureFacts {
+  // the remnant calls among the calls whose code made the tensor (its producing call and every
+  // call under it; for an argument made between module calls, the parent's own code and the
+  // children it called before)
+  std::vector<std::vector<TrainingRemnant>> remnants;
+  // the dtype PyTorch computed the tensor in where the capture saved another ("bfloat16"), or ""
+  std::vector<std::string> torch_dtypes;
+  std::map<std::string, std::string> autocast;  // device -> dtype, on at capture
+};
+// Empty records for tensors the capture does not know and for older captures. Fails when the
+// capture's manifest cannot be read.
+Expected<CaptureFacts> ReadCaptureFacts(const std::string& capture_path,
+                                        const std::vector<std::string>& tensors);
 
 }  // namespace onnxprobe

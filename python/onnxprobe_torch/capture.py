@@ -32,11 +32,35 @@ from ._atomic import temporary_for
 TORCH_SECTION_VERSION = 1
 
 
+class _FromBfloat16(np.ndarray):
+    """A float32 copy of a bfloat16 tensor (numpy has no bfloat16): its entry records the dtype
+    PyTorch computed in (torch_dtype)."""
+
+
 def _np(t):
     t = t.detach().cpu().clone()  # a copy: in-place ops later in the forward pass must not change it
     if t.dtype == torch.bfloat16:
-        t = t.float()
+        return t.float().contiguous().numpy().view(_FromBfloat16)
     return t.contiguous().numpy()
+
+
+def _settings(model, inputs):
+    """What changes PyTorch's numbers besides the module: devices, autocast, deterministic
+    algorithms, and on CUDA TF32 and cuDNN's algorithm choice."""
+    devices = {str(p.device) for p in model.parameters()} | {str(t.device) for t in inputs if torch.is_tensor(t)}
+    autocast = {}
+    if torch.is_autocast_cpu_enabled():
+        autocast["cpu"] = str(torch.get_autocast_cpu_dtype()).replace("torch.", "")
+    if torch.is_autocast_enabled():
+        autocast["cuda"] = str(torch.get_autocast_gpu_dtype()).replace("torch.", "")
+    s = {"devices": sorted(devices), "autocast": autocast,
+         "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled())}
+    if any(d.startswith("cuda") for d in devices):
+        s["cuda"] = {"device_name": torch.cuda.get_device_name(), "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+                     "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+                     "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+                     "cudnn_deterministic": bool(torch.backends.cudnn.deterministic)}
+    return s
 
 
 def _dtype_name(a):
@@ -365,6 +389,8 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
                  "module": call["module"], "module_type": call["type"], "call_index": call["call_index"]}
         if order in rounding:
             entry["float64_error"] = rounding[order]
+        if isinstance(a, _FromBfloat16):
+            entry["torch_dtype"] = "bfloat16"
         if isinstance(j, tuple) and j[0] == "fn":
             fn = {"call": c, "function": j[1], "ordinal": j[2]}
             if j[3] is not None:
@@ -398,6 +424,7 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
                 "runtime": f"torch {torch.__version__}", "provider": "pytorch", "source": "torch-capture",
                 "tensors": entries,
                 "torch": {"version": TORCH_SECTION_VERSION, "calls": calls, "params": params,
+                          "settings": _settings(model, flat_inputs),
                           "call_inputs": call_inputs, "functional": functions,
                           "functional_recorded": bool(functional) and not rec.fn_truncated,
                           "functional_truncated": rec.fn_truncated, "float64_reference": rounding_note}}

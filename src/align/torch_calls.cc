@@ -277,6 +277,13 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
       tc.call_inputs.push_back(std::move(x));
     }
   }
+  if (const JsonValue* st = section->Find("settings"); st != nullptr) {
+    if (const JsonValue* ac = st->Find("autocast"); ac != nullptr && ac->is_object()) {
+      for (const auto& [device, dtype] : ac->members()) {
+        if (dtype.is_string()) tc.autocast[device] = dtype.as_string();
+      }
+    }
+  }
   std::map<std::string, size_t> functional_of;
   if (const JsonValue* rec = section->Find("functional_recorded"); rec != nullptr && rec->is_bool())
     tc.functional_recorded = rec->as_bool();
@@ -320,6 +327,8 @@ Expected<TorchCalls> ReadTorchCalls(const std::string& dump_path,
     if (kind == nullptr || !kind->is_string() || kind->as_string() != "tensor" || name == nullptr ||
         !name->is_string())
       continue;
+    if (const JsonValue* td = e.Find("torch_dtype"); td != nullptr && td->is_string())
+      tc.torch_dtypes[name->as_string()] = td->as_string();
     if (call_input_names.count(name->as_string())) continue;
     if (auto f = functional_of.find(name->as_string()); f != functional_of.end()) {
       TorchFunctional& fn = tc.functional[f->second];

@@ -2,6 +2,7 @@
 // section (or, for older captures, rebuilt from the tensors' module metadata without dataflow).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,9 @@ struct TorchCalls {
   // batch_norm record then means none ran
   bool functional_recorded = false;
   std::vector<TorchParam> params;
+  // tensor -> the dtype PyTorch computed it in where the capture saved another (bfloat16 values
+  // are saved as float32); device -> dtype of the autocast on at capture (torch.settings)
+  std::map<std::string, std::string> torch_dtypes, autocast;
   // bytes of ONNX tensors one alignment fetch may hold (the comparison's --max-memory; 0: no
   // limit): FetchInBatches splits every run of the ONNX side by it
   uint64_t fetch_budget = 0;

@@ -32,6 +32,8 @@ const char* CauseName(Cause c) {
       return "calibration-range";
     case Cause::kTrainingMode:
       return "training-mode";
+    case Cause::kCapturePrecision:
+      return "capture-precision";
   }
   return "?";
 }
@@ -128,6 +130,14 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
     std::vector<Finding> torch;
     TorchCauses(cx, &torch);
     res.findings.insert(res.findings.begin(), torch.begin(), torch.end());
+    // a culprit the capture explains is not unexplained
+    std::vector<Unexplained> left;
+    for (auto& u : res.unexplained) {
+      bool said = false;
+      for (const auto& f : torch) said = said || f.node == u.node;
+      if (!said) left.push_back(std::move(u));
+    }
+    res.unexplained = std::move(left);
   }
   res.unexplained.insert(res.unexplained.end(), cx.unexplained.begin(), cx.unexplained.end());
   res.runs = cx.runs;

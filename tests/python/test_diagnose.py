@@ -339,3 +339,31 @@ def test_a_pytorch_training_mode_remnant_is_named_at_its_module(onnxprobe, tmp_p
     _, rep = compare(onnxprobe, tmp_path, cap, model, rc=0)
     assert not any(c["rng_draws"] or c["buffers_written"]
                    for c in json.loads((cap / "manifest.json").read_text())["torch"]["calls"])
+
+
+def test_a_capture_computed_in_bfloat16_is_named_and_capturing_in_float32_fixes_it(onnxprobe, tmp_path):
+    import sys
+    import torch
+    sys.path.insert(0, os.path.join(SRC, "python"))
+    from onnxprobe_torch import capture, export
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval()
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(1))
+    export(model, x, str(tmp_path / "m.onnx"), ["input"], ["output"])
+    # the fault by construction: the capture runs under CPU autocast to bfloat16; without the float64 reference
+    # (which would allow PyTorch's own rounding) the comparison sees bfloat16's error
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        capture(model, x, str(tmp_path / "bf16.cap"), ["input"], float64=False)
+    manifest = json.loads((tmp_path / "bf16.cap" / "manifest.json").read_text())
+    assert manifest["torch"]["settings"]["autocast"] == {"cpu": "bfloat16"}
+    assert manifest["torch"]["settings"]["devices"] == ["cpu"]
+    dtypes = {t["name"]: (t["dtype"], t.get("torch_dtype")) for t in manifest["tensors"]}
+    assert dtypes["0"] == ("float32", "bfloat16") and dtypes["input"] == ("float32", None)
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "bf16.cap", tmp_path / "m.onnx")
+    f = rep["diagnosis"]["findings"][0]
+    assert (f["cause"], f["node"], f["certainty"]) == ("capture-precision", "/0/Gemm", "likely")
+    assert "in bfloat16" in f["summary"] and "autocast was on at capture: cpu bfloat16" in f["summary"]
+    assert "8 significant bits" in f["evidence"] and "without autocast" in f["fix"]["summary"]
+    # the fix: capture without autocast
+    capture(model, x, str(tmp_path / "f32.cap"), ["input"], float64=False)
+    compare(onnxprobe, tmp_path, tmp_path / "f32.cap", tmp_path / "m.onnx", rc=0)

@@ -31,10 +31,11 @@ enum class Cause {
   kQuantSaturation,   // side A's values beyond the range a quantized tensor of B represents
   kCalibrationRange,  // the graph inputs beyond the range the model was calibrated for
   kTrainingMode,      // a PyTorch module computed as in training (random draws, batch statistics)
+  kCapturePrecision,  // PyTorch computed in bfloat16/float16 (autocast), the ONNX model wider
 };
 // "nondeterminism", "thread-count", "optimizer", "kernel-change", "attribute-changed",
 // "weight-changed", "nodes-added", "float16-range", "quantization-saturation", "calibration-range",
-// "training-mode".
+// "training-mode", "capture-precision".
 const char* CauseName(Cause c);
 
 // kConfirmed: an experiment reproduces side A's values once the cause is removed, or shows the

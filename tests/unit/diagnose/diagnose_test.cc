@@ -81,6 +81,7 @@ TEST(Causes, NamesAreStable) {
   EXPECT_STREQ(CauseName(Cause::kKernelChange), "kernel-change");
   EXPECT_STREQ(CauseName(Cause::kFloat16Range), "float16-range");
   EXPECT_STREQ(CauseName(Cause::kTrainingMode), "training-mode");
+  EXPECT_STREQ(CauseName(Cause::kCapturePrecision), "capture-precision");
   EXPECT_STREQ(CertaintyName(Certainty::kLikely), "likely");
 }
 

@@ -1,5 +1,5 @@
-// TrainingRemnants (align.h): the companion's per-call records of random draws and buffer writes,
-// gathered over the calls whose code made each tensor.
+// ReadCaptureFacts (align.h): the companion's per-call records of random draws and buffer writes,
+// gathered over the calls whose code made each tensor, and the precision it computed in.
 #include "align/torch_calls.h"
 #include "onnxprobe/align.h"
 
@@ -36,10 +36,11 @@ std::vector<int> MakersOf(const align::TorchCalls& tc, const std::string& name) 
 
 }  // namespace
 
-Expected<std::vector<std::vector<TrainingRemnant>>> TrainingRemnants(
-    const std::string& capture_path, const std::vector<std::string>& tensors) {
+Expected<CaptureFacts> ReadCaptureFacts(const std::string& capture_path,
+                                        const std::vector<std::string>& tensors) {
   OP_ASSIGN_OR_RETURN(align::TorchCalls tc, align::ReadTorchCalls(capture_path, {}));
-  std::vector<std::vector<TrainingRemnant>> out;
+  CaptureFacts out;
+  out.autocast = tc.autocast;
   for (const auto& name : tensors) {
     std::vector<TrainingRemnant> found;
     for (int k : MakersOf(tc, name)) {
@@ -47,7 +48,9 @@ Expected<std::vector<std::vector<TrainingRemnant>>> TrainingRemnants(
       if (c.rng_draws || !c.buffers_written.empty())
         found.push_back({c.module, c.rng_draws, c.buffers_written});
     }
-    out.push_back(std::move(found));
+    out.remnants.push_back(std::move(found));
+    auto d = tc.torch_dtypes.find(name);
+    out.torch_dtypes.push_back(d != tc.torch_dtypes.end() ? d->second : "");
   }
   return out;
 }
