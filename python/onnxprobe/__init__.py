@@ -14,6 +14,7 @@ from ._api import RunResult, compare, import_polygraphy, inspect, run
 from ._generate import GenerationReport, generate
 from ._errors import (BackendError, Corrupt, Error, InvalidArgument, IoError, NotFound, ResourceExhausted,
                       Unsupported)
+from ._cli import command_path, preload_library
 from ._ray import compare_on_ray
 from ._report import Report
 from ._samples import MergedReport, SamplesReport, merge
@@ -21,5 +22,5 @@ from ._runtime import default_library as ort_library
 
 __version__ = _onnxprobe.__version__
 
-__all__ = ["inspect", "run", "compare", "merge", "compare_on_ray", "SamplesReport", "MergedReport", "generate", "GenerationReport", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
+__all__ = ["command_path", "preload_library", "inspect", "run", "compare", "merge", "compare_on_ray", "SamplesReport", "MergedReport", "generate", "GenerationReport", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
            "NotFound", "IoError", "Corrupt", "Unsupported", "BackendError", "ResourceExhausted"]

@@ -160,6 +160,11 @@ Expected<std::shared_ptr<Backend>> LoadOrtBackend(const std::string& library_pat
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<OrtLib>> loaded;
   std::string path = library_path.empty() ? DefaultOrtLibraryPath() : library_path;
+  if (path.empty()) {  // a portable build (a wheel) knows no library of its own
+    return NotFound(
+        "no ONNX Runtime library: set ONNXPROBE_ORT_LIBRARY or --ort-lib, or install the "
+        "onnxruntime package next to onnxprobe's (pip install onnxruntime)");
+  }
   std::error_code ec;
   std::string key = fs::exists(path, ec) ? fs::canonical(path, ec).string() : path;
   std::lock_guard<std::mutex> lock(mu);
