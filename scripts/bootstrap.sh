@@ -179,6 +179,25 @@ fetch_wheel_wheels() {
   fi
 }
 
+# Google's Model Explorer (PyPI ai-edge-model-explorer) with the ONNX adapter (model-explorer-onnx)
+# and websocket-client (to drive headless Chromium over its DevTools protocol), in a venv of its
+# own without Debian's site packages (it brings numpy 2 and a newer onnx): the Model Explorer
+# suite loads our node data into it and reads what it renders.
+MODEL_EXPLORER_VERSION="${ONNXPROBE_MODEL_EXPLORER_VERSION:-0.1.34}"
+make_model_explorer_env() {
+  local dest="$DEPS/model-explorer-env"
+  [ -f "$dest/.ready-$MODEL_EXPLORER_VERSION" ] && return 0
+  say "making the Model Explorer environment (ai-edge-model-explorer $MODEL_EXPLORER_VERSION)"
+  rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
+  /usr/bin/python3 -m venv "$dest" || die "python3 -m venv failed (python3-venv)"
+  "$dest/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "ai-edge-model-explorer==$MODEL_EXPLORER_VERSION" "model-explorer-onnx==0.4.2" \
+    "websocket-client" || die "PyPI unreachable or ai-edge-model-explorer not installable"
+  "$dest/bin/python" -c "import model_explorer, model_explorer_onnx, websocket" ||
+    die "the Model Explorer environment cannot import model_explorer with its ONNX adapter"
+  touch "$dest/.ready-$MODEL_EXPLORER_VERSION"
+}
+
 # A Python environment for suites that need PyPI's onnxruntime package (its quantization tools)
 # next to Debian's numpy/torch: a venv over /usr/bin/python3's site packages, with onnxruntime and
 # an onnx new enough for it (Debian's onnx 1.12 lacks onnx.reference, which the quantizer imports).
@@ -258,6 +277,7 @@ make_python_test_env
 add_junit_reader
 make_polygraphy_env
 make_genai_env
+make_model_explorer_env
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"
