@@ -2,6 +2,7 @@
 // aggregated across the samples (worst and mean, with the worst sample named).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,12 +52,18 @@ struct SamplesCompareReport {
   bool passed() const { return !aborted && failed_samples == 0; }
 };
 
+// Progress over the samples: called before each sample with the samples done so far, the
+// total (this shard's) and the sample about to run, and once at the end (done == total, or fewer
+// when a side stopped the loop; sample "").
+using SampleCallback = std::function<void(size_t done, size_t total, const std::string& sample)>;
+
 // Runs `request` once per sample with the sample's inputs (request.inputs is replaced); with a
 // shard, only that shard's samples. Fails like Compare(), naming the sample; a side failing
 // mid-way stops with `aborted` set.
 Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
                                               const std::vector<InputSample>& samples,
-                                              const SampleShard& shard = {});
+                                              const SampleShard& shard = {},
+                                              const SampleCallback& on_sample = nullptr);
 
 // The sample a single-sample report should show: the first failing one, else the one closest to
 // its tolerance (the first when none has a compared row). Null when there is none.

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -60,6 +61,38 @@ Expected<InputOptions> InputsFromDict(const py::dict& d);
 Expected<TensorSelection> SelectionFromDict(const py::dict& d);
 Expected<CompareRequest> CompareRequestFromDict(const py::dict& d);
 Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d);
+
+// A Python progress callable on the library's callbacks, called with the GIL held as
+// (phase, done, total): ("compare", rows done, rows), ("isolate", runs, 0), ("sample", samples
+// done, samples). An exception it raises stops further calls and is raised again by Rethrow()
+// once the library returns (it never travels through the library).
+class PyProgress {
+ public:
+  explicit PyProgress(py::object fn) : fn_(std::move(fn)) {}
+  bool active() const { return !fn_.is_none(); }
+  void operator()(const char* phase, size_t done, size_t total) {
+    py::gil_scoped_acquire gil;
+    if (raised_) return;
+    try {
+      fn_(phase, done, total);
+    } catch (py::error_already_set& e) {
+      raised_.emplace(std::move(e));
+    }
+  }
+  // The comparison's row and isolation callbacks report here (the request must not outlive this).
+  void Attach(CompareRequest* req) {
+    if (!active()) return;
+    req->on_row = [this](const TensorResult&, size_t d, size_t t) { (*this)("compare", d, t); };
+    req->localize_options.on_run = [this](size_t runs) { (*this)("isolate", runs, 0); };
+  }
+  void Rethrow() {
+    if (raised_) throw std::move(*raised_);
+  }
+
+ private:
+  py::object fn_;
+  std::optional<py::error_already_set> raised_;
+};
 
 // compare over samples, merge of shards (samples.cc)
 void RegisterSamples(py::module_& m);

@@ -84,13 +84,16 @@ struct ReportHandle {
   std::shared_ptr<const CompareReport> report;
 };
 
-ReportHandle RunCompare(const py::dict& d) {
+ReportHandle RunCompare(const py::dict& d, const py::object& on_progress) {
   CompareRequest request = Unwrap(CompareRequestFromDict(d));
+  PyProgress progress(on_progress);
+  progress.Attach(&request);
   std::optional<Expected<CompareReport>> result;
   {
     py::gil_scoped_release release;
     result.emplace(Compare(request));
   }
+  progress.Rethrow();
   return {std::make_shared<const CompareReport>(Unwrap(std::move(*result)))};
 }
 
@@ -149,7 +152,7 @@ PYBIND11_MODULE(_onnxprobe, m) {
   m.def("inspect_json", &InspectJsonOf, py::arg("path"), py::arg("tensors") = false);
   m.def("run", &Run, py::arg("model"), py::arg("selection"), py::arg("inputs"), py::arg("session"),
         py::arg("ort_library"), py::arg("max_memory") = 0);
-  m.def("compare", &RunCompare, py::arg("request"));
+  m.def("compare", &RunCompare, py::arg("request"), py::arg("on_progress") = py::none());
   RegisterSamples(m);
   m.def("import_polygraphy", &ImportPolygraphyOf, py::arg("results"), py::arg("output"),
         py::arg("inputs"), py::arg("model"), py::arg("runner"), py::arg("iteration"));

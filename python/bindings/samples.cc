@@ -19,8 +19,17 @@ struct SamplesHandle {
 };
 
 SamplesHandle RunCompareSamples(const py::dict& request, const std::string& inputs_dir,
-                                size_t count, size_t shard_index, size_t shard_count) {
+                                size_t count, size_t shard_index, size_t shard_count,
+                                const py::object& on_progress) {
   CompareRequest req = Unwrap(CompareRequestFromDict(request));
+  PyProgress progress(on_progress);
+  progress.Attach(&req);
+  SampleCallback on_sample;
+  if (progress.active()) {
+    on_sample = [&progress](size_t done, size_t total, const std::string&) {
+      progress("sample", done, total);
+    };
+  }
   SampleOptions so;
   so.inputs_dir = inputs_dir;
   so.count = count;
@@ -36,9 +45,10 @@ SamplesHandle RunCompareSamples(const py::dict& request, const std::string& inpu
     if (!samples.ok()) {
       result.emplace(samples.status());
     } else {
-      result.emplace(CompareSamples(req, *samples, shard));
+      result.emplace(CompareSamples(req, *samples, shard, on_sample));
     }
   }
+  progress.Rethrow();
   return {std::make_shared<const SamplesCompareReport>(Unwrap(std::move(*result)))};
 }
 
@@ -62,7 +72,8 @@ MergedHandle Merge(const std::vector<std::pair<std::string, std::string>>& shard
 
 void RegisterSamples(py::module_& m) {
   m.def("compare_samples", &RunCompareSamples, py::arg("request"), py::arg("inputs_dir"),
-        py::arg("count"), py::arg("shard_index") = 0, py::arg("shard_count") = 1);
+        py::arg("count"), py::arg("shard_index") = 0, py::arg("shard_count") = 1,
+        py::arg("on_progress") = py::none());
   m.def("merge_shards", &Merge, py::arg("shards"));
   m.def("write_json_output", [](const std::string& path, const std::string& text) {
     py::gil_scoped_release release;

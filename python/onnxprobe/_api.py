@@ -4,7 +4,7 @@ line's flags (``--b-opt-level all`` is ``b_opt_level="all"``, ``--dim batch=1`` 
 import json
 import os
 
-from . import _onnxprobe
+from . import _onnxprobe, _progress
 from . import _request as rq
 from ._errors import InvalidArgument, error_class
 from ._report import Report
@@ -60,7 +60,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
             explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
             isolate="frontier", repro=None, bisect=False, fixed_tolerance=False, session_config=None,
             a_session_config=None, b_session_config=None, diagnose=True, knowledge=None,
-            inputs_dir=None, samples=None, shard=None):
+            inputs_dir=None, samples=None, shard=None, progress=None):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
     A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
@@ -83,6 +83,11 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     samples (.npz files, or ONNX test_data_set_N/ folders) and/or `samples` seeded ones; returns a
     SamplesReport (each tensor aggregated over the samples). `shard`: "I/N" or (I, N), only the
     samples at positions I, I+N, ... (``--shard``), joined with ``onnxprobe.merge``.
+
+    progress: True (a tqdm bar per phase when tqdm is installed, else a line on stderr) or a
+    callable (phase, done, total): "compare" rows done of rows, "isolate" runs so far (total 0),
+    "sample" samples done of samples; an exception it raises stops the calls and is raised when
+    the comparison returns.
 
     A comparison that stops because a side failed mid-way raises the error with the partial
     report as its ``report`` attribute.
@@ -142,12 +147,20 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         count = 0 if samples is None else int(samples)
         if count < 0:
             raise InvalidArgument(f"samples must not be negative, not {samples}")
-        native = _onnxprobe.compare_samples(request, "" if inputs_dir is None else os.fspath(inputs_dir), count,
-                                            shard_index, shard_count)
+        on_progress, close = _progress.callback(progress)
+        try:
+            native = _onnxprobe.compare_samples(request, "" if inputs_dir is None else os.fspath(inputs_dir),
+                                                count, shard_index, shard_count, on_progress)
+        finally:
+            close()
         return SamplesReport(native)
     if shard is not None:
         raise InvalidArgument("shard does nothing without inputs_dir or samples (it splits the samples)")
-    report = Report(_onnxprobe.compare(request))
+    on_progress, close = _progress.callback(progress)
+    try:
+        report = Report(_onnxprobe.compare(request, on_progress))
+    finally:
+        close()
     if report.aborted:
         err = error_class(report._native.abort_code)(report._native.abort_message.replace("\n", " ").rstrip())
         err.report = report

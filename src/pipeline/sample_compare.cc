@@ -56,7 +56,8 @@ std::vector<TensorAggregate> AggregateSamples(const std::vector<NamedComparison>
 
 Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
                                               const std::vector<InputSample>& all,
-                                              const SampleShard& shard) {
+                                              const SampleShard& shard,
+                                              const SampleCallback& on_sample) {
   SamplesCompareReport rep;
   rep.shard = shard;
   rep.total_samples = all.size();
@@ -73,6 +74,7 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
   open.hold_sessions = several;
   OP_ASSIGN_OR_RETURN(auto session, ComparisonSession::Open(request, open));
   for (const auto& sample : samples) {
+    if (on_sample) on_sample(rep.samples.size(), samples.size(), sample.name);
     SampleCompare sc;
     sc.name = sample.name;
     SessionRun run;
@@ -104,6 +106,7 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
     rep.samples.push_back(std::move(sc));
     if (aborted) break;
   }
+  if (on_sample) on_sample(rep.samples.size(), samples.size(), "");
   // every sample passed: the focus sample is run again to say where its differences are born
   const SampleCompare* focus = FocusSample(rep);
   bool drift = request.localize && request.localize_options.drift;

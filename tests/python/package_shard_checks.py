@@ -107,3 +107,27 @@ def test_ray_with_two_workers_is_the_single_process_report(case, tmp_path, ray_c
     # a task's error comes back as the library's one-line error, naming the shard
     with pytest.raises(onnxprobe.NotFound, match=r"^shard \d/2: side B: .*missing\.onnx: no such file$"):
         onnxprobe.compare_on_ray(a, str(tmp_path / "missing.onnx"), inputs_dir=folder, shards=2)
+
+
+def test_progress_reports_samples_rows_and_stops_on_an_exception(case):
+    a, b, folder, clips = case
+    seen = []
+    report = onnxprobe.compare(a, b, inputs_dir=folder, progress=lambda *p: seen.append(p))
+    samples = [p for p in seen if p[0] == "sample"]
+    assert samples == [("sample", k, len(SCALES)) for k in range(len(SCALES) + 1)]
+    rows = [p for p in seen if p[0] == "compare"]
+    assert rows and all(0 < d <= t for _, d, t in rows) and ("compare", 2, 2) in rows  # two tensors, c and y
+    assert any(p[0] == "isolate" for p in seen) == any(clips)  # failing samples are isolated
+    # one comparison reports its rows too; True draws bars (tqdm) or a line, and returns the same report
+    seen.clear()
+    single = onnxprobe.compare(a, b, progress=lambda *p: seen.append(p))
+    assert seen[-1] == ("compare", 2, 2)
+    assert onnxprobe.compare(a, b, progress=True).to_dict()["summary"]["compared"] == single.to_dict()["summary"]["compared"]
+
+    def stop(phase, done, total):
+        if phase == "sample" and done == 2:
+            raise KeyboardInterrupt("enough")
+    with pytest.raises(KeyboardInterrupt, match="enough"):
+        onnxprobe.compare(a, b, inputs_dir=folder, progress=stop)
+    with pytest.raises(onnxprobe.InvalidArgument, match="progress must be"):
+        onnxprobe.compare(a, b, progress="yes")

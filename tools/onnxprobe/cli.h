@@ -217,6 +217,8 @@ class ProgressLine {
     if (counting_) Done();
   }
   void Update(size_t done, size_t total);
+  // What the line says before its count ("sample 3/8: comparing").
+  void SetVerb(std::string verb) { verb_ = std::move(verb); }
   // A phase whose length is not known ahead: "<verb> N <unit>", cleared by Done().
   void Count(size_t n, const char* unit);
   void Done();

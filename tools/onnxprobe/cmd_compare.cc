@@ -400,13 +400,19 @@ class CompareCommand : public Command {
 
   // --inputs / --samples: one comparison per sample, aggregated; the console shows each sample's
   // verdict, the aggregates and the focus sample's full report.
-  int RunSamples(const CompareRequest& req) {
+  int RunSamples(const CompareRequest& req, ProgressLine* rows) {
     CompareCli& o = o_;
     SampleOptions so = o.samples;
     so.base = o.inputs.options;
     auto samples = ListInputSamples(so);
     if (!samples.ok()) return Fail(NameSampleFlag(samples.status(), o.samples));
-    auto result = CompareSamples(req, *samples, o.shard);
+    // the rows' line says which sample of how many it is comparing
+    auto result = CompareSamples(req, *samples, o.shard,
+                                 [rows](size_t done, size_t total, const std::string&) {
+                                   if (done >= total) return;
+                                   rows->SetVerb("sample " + std::to_string(done + 1) + "/" +
+                                                 std::to_string(total) + ": comparing");
+                                 });
     if (!result.ok()) return Fail(result.status());
     const SamplesCompareReport& r = *result;
     const SampleCompare* focus = FocusSample(r);
@@ -505,7 +511,7 @@ class CompareCommand : public Command {
     // isolation can take longer than the comparison: say that it is going on
     ProgressLine isolating(!o.console.quiet && isatty(STDERR_FILENO), "isolating nodes:");
     req.localize_options.on_run = [&isolating](size_t runs) { isolating.Count(runs, "runs"); };
-    if (SamplesGiven()) return RunSamples(req);
+    if (SamplesGiven()) return RunSamples(req, &progress);
     auto result = Compare(req);
     progress.Update(1, 1);
     isolating.Done();
