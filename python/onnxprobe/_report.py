@@ -5,13 +5,9 @@ import json as _json
 import os
 
 
-class Report:
-    """What ``onnxprobe.compare`` returns.
-
-    ``to_dict()`` is the JSON document of ``onnxprobe compare --json FILE`` (the same writer
-    renders both); ``html(path)`` and ``json(path)`` write the reports the command line writes.
-    In a notebook the report shows as its HTML page.
-    """
+class JsonDocument:
+    """A library result seen through its JSON document: ``to_dict()`` (a new dict each time),
+    ``json(path)`` (the text, or written atomically by the library's writer)."""
 
     def __init__(self, native):
         self._native = native
@@ -23,8 +19,24 @@ class Report:
         return self._json
 
     def to_dict(self):
-        """The JSON document as a new dict (schema "onnxprobe-compare")."""
+        """The JSON document as a new dict."""
         return _json.loads(self._text())
+
+    def json(self, path=None):
+        """The JSON document as text, or written to `path` (atomically) when given."""
+        if path is None:
+            return self._text()
+        self._native.write_json(os.fspath(path))
+        return os.fspath(path)
+
+
+class Report(JsonDocument):
+    """What ``onnxprobe.compare`` returns.
+
+    ``to_dict()`` is the JSON document of ``onnxprobe compare --json FILE`` (schema
+    "onnxprobe-compare"; the same writer renders both); ``html(path)`` and ``json(path)`` write
+    the reports the command line writes. In a notebook the report shows as its HTML page.
+    """
 
     @property
     def passed(self):
@@ -64,13 +76,6 @@ class Report:
     def text(self, quiet=False):
         """The console report (`onnxprobe compare`'s table and summary; `quiet`: the summary)."""
         return self._native.render_console(bool(quiet))
-
-    def json(self, path=None):
-        """The JSON document as text, or written to `path` (atomically) when given."""
-        if path is None:
-            return self._text()
-        self._native.write_json(os.fspath(path))
-        return os.fspath(path)
 
     def html(self, path=None):
         """The self-contained HTML page as text, or written to `path` (atomically) when given."""

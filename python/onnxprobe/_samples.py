@@ -5,6 +5,7 @@ import os
 
 from . import _onnxprobe
 from ._errors import InvalidArgument
+from ._report import JsonDocument
 
 
 def parse_shard(shard):
@@ -27,23 +28,11 @@ def parse_shard(shard):
     return i, n
 
 
-class SamplesReport:
+class SamplesReport(JsonDocument):
     """What ``onnxprobe.compare(..., inputs_dir=... | samples=N)`` returns: one comparison per
     sample, each tensor aggregated over them. ``to_dict()`` is the JSON document of ``onnxprobe
     compare --inputs DIR --json FILE`` (schema "onnxprobe-compare-samples"); a shard's report
     (``shard=``) is what ``onnxprobe.merge`` joins."""
-
-    def __init__(self, native):
-        self._native = native
-        self._json = None
-
-    def _text(self):
-        if self._json is None:
-            self._json = self._native.render_json()
-        return self._json
-
-    def to_dict(self):
-        return _json.loads(self._text())
 
     @property
     def passed(self):
@@ -67,13 +56,6 @@ class SamplesReport:
     def text(self):
         """The console's per-sample verdicts and aggregate table."""
         return self._native.render_console()
-
-    def json(self, path=None):
-        """The JSON document as text, or written to `path` (atomically) when given."""
-        if path is None:
-            return self._text()
-        self._native.write_json(os.fspath(path))
-        return os.fspath(path)
 
     def __repr__(self):
         return (f"<onnxprobe.SamplesReport {'PASS' if self.passed else 'FAIL'}: {self.failed_samples} of "
