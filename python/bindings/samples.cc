@@ -68,9 +68,20 @@ MergedHandle Merge(const std::vector<std::pair<std::string, std::string>>& shard
   return {std::make_shared<const MergedSamples>(Unwrap(std::move(*merged)))};
 }
 
+// How many samples a comparison over `inputs_dir` and/or `count` seeded ones runs.
+size_t CountSamples(const py::dict& inputs, const std::string& inputs_dir, size_t count) {
+  SampleOptions so;
+  so.inputs_dir = inputs_dir;
+  so.count = count;
+  so.base = Unwrap(InputsFromDict(inputs));
+  py::gil_scoped_release release;
+  return Unwrap(ListInputSamples(so)).size();
+}
+
 }  // namespace
 
 void RegisterSamples(py::module_& m) {
+  m.def("count_samples", &CountSamples, py::arg("inputs"), py::arg("inputs_dir"), py::arg("count"));
   m.def("compare_samples", &RunCompareSamples, py::arg("request"), py::arg("inputs_dir"),
         py::arg("count"), py::arg("shard_index") = 0, py::arg("shard_count") = 1,
         py::arg("on_progress") = py::none());
@@ -82,6 +93,11 @@ void RegisterSamples(py::module_& m) {
   py::class_<SamplesHandle>(m, "SamplesReport")
       .def_property_readonly("passed", [](const SamplesHandle& h) { return h.report->passed(); })
       .def_property_readonly("aborted", [](const SamplesHandle& h) { return h.report->aborted; })
+      .def_property_readonly(
+          "abort_code",
+          [](const SamplesHandle& h) { return ErrorCodeKey(h.report->abort_status.code()); })
+      .def_property_readonly(
+          "abort_message", [](const SamplesHandle& h) { return h.report->abort_status.message(); })
       .def_property_readonly("samples",
                              [](const SamplesHandle& h) { return h.report->samples.size(); })
       .def_property_readonly("failed_samples",

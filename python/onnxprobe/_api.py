@@ -153,7 +153,12 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
                                                 count, shard_index, shard_count, on_progress)
         finally:
             close()
-        return SamplesReport(native)
+        report = SamplesReport(native)
+        if native.aborted:  # as one comparison: the error, with what was compared
+            err = error_class(native.abort_code)(native.abort_message.replace("\n", " ").rstrip())
+            err.report = report
+            raise err
+        return report
     if shard is not None:
         raise InvalidArgument("shard does nothing without inputs_dir or samples (it splits the samples)")
     on_progress, close = _progress.callback(progress)

@@ -10,6 +10,15 @@ def _one_shard(a, b, index, count, keywords):
     return onnxprobe.compare(a, b, shard=(index, count), **keywords).json()
 
 
+def _sample_count(keywords):
+    """Samples the comparison would run (the library lists them as compare does)."""
+    from . import _onnxprobe, _request as rq
+    inputs = rq.inputs_dict(keywords.get("inputs"), keywords.get("shapes"), keywords.get("dims"),
+                            keywords.get("ranges"), keywords.get("seed", 0))
+    folder = keywords.get("inputs_dir")
+    return _onnxprobe.count_samples(inputs, "" if folder is None else str(folder), int(keywords.get("samples") or 0))
+
+
 def compare_on_ray(a, b=None, *, shards=None, num_cpus=1, on_shard=None, json=None, **keywords):
     """Runs ``onnxprobe.compare(a, b, inputs_dir=... or samples=N, ...)`` as `shards` Ray tasks
     (``shard=(I, shards)`` each, `num_cpus` CPUs per task) on the cluster ``ray.init()`` connected
@@ -28,8 +37,9 @@ def compare_on_ray(a, b=None, *, shards=None, num_cpus=1, on_shard=None, json=No
         raise InvalidArgument("compare_on_ray chooses the shards itself (shards=N), not shard=")
     if not ray.is_initialized():
         ray.init(log_to_driver=False)
-    if shards is None:
+    if shards is None:  # one per CPU slot, never more than there are samples
         shards = max(1, int(ray.cluster_resources().get("CPU", 1) // max(num_cpus, 1)))
+        shards = min(shards, _sample_count(keywords))
     shards = int(shards)
     if shards < 1:
         raise InvalidArgument(f"shards must be at least 1, not {shards}")
@@ -37,16 +47,20 @@ def compare_on_ray(a, b=None, *, shards=None, num_cpus=1, on_shard=None, json=No
     pending = [task.remote(a, b, i, shards, keywords) for i in range(shards)]
     order = {ref: i for i, ref in enumerate(pending)}
     texts = [None] * shards
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        for ref in done:
-            try:
-                texts[order[ref]] = ray.get(ref)
-            except ray.exceptions.RayTaskError as e:
-                cause = getattr(e, "cause", None)
-                if isinstance(cause, Error):  # the task's one-line error, naming its shard
-                    raise type(cause)(f"shard {order[ref]}/{shards}: {cause}") from None
-                raise
-        if on_shard is not None:
-            on_shard(shards - len(pending), shards)
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                try:
+                    texts[order[ref]] = ray.get(ref)
+                except ray.exceptions.RayTaskError as e:
+                    cause = getattr(e, "cause", None)
+                    if isinstance(cause, Error):  # the task's one-line error, naming its shard
+                        raise type(cause)(f"shard {order[ref]}/{shards}: {cause}") from None
+                    raise
+            if on_shard is not None:
+                on_shard(shards - len(pending), shards)
+    finally:
+        for ref in pending:  # a failure or Ctrl-C: the other shards stop too
+            ray.cancel(ref)
     return merge(texts, json=json)

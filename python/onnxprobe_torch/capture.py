@@ -129,7 +129,8 @@ class _Recorder:
     def _note_draws(self):
         """Random numbers drawn since the last hook were drawn by the innermost running call's own code."""
         now = self._rng()
-        drew = len(now) != len(self.rng_last) or any(not torch.equal(a, b) for a, b in zip(now, self.rng_last))
+        # generators in both snapshots (CUDA may start during the forward pass: not a draw)
+        drew = any(not torch.equal(a, b) for a, b in zip(now, self.rng_last))
         if drew and self.stack:
             self.calls[self.stack[-1]]["rng_draws"] = True
         self.rng_last = now
@@ -229,7 +230,7 @@ class _Recorder:
         # native kernels (batch_norm's running statistics) write in place without moving the
         # version counter: values are compared (buffers up to 64 MiB each)
         self.buffers_before[len(self.calls) - 1] = [
-            (f"{path}.{n}" if path else n, b, b.detach().clone()) for n, b in module.named_buffers(recurse=False)
+            (n, f"{path}.{n}" if path else n, b.detach().clone()) for n, b in module.named_buffers(recurse=False)
             if b is not None and b.numel() * b.element_size() <= 64 << 20]
         self.stack.append(len(self.calls) - 1)
 
@@ -237,7 +238,10 @@ class _Recorder:
         self._note_draws()
         c = self.stack.pop()
         call = self.calls[c]
-        call["buffers_written"] = [n for n, b, v in self.buffers_before.pop(c, []) if not _same(b.detach(), v)]
+        # read by name again: a module may rebind a buffer (self.count = self.count + 1)
+        now = dict(module.named_buffers(recurse=False))
+        call["buffers_written"] = [full for n, full, v in self.buffers_before.pop(c, [])
+                                   if n not in now or now[n] is None or not _same(now[n].detach(), v)]
         # a function whose output is the call's output (F.linear in nn.Linear): the call's row
         out_keys = {self._key(t) for t in _io.flatten(output)}
         for key, group in self.fn_pending.pop(c, []):

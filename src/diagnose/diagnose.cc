@@ -130,11 +130,13 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
     std::vector<Finding> torch;
     TorchCauses(cx, &torch);
     res.findings.insert(res.findings.begin(), torch.begin(), torch.end());
-    // a culprit the capture explains is not unexplained
+    // a culprit the capture confirms a cause of is not unexplained (a lower precision is only
+    // likely: other causes may still be at work)
     std::vector<Unexplained> left;
     for (auto& u : res.unexplained) {
       bool said = false;
-      for (const auto& f : torch) said = said || f.node == u.node;
+      for (const auto& f : torch)
+        said = said || (f.node == u.node && f.certainty == Certainty::kConfirmed);
       if (!said) left.push_back(std::move(u));
     }
     res.unexplained = std::move(left);

@@ -169,14 +169,20 @@ constexpr double kMinNormal16 = 6.103515625e-05;  // 2^-14
 // upstream, its writer and the writers of their inputs that are wholly below 2^-14 too; downstream,
 // its readers and, while their outputs stay wholly below 2^-14, theirs. "Wholly below" reads the
 // comparison's rows (largest |a|). Casts end a walk: there a value changes precision. Graph order.
-std::vector<std::string> SubnormalChain(const Ctx& cx, const std::string& seed) {
-  const Model* mb = cx.in.b.model;
-  if (mb == nullptr) return {};
-  std::map<std::string, double> scale;  // side B's name -> side A's largest |value|
+// Side B's tensor name -> side A's largest |value| (the comparison's rows).
+std::map<std::string, double> AScales(const Ctx& cx) {
+  std::map<std::string, double> scale;
   if (cx.in.comparison != nullptr) {
     for (const auto& r : cx.in.comparison->rows)
       scale[r.name_b.empty() ? r.name : r.name_b] = r.metrics.scale;
   }
+  return scale;
+}
+
+std::vector<std::string> SubnormalChain(const Ctx& cx, const std::string& seed) {
+  const Model* mb = cx.in.b.model;
+  if (mb == nullptr) return {};
+  std::map<std::string, double> scale = AScales(cx);
   auto subnormal = [&](const std::string& name) {
     auto it = scale.find(name);
     const TensorEntry* e = mb->index().Find(name);
@@ -233,8 +239,9 @@ std::pair<uint64_t, uint64_t> SubnormalShare(const Tensor& t) {
 // exact ones cannot be fed in float16), so that the lost bits make the failure is inferred.
 // - its output: side A's values lie wholly below 2^-14 (float16 holds them in steps of 6e-8)
 //   and the error, below tolerance there, is amplified downstream;
-// - else an input fed in float16 with values below 2^-14: they lost bits before the node, which
-//   amplifies them, read them.
+// - else an input fed in float16 whose side A values (the comparison's row: largest |a|) lie
+//   wholly below 2^-14: they lost bits, or became 0, before the node, which amplifies them, read
+//   them. A few small values among normal ones are float16's ordinary rounding, not underflow.
 // The fix keeps the chain of subnormal tensors' writers and readers in float32.
 bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found) {
   std::string where;
@@ -245,12 +252,24 @@ bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* fo
     auto [tiny, nonzero] = SubnormalShare(c.data.expected);
     where = c.data.output, tiny_most = tiny, of = nonzero, output = true;
   }
+  std::map<std::string, double> scale = AScales(cx);
   for (const auto& in : c.data.inputs) {
     if (output || in.tensor.dtype() != DType::kFloat16) continue;
+    auto a = scale.find(in.name);
+    if (a == scale.end() || !(a->second > 0 && a->second < kMinNormal16)) continue;
     auto [tiny, nonzero] = SubnormalShare(in.tensor);
-    if (tiny > tiny_most) tiny_most = tiny, of = nonzero, where = in.name;
+    if (where.empty() || tiny > tiny_most) {
+      tiny_most = tiny, of = nonzero, where = in.name;
+      top = a->second;
+    }
   }
   if (where.empty()) return false;
+  auto in_count = [&c](const std::string& name) -> uint64_t {  // elements of an input fed
+    for (const auto& in : c.data.inputs) {
+      if (in.name == name) return in.tensor.num_elements();
+    }
+    return 0;
+  };
   Finding f = Float16Finding(cx, c);
   f.certainty = Certainty::kLikely;
   f.fix.keep_float_nodes = SubnormalChain(cx, where);
@@ -260,13 +279,18 @@ bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* fo
   f.summary = "float16 underflow: side B holds the node's " + what +
               " in float16 and its values fall below float16's smallest normal value, 6.1e-5, "
               "where it keeps fewer significant bits";
-  f.evidence = std::to_string(tiny_most) + " of the " + std::to_string(of) + " nonzero values of " +
-               what +
-               (output ? " (side A's, largest " + FormatNumber(top) + ")" : " fed to the node") +
-               " lie below 6.1e-5 (precision under 11 bits); run alone with side A's inputs "
-               "rounded to float16, the node differs from side A by " +
-               FormatNumber(c.error) +
-               (output ? ", below tolerance there and amplified by the nodes reading it" : "");
+  f.evidence = output ? std::to_string(tiny_most) + " of the " + std::to_string(of) +
+                            " nonzero values of " + what + " (side A's, largest " +
+                            FormatNumber(top) + ") lie below 6.1e-5 (precision under 11 bits)"
+                      : "side A's values of " + what + " all lie below 6.1e-5 (largest " +
+                            FormatNumber(top) + "); fed to the node in float16, " +
+                            std::to_string(tiny_most) + " are subnormal and " +
+                            std::to_string(in_count(where) - of) + " became 0";
+  f.evidence +=
+      "; run alone with side A's inputs rounded to float16, the node differs from side A "
+      "by " +
+      FormatNumber(c.error) +
+      (output ? ", below tolerance there and amplified by the nodes reading it" : "");
   found->push_back(std::move(f));
   return true;
 }

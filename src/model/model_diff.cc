@@ -279,7 +279,11 @@ void CompareValues(const Side& a, const Side& b, const onnx::TensorProto& ta,
   d->num_elements = va->num_elements();
   for (uint64_t i = 0; i < va->num_elements(); ++i) {
     double x = ElementAsDouble(*va, i), y = ElementAsDouble(*vb, i);
-    if (RoundTo(x, coarse) == RoundTo(y, coarse) || (std::isnan(x) && std::isnan(y))) continue;
+    if (std::isnan(x) && std::isnan(y)) continue;
+    // equal once rounded, unless the rounding itself overflowed: a finite weight that became
+    // Inf in float16 is a change, not a conversion
+    bool overflowed = std::isfinite(x) != std::isfinite(y);
+    if (!overflowed && RoundTo(x, coarse) == RoundTo(y, coarse)) continue;
     ++d->num_different;
     double diff = std::fabs(x - y);
     if (std::isnan(diff)) diff = INFINITY;

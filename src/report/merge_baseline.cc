@@ -1,6 +1,8 @@
 // The shards of a baseline check (baseline check --shard I/N) joined into the report one process
 // writes: samples in the baseline's order, the first failing ones localized as one process
 // localizes them, each tensor aggregated again over every sample.
+#include <cstdint>
+
 #include "onnxprobe/json.h"
 #include "report/merge_shards.h"
 #include "report/report_json.h"
@@ -53,8 +55,9 @@ Expected<MergedSamples> MergeBaselineShards(const std::vector<Shard>& shards,
   OP_ASSIGN_OR_RETURN(Samples all, Collect(shards, SameCheck));
   const JsonValue& doc = shards.front().doc;
   const JsonValue* sh = Member(doc, "shard");
+  // an unsharded report (shard 0 of 1) is the whole check: its localizations stay as they are
   size_t localize =
-      static_cast<size_t>(Num(sh != nullptr ? Member(*sh, "localize_samples") : nullptr, 0));
+      sh != nullptr ? static_cast<size_t>(Num(Member(*sh, "localize_samples"), 0)) : SIZE_MAX;
   MergedSamples out;
   out.shards = shards.size();
   out.samples = all.present.size();

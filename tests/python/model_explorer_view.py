@@ -11,6 +11,7 @@ import argparse
 import base64
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -149,10 +150,17 @@ def main():
                   if all(abs(row[x * bpp + k] - want[k]) <= 12 for k in range(3)))
         print(json.dumps({"rows": rows, "revealed": bool(revealed), "revealed_red_pixels": red,
                           "screenshot": a.out_png}))
+        ws.close()
     finally:
-        if browser is not None:
-            browser.kill()
-        server.kill()
+        for p in (browser, server):
+            if p is not None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -101,9 +101,11 @@ def test_ray_with_two_workers_is_the_single_process_report(case, tmp_path, ray_c
     assert merged.shards == 2 and seen == [(1, 2), (2, 2)]
     assert strip(merged.to_dict()) == strip(single.to_dict())
     assert [not s["passed"] for s in merged.to_dict()["samples"]] == clips
-    # the tasks ran in other processes of the cluster
-    pids = ray_cluster.get([ray_cluster.remote(lambda: os.getpid()).remote() for _ in range(2)])
-    assert os.getpid() not in pids
+    # shards by default: one per CPU slot (2 here), never more than there are samples
+    one = onnxprobe.compare_on_ray(a, b, samples=1, ranges=(-30, 30), intra_threads=1)
+    assert one.shards == 1 and one.samples == 1
+    two = onnxprobe.compare_on_ray(a, b, inputs_dir=folder, intra_threads=1)
+    assert two.shards == 2 and strip(two.to_dict()) == strip(single.to_dict())
     # a task's error comes back as the library's one-line error, naming the shard
     with pytest.raises(onnxprobe.NotFound, match=r"^shard \d/2: side B: .*missing\.onnx: no such file$"):
         onnxprobe.compare_on_ray(a, str(tmp_path / "missing.onnx"), inputs_dir=folder, shards=2)

@@ -367,3 +367,47 @@ def test_a_capture_computed_in_bfloat16_is_named_and_capturing_in_float32_fixes_
     # the fix: capture without autocast
     capture(model, x, str(tmp_path / "f32.cap"), ["input"], float64=False)
     compare(onnxprobe, tmp_path, tmp_path / "f32.cap", tmp_path / "m.onnx", rc=0)
+
+
+def test_a_few_small_float16_inputs_are_not_underflow_and_a_weight_that_overflows_is_a_change(onnxprobe, tmp_path):
+    from diagnose_models import _float16_chain
+    # the fault is a changed weight (3.0 -> 3.5) in a float16 conversion; one input value of 1e-5 is float16's
+    # ordinary rounding there, not an underflow of the tensor
+    a, b = tmp_path / "a.onnx", tmp_path / "b.onnx"
+    _float16_chain(a, False, (), (("mul", "Mul", 3.0, "y0"),))
+    _float16_chain(b, True, (), (("mul", "Mul", 3.5, "y0"),))
+    x = np.random.default_rng(0).random((1, 64), dtype=np.float32)
+    x[0, 0] = 1e-5
+    np.save(tmp_path / "x.npy", x)
+    _, rep = compare(onnxprobe, tmp_path, a, b, "--input", tmp_path / "x.npy")
+    causes = [(f["cause"], f["node"]) for f in rep["diagnosis"]["findings"]]
+    assert causes[0] == ("weight-changed", "mul") and ("float16-range", "mul") not in causes, causes
+    # a float32 weight of 1e5 is Inf in float16: a change, not a conversion (A's values stay below 65504)
+    _float16_chain(a, False, (), (("mul", "Mul", 1e5, "y0"),))
+    with np.errstate(over="ignore"):
+        _float16_chain(b, True, (), (("mul", "Mul", 1e5, "y0"),))
+    np.save(tmp_path / "x.npy", (x * 1e-2).astype(np.float32))
+    _, rep = compare(onnxprobe, tmp_path, a, b, "--input", tmp_path / "x.npy")
+    f = finding(rep, "weight-changed")
+    assert f["node"] == "mul" and "1 of 1 values differ" in f["evidence"], f
+
+
+def test_a_buffer_the_module_rebinds_during_the_capture_is_recorded_as_written(tmp_path):
+    import sys
+    import torch
+    sys.path.insert(0, os.path.join(SRC, "python"))
+    from onnxprobe_torch import capture
+
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros(1))
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            self.count = self.count + 1  # a new tensor under the buffer's name, not an in-place write
+            return self.fc(x)
+
+    capture(Counter().eval(), torch.ones(2, 4), str(tmp_path / "c.cap"), ["x"], float64=False)
+    calls = {c["module"]: c for c in json.loads((tmp_path / "c.cap" / "manifest.json").read_text())["torch"]["calls"]}
+    assert calls["model"]["buffers_written"] == ["count"] and calls["fc"]["buffers_written"] == []
