@@ -170,6 +170,9 @@ struct CaptureFacts {
   // the dtype PyTorch computed the tensor in where the capture saved another ("bfloat16"), or ""
   std::vector<std::string> torch_dtypes;
   std::map<std::string, std::string> autocast;  // device -> dtype, on at capture
+  // where the tensor comes from in the user's code: "module <path> called at <file>:<line>"
+  // (the module call whose code made it, and the line that called that module), or ""
+  std::vector<std::string> origins;
 };
 // Empty records for tensors the capture does not know and for older captures. Fails when the
 // capture's manifest cannot be read.

@@ -91,6 +91,9 @@ struct Culprit {
   TensorMetrics metrics;                     // isolated output vs side A's output
   std::string reason;
   double accumulated_max_rel = 0;  // the comparison's max relative error for the tensor
+  // A PyTorch side A: where the tensor comes from in the user's code ("module <path> called at
+  // <file>:<line>", the companion's record), else ""
+  std::string origin;
 };
 
 // The comparison stage's result. Localization returns its own (LocalizeResult); Compare()

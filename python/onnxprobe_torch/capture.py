@@ -20,6 +20,7 @@ so that a fault inside a module PyTorch exposes as one block can be narrowed to 
 import io
 import json
 import os
+import sys
 import zipfile
 
 import numpy as np
@@ -30,6 +31,22 @@ from ._functional import _FLOAT, FunctionalMode
 from ._atomic import temporary_for
 
 TORCH_SECTION_VERSION = 1
+
+
+# frames of these folders are not the user's: a module call's site is the nearest frame outside
+_NOT_USER = (os.path.dirname(os.path.abspath(torch.__file__)), os.path.dirname(os.path.abspath(__file__)))
+
+
+def _call_site():
+    """"file:line" of the nearest caller outside torch and this package: the line of the user's
+    forward that called the module now starting ("" when there is none)."""
+    f = sys._getframe(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith(_NOT_USER) and not name.startswith("<frozen"):
+            return f"{name}:{f.f_lineno}"
+        f = f.f_back
+    return ""
 
 
 class _FromBfloat16(np.ndarray):
@@ -226,7 +243,7 @@ class _Recorder:
                            "parent": parent, "scope": scope, "scope_ordinal": ordinal, "batchnorm": is_bn,
                            "params": self.param_names.get(id(module), []), "buffers": buffers,
                            "eps": float(module.eps) if is_bn else 0.0, "inputs": inputs, "outputs": [],
-                           "rng_draws": False, "buffers_written": []})
+                           "rng_draws": False, "buffers_written": [], "source": _call_site()})
         # native kernels (batch_norm's running statistics) write in place without moving the
         # version counter: values are compared (buffers up to 64 MiB each)
         self.buffers_before[len(self.calls) - 1] = [
@@ -411,7 +428,7 @@ def capture(model, inputs, out, input_names=None, root_name="model", onnx_path=N
         calls.append({"module": call["module"], "type": call["type"], "call_index": call["call_index"],
                       "parent": call["parent"], "scope": call["scope"], "scope_ordinal": call["scope_ordinal"],
                       "batchnorm": call["batchnorm"], "params": call["params"], "eps": call["eps"],
-                      "buffers": call["buffers"], "rng_draws": call["rng_draws"],
+                      "buffers": call["buffers"], "rng_draws": call["rng_draws"], "source": call["source"],
                       "buffers_written": call["buffers_written"],
                       "inputs": [_reference(r, names) for r in call["inputs"]],
                       "outputs": [{"tensor": names[(c, j)], "same_as": _reference(o["same_as"], names)}

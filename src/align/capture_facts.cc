@@ -49,6 +49,13 @@ Expected<CaptureFacts> ReadCaptureFacts(const std::string& capture_path,
         found.push_back({c.module, c.rng_draws, c.buffers_written});
     }
     out.remnants.push_back(std::move(found));
+    std::vector<int> makers = MakersOf(tc, name);  // the making call first
+    std::string origin;
+    if (!makers.empty()) {
+      const align::TorchCall& c = tc.calls[makers.front()];
+      origin = "module " + c.module + (c.source.empty() ? "" : " called at " + c.source);
+    }
+    out.origins.push_back(origin);
     auto d = tc.torch_dtypes.find(name);
     out.torch_dtypes.push_back(d != tc.torch_dtypes.end() ? d->second : "");
   }

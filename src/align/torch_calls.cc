@@ -86,6 +86,8 @@ Status ParseCall(const JsonValue& v, const std::string& where, size_t index, Tor
     }
   }
   if (const JsonValue* e = v.Find("eps"); e != nullptr && e->is_number()) c->eps = e->as_number();
+  if (const JsonValue* src = v.Find("source"); src != nullptr && src->is_string())
+    c->source = src->as_string();
   const JsonValue* rng = v.Find("rng_draws");
   c->rng_draws = rng != nullptr && rng->type() == JsonValue::Type::kBool && rng->as_bool();
   if (const JsonValue* bw = v.Find("buffers_written"); bw != nullptr && bw->is_array()) {

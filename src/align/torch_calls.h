@@ -38,6 +38,7 @@ struct TorchCall {
   // the call changed its own buffers (names), though the model ran in eval mode
   bool rng_draws = false;
   std::vector<std::string> buffers_written;
+  std::string source;  // "file:line" of the user's code that called the module ("" unknown)
   std::vector<TorchRef> inputs;
   std::vector<TorchOutput> outputs;
 };

@@ -130,17 +130,17 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
     std::vector<Finding> torch;
     TorchCauses(cx, &torch);
     res.findings.insert(res.findings.begin(), torch.begin(), torch.end());
-    // a culprit the capture confirms a cause of is not unexplained (a lower precision is only
-    // likely: other causes may still be at work)
-    std::vector<Unexplained> left;
-    for (auto& u : res.unexplained) {
-      bool said = false;
-      for (const auto& f : torch)
-        said = said || (f.node == u.node && f.certainty == Certainty::kConfirmed);
-      if (!said) left.push_back(std::move(u));
-    }
-    res.unexplained = std::move(left);
   }
+  // a culprit with a confirmed cause (the capture's records, parameter parity) is not unexplained;
+  // a likely one (a lower precision) leaves room for other causes
+  std::vector<Unexplained> left;
+  for (auto& u : res.unexplained) {
+    bool said = false;
+    for (const auto& f : res.findings)
+      said = said || (f.node == u.node && f.certainty == Certainty::kConfirmed);
+    if (!said) left.push_back(std::move(u));
+  }
+  res.unexplained = std::move(left);
   res.unexplained.insert(res.unexplained.end(), cx.unexplained.begin(), cx.unexplained.end());
   res.runs = cx.runs;
   if (knowledge) {

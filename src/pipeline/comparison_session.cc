@@ -394,6 +394,13 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     ApplyRoles(report.localization, &r);
     if (sb.model() != nullptr)
       AddParityCulprits(report.parity, *sb.model(), r, &report.localization);
+    if (sa.info().kind == SideKind::kTorchCapture) {  // each culprit's place in the user's code
+      std::vector<std::string> tensors;
+      for (const auto& c : report.localization.culprits) tensors.push_back(c.tensor);
+      auto facts = ReadCaptureFacts(st.a_path, tensors);
+      for (size_t i = 0; facts.ok() && i < tensors.size(); ++i)
+        report.localization.culprits[i].origin = facts->origins[i];
+    }
   }
   if (r.failures > 0 && !r.aborted && req.diagnose.max_cases > 0 && !req.isolate_runtime &&
       (report.localization.ran || report.quant.active())) {

@@ -451,16 +451,15 @@ class ConsoleReporter : public Reporter {
       if (c.evidence == Evidence::kParity) {
         out += "  " + std::to_string(rank) + ". " + what + ": " + Color("1;31", "WEIGHT DIFFERS") +
                " from PyTorch's: " + Safe(c.reason) + "\n";
-        continue;
-      }
-      if (!c.isolated) {
+      } else if (!c.isolated) {
         out += "  " + std::to_string(rank) + ". " + what + ": not isolated: " + c.error + "\n";
-        continue;
+      } else {
+        out += "  " + std::to_string(rank) + ". " + what + ": " +
+               (c.introduced ? Color("1;31", "INTRODUCED") : Color("33", "inherited")) +
+               ", isolated max rel " + Fmt("%.2e", c.metrics.max_rel) + " vs accumulated " +
+               Fmt("%.2e", c.accumulated_max_rel) + "\n";
       }
-      out += "  " + std::to_string(rank) + ". " + what + ": " +
-             (c.introduced ? Color("1;31", "INTRODUCED") : Color("33", "inherited")) +
-             ", isolated max rel " + Fmt("%.2e", c.metrics.max_rel) + " vs accumulated " +
-             Fmt("%.2e", c.accumulated_max_rel) + "\n";
+      if (!c.origin.empty()) out += "     in PyTorch: " + Safe(c.origin) + "\n";
     }
     if (!r.repro_dir.empty())
       out += "repro bundle: " + r.repro_dir + " (replay: onnxprobe replay " + r.repro_dir + ")\n";

@@ -311,6 +311,8 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
         .Number(c.metrics.max_rel);
     j.Key("isolated_mismatches").UInt(c.metrics.mismatches);
     j.Key("accumulated_max_rel").Number(c.accumulated_max_rel);
+    j.Key("origin");
+    c.origin.empty() ? j.Null() : j.String(c.origin);
     j.EndObject();
   }
   j.EndArray().EndObject();

@@ -108,6 +108,13 @@ def test_a_perturbed_weight_is_named_by_module_and_node(onnxprobe, tmp_path):
     assert rep["localization"]["culprits"][0]["node"] == "/layer1/layer1.1/conv2/Conv"
     assert "first divergence: layer1.1.bn2 (Conv node /layer1/layer1.1/conv2/Conv)" in r.stdout
     assert run([onnxprobe, "replay", tmp_path / "repro"]).returncode == 1
+    # where in the user's code: the module and the line of torch_models.py that called it (found here by
+    # reading the source, not from the tool)
+    lines = open(torch_models.__file__).read().splitlines()
+    line = next(i + 1 for i, text in enumerate(lines) if "self.bn2(self.conv2(y))" in text)
+    origin = rep["localization"]["culprits"][0]["origin"]
+    assert origin == f"module layer1.1.bn2 called at {torch_models.__file__}:{line}", origin
+    assert f"in PyTorch: {origin}" in r.stdout
 
 
 def test_a_changed_constant_in_a_transformer_is_found(onnxprobe, tmp_path):
