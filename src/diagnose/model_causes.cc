@@ -285,7 +285,7 @@ bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* fo
                       : "side A's values of " + what + " all lie below 6.1e-5 (largest " +
                             FormatNumber(top) + "); fed to the node in float16, " +
                             std::to_string(tiny_most) + " are subnormal and " +
-                            std::to_string(in_count(where) - of) + " became 0";
+                            std::to_string(in_count(where) - of) + " are 0";
   f.evidence +=
       "; run alone with side A's inputs rounded to float16, the node differs from side A "
       "by " +
