@@ -49,13 +49,15 @@ struct SamplesCompareReport {
   size_t failed_samples = 0;
   bool aborted = false;  // a side failed mid-way in the last sample checked
   Status abort_status;
-  bool passed() const { return !aborted && failed_samples == 0; }
+  bool stopped = false;  // the caller's SampleCallback stopped the loop before every sample ran
+  bool passed() const { return !aborted && !stopped && failed_samples == 0; }
 };
 
 // Progress over the samples: called before each sample with the samples done so far, the
 // total (this shard's) and the sample about to run, and once at the end (done == total, or fewer
-// when a side stopped the loop; sample "").
-using SampleCallback = std::function<void(size_t done, size_t total, const std::string& sample)>;
+// when the loop stopped; sample ""). Returning false before a sample stops the loop there (the
+// caller cancels: the report holds the samples compared, `stopped` set).
+using SampleCallback = std::function<bool(size_t done, size_t total, const std::string& sample)>;
 
 // Runs `request` once per sample with the sample's inputs (request.inputs is replaced); with a
 // shard, only that shard's samples. Fails like Compare(), naming the sample; a side failing

@@ -64,20 +64,23 @@ Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d);
 
 // A Python progress callable on the library's callbacks, called with the GIL held as
 // (phase, done, total): ("compare", rows done, rows), ("isolate", runs, 0), ("sample", samples
-// done, samples). An exception it raises stops further calls and is raised again by Rethrow()
-// once the library returns (it never travels through the library).
+// done, samples). An exception it raises stops further calls, stops a comparison over samples
+// before its next sample, and is raised again by Rethrow() once the library returns (it never
+// travels through the library).
 class PyProgress {
  public:
   explicit PyProgress(py::object fn) : fn_(std::move(fn)) {}
   bool active() const { return !fn_.is_none(); }
-  void operator()(const char* phase, size_t done, size_t total) {
+  // False once the callable has raised: a loop that can stop (the samples) stops there.
+  bool operator()(const char* phase, size_t done, size_t total) {
     py::gil_scoped_acquire gil;
-    if (raised_) return;
+    if (raised_) return false;
     try {
       fn_(phase, done, total);
     } catch (py::error_already_set& e) {
       raised_.emplace(std::move(e));
     }
+    return !raised_;
   }
   // The comparison's row and isolation callbacks report here (the request must not outlive this).
   void Attach(CompareRequest* req) {

@@ -27,7 +27,7 @@ SamplesHandle RunCompareSamples(const py::dict& request, const std::string& inpu
   SampleCallback on_sample;
   if (progress.active()) {
     on_sample = [&progress](size_t done, size_t total, const std::string&) {
-      progress("sample", done, total);
+      return progress("sample", done, total);
     };
   }
   SampleOptions so;

@@ -74,7 +74,10 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
   open.hold_sessions = several;
   OP_ASSIGN_OR_RETURN(auto session, ComparisonSession::Open(request, open));
   for (const auto& sample : samples) {
-    if (on_sample) on_sample(rep.samples.size(), samples.size(), sample.name);
+    if (on_sample && !on_sample(rep.samples.size(), samples.size(), sample.name)) {
+      rep.stopped = true;
+      break;
+    }
     SampleCompare sc;
     sc.name = sample.name;
     SessionRun run;
@@ -106,7 +109,7 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
     rep.samples.push_back(std::move(sc));
     if (aborted) break;
   }
-  if (on_sample) on_sample(rep.samples.size(), samples.size(), "");
+  if (on_sample && !rep.stopped) on_sample(rep.samples.size(), samples.size(), "");
   // every sample passed: the focus sample is run again to say where its differences are born
   const SampleCompare* focus = FocusSample(rep);
   bool drift = request.localize && request.localize_options.drift;

@@ -409,9 +409,11 @@ class CompareCommand : public Command {
     // the rows' line says which sample of how many it is comparing
     auto result = CompareSamples(req, *samples, o.shard,
                                  [rows](size_t done, size_t total, const std::string&) {
-                                   if (done >= total) return;
-                                   rows->SetVerb("sample " + std::to_string(done + 1) + "/" +
-                                                 std::to_string(total) + ": comparing");
+                                   if (done < total) {
+                                     rows->SetVerb("sample " + std::to_string(done + 1) + "/" +
+                                                   std::to_string(total) + ": comparing");
+                                   }
+                                   return true;
                                  });
     if (!result.ok()) return Fail(result.status());
     const SamplesCompareReport& r = *result;
