@@ -41,8 +41,11 @@ struct SampleShard {
 };
 // "I/N" with 0 <= I < N; fails naming the text.
 Expected<SampleShard> ParseSampleShard(const std::string& text);
-// The positions of `shard`'s samples in a list of `total`.
-std::vector<size_t> ShardPositions(size_t total, const SampleShard& shard);
+// The positions of `shard`'s samples in a list of `total`. Fails when the shard is not one
+// (I >= N) or holds no sample (more shards than samples; `whose` names the list's owner in the
+// message, e.g. "the baseline's").
+Expected<std::vector<size_t>> ShardPositions(size_t total, const SampleShard& shard,
+                                             const std::string& whose = "");
 
 // `onnxprobe run` over several samples: one dump per sample in the folder `request.output`
 // (<index>_<sample>/, each a dump folder) with samples.json naming them ("format":

@@ -204,13 +204,12 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
   rep.current = SnapshotEnvironment(*backend, session_options, sha256);
   rep.changes = DiffEnvironments(b.environment, rep.current);
 
-  if (req.shard.count == 0 || req.shard.index >= req.shard.count)
-    return InvalidArgument("shard " + std::to_string(req.shard.index) + "/" +
-                           std::to_string(req.shard.count) + ": I must be below N");
   rep.shard = req.shard;
   rep.localize_samples = req.max_localized_samples;
+  OP_ASSIGN_OR_RETURN(std::vector<size_t> positions,
+                      ShardPositions(b.samples.size(), req.shard, "the baseline's"));
   std::unique_ptr<ComparisonSession> session;
-  for (size_t pos = req.shard.index; pos < b.samples.size(); pos += req.shard.count) {
+  for (size_t pos : positions) {
     const BaselineSampleEntry& entry = b.samples[pos];
     rep.positions.push_back(pos);
     SampleCheck sc;
@@ -261,10 +260,6 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
     }
     rep.samples.push_back(std::move(sc));
   }
-  if (rep.positions.empty())
-    return InvalidArgument("shard " + std::to_string(req.shard.index) + "/" +
-                           std::to_string(req.shard.count) + " holds no sample of the baseline's " +
-                           std::to_string(b.samples.size()));
   std::vector<NamedComparison> named;
   for (const auto& s : rep.samples) named.push_back({s.name, &s.report.comparison});
   rep.tensors = AggregateSamples(named, b.tensors);

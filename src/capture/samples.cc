@@ -117,9 +117,18 @@ Expected<SampleShard> ParseSampleShard(const std::string& text) {
   return s;
 }
 
-std::vector<size_t> ShardPositions(size_t total, const SampleShard& shard) {
+Expected<std::vector<size_t>> ShardPositions(size_t total, const SampleShard& shard,
+                                             const std::string& whose) {
+  std::string name = "shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count);
+  if (shard.count == 0 || shard.index >= shard.count)
+    return InvalidArgument(name + ": I must be below N");
   std::vector<size_t> out;
-  for (size_t k = shard.index; k < total; k += std::max<size_t>(1, shard.count)) out.push_back(k);
+  for (size_t k = shard.index; k < total; k += shard.count) out.push_back(k);
+  if (out.empty()) {
+    return InvalidArgument(name + " holds no sample " +
+                           (whose.empty() ? "(" + std::to_string(total) + " samples in all)"
+                                          : "of " + whose + " " + std::to_string(total)));
+  }
   return out;
 }
 

@@ -61,11 +61,7 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
   SamplesCompareReport rep;
   rep.shard = shard;
   rep.total_samples = all.size();
-  rep.positions = ShardPositions(all.size(), shard);
-  if (rep.positions.empty())
-    return InvalidArgument("shard " + std::to_string(shard.index) + "/" +
-                           std::to_string(shard.count) + " holds no sample (" +
-                           std::to_string(all.size()) + " samples in all)");
+  OP_ASSIGN_OR_RETURN(rep.positions, ShardPositions(all.size(), shard));
   std::vector<InputSample> samples;
   for (size_t k : rep.positions) samples.push_back(all[k]);
   bool several = samples.size() > 1;
@@ -113,7 +109,8 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
   // every sample passed: the focus sample is run again to say where its differences are born
   const SampleCompare* focus = FocusSample(rep);
   bool drift = request.localize && request.localize_options.drift;
-  if (of_several && drift && !rep.aborted && rep.failed_samples == 0 && focus != nullptr) {
+  if (of_several && drift && !rep.aborted && !rep.stopped && rep.failed_samples == 0 &&
+      focus != nullptr) {
     size_t i = static_cast<size_t>(focus - rep.samples.data());
     SampleCompare& sc = rep.samples[i];
     SessionRun run;
