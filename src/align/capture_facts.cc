@@ -42,14 +42,14 @@ Expected<CaptureFacts> ReadCaptureFacts(const std::string& capture_path,
   CaptureFacts out;
   out.autocast = tc.autocast;
   for (const auto& name : tensors) {
+    std::vector<int> makers = MakersOf(tc, name);  // the making call first
     std::vector<TrainingRemnant> found;
-    for (int k : MakersOf(tc, name)) {
+    for (int k : makers) {
       const align::TorchCall& c = tc.calls[k];
       if (c.rng_draws || !c.buffers_written.empty())
         found.push_back({c.module, c.rng_draws, c.buffers_written});
     }
     out.remnants.push_back(std::move(found));
-    std::vector<int> makers = MakersOf(tc, name);  // the making call first
     std::string origin;
     if (!makers.empty()) {
       const align::TorchCall& c = tc.calls[makers.front()];

@@ -126,7 +126,7 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
         "from";
     res.findings.push_back(std::move(f));
   }
-  if (in.a_torch_capture) {  // PyTorch computing as in training explains what follows from it
+  if (in.capture != nullptr) {  // PyTorch computing as in training explains what follows from it
     std::vector<Finding> torch;
     TorchCauses(cx, &torch);
     res.findings.insert(res.findings.begin(), torch.begin(), torch.end());

@@ -165,13 +165,10 @@ Finding Float16Finding(const Ctx& cx, const Culprit1& c) {
 // shows where a node amplifies such values.
 constexpr double kMinNormal16 = 6.103515625e-05;  // 2^-14
 
-// The float16 nodes of side B around `seed`, a tensor whose side A values lie wholly below 2^-14:
-// upstream, its writer and the writers of their inputs that are wholly below 2^-14 too; downstream,
-// its readers and, while their outputs stay wholly below 2^-14, theirs. "Wholly below" reads the
-// comparison's rows (largest |a|). Casts end a walk: there a value changes precision. Graph order.
 // Side B's tensor name -> side A's largest |value| (the comparison's rows).
-std::map<std::string, double> AScales(const Ctx& cx) {
-  std::map<std::string, double> scale;
+using Scales = std::map<std::string, double>;
+Scales AScales(const Ctx& cx) {
+  Scales scale;
   if (cx.in.comparison != nullptr) {
     for (const auto& r : cx.in.comparison->rows)
       scale[r.name_b.empty() ? r.name : r.name_b] = r.metrics.scale;
@@ -179,10 +176,14 @@ std::map<std::string, double> AScales(const Ctx& cx) {
   return scale;
 }
 
-std::vector<std::string> SubnormalChain(const Ctx& cx, const std::string& seed) {
+// The float16 nodes of side B around `seed`, a tensor whose side A values lie wholly below 2^-14:
+// upstream, its writer and the writers of their inputs that are wholly below 2^-14 too; downstream,
+// its readers and, while their outputs stay wholly below 2^-14, theirs. "Wholly below" reads
+// `scale` (side A's largest |a|). Casts end a walk: there a value changes precision. Graph order.
+std::vector<std::string> SubnormalChain(const Ctx& cx, const Scales& scale,
+                                        const std::string& seed) {
   const Model* mb = cx.in.b.model;
   if (mb == nullptr) return {};
-  std::map<std::string, double> scale = AScales(cx);
   auto subnormal = [&](const std::string& name) {
     auto it = scale.find(name);
     const TensorEntry* e = mb->index().Find(name);
@@ -245,14 +246,14 @@ std::pair<uint64_t, uint64_t> SubnormalShare(const Tensor& t) {
 // The fix keeps the chain of subnormal tensors' writers and readers in float32.
 bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found) {
   std::string where;
-  uint64_t tiny_most = 0, of = 0;
+  uint64_t tiny_most = 0, of = 0, zeros = 0;
   bool output = false;
   double top = MaxFinite(c.data.expected);
   if (top > 0 && top < kMinNormal16) {
     auto [tiny, nonzero] = SubnormalShare(c.data.expected);
     where = c.data.output, tiny_most = tiny, of = nonzero, output = true;
   }
-  std::map<std::string, double> scale = AScales(cx);
+  Scales scale = AScales(cx);
   for (const auto& in : c.data.inputs) {
     if (output || in.tensor.dtype() != DType::kFloat16) continue;
     auto a = scale.find(in.name);
@@ -260,19 +261,14 @@ bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* fo
     auto [tiny, nonzero] = SubnormalShare(in.tensor);
     if (where.empty() || tiny > tiny_most) {
       tiny_most = tiny, of = nonzero, where = in.name;
+      zeros = in.tensor.num_elements() - nonzero;
       top = a->second;
     }
   }
   if (where.empty()) return false;
-  auto in_count = [&c](const std::string& name) -> uint64_t {  // elements of an input fed
-    for (const auto& in : c.data.inputs) {
-      if (in.name == name) return in.tensor.num_elements();
-    }
-    return 0;
-  };
   Finding f = Float16Finding(cx, c);
   f.certainty = Certainty::kLikely;
-  f.fix.keep_float_nodes = SubnormalChain(cx, where);
+  f.fix.keep_float_nodes = SubnormalChain(cx, scale, where);
   if (!Contains(f.fix.keep_float_nodes, c.data.node)) f.fix.keep_float_nodes.push_back(c.data.node);
   KeepListSummary(&f);
   std::string what = output ? "output " + c.data.tensor : "input " + where;
@@ -285,7 +281,7 @@ bool Float16Underflow(const Ctx& cx, const Culprit1& c, std::vector<Finding>* fo
                       : "side A's values of " + what + " all lie below 6.1e-5 (largest " +
                             FormatNumber(top) + "); fed to the node in float16, " +
                             std::to_string(tiny_most) + " are subnormal and " +
-                            std::to_string(in_count(where) - of) + " are 0";
+                            std::to_string(zeros) + " are 0";
   f.evidence +=
       "; run alone with side A's inputs rounded to float16, the node differs from side A "
       "by " +

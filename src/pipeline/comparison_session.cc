@@ -380,7 +380,8 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   bool drift = lopt.drift && run.drift;
   bool wanted = r.failures > 0 || lopt.candidates == Candidates::kAll ||
                 (drift && r.first_difference >= 0 && sb.model() != nullptr);
-  if (quantized) {  // quantized layers are isolated their own way
+  std::optional<CaptureFacts> capture;  // a PyTorch side A's records of the culprits' tensors
+  if (quantized) {                      // quantized layers are isolated their own way
     OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));
     quant::SettleRoles(report.quant, &r);
   } else if (req.localize && run.localize && !r.aborted && wanted) {
@@ -397,9 +398,11 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     if (sa.info().kind == SideKind::kTorchCapture) {  // each culprit's place in the user's code
       std::vector<std::string> tensors;
       for (const auto& c : report.localization.culprits) tensors.push_back(c.tensor);
-      auto facts = ReadCaptureFacts(st.a_path, tensors);
-      for (size_t i = 0; facts.ok() && i < tensors.size(); ++i)
-        report.localization.culprits[i].origin = facts->origins[i];
+      auto read = ReadCaptureFacts(st.a_path, tensors);
+      if (read.ok())
+        capture = std::move(*read);  // the comparison read it already: else nothing new
+      for (size_t i = 0; capture && i < tensors.size(); ++i)
+        report.localization.culprits[i].origin = capture->origins[i];
     }
   }
   if (r.failures > 0 && !r.aborted && req.diagnose.max_cases > 0 && !req.isolate_runtime &&
@@ -411,7 +414,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     in.localization = &report.localization;
     in.diff = st.diff && st.a_path == req.a.path ? &*st.diff : nullptr;  // A not replaced
     in.quant = report.quant.active() ? &report.quant : nullptr;
-    in.a_torch_capture = sa.info().kind == SideKind::kTorchCapture;
+    in.capture = capture ? &*capture : nullptr;
     OP_ASSIGN_OR_RETURN(report.diagnosis, Diagnose(in, req.diagnose));
   }
   if (!lopt.repro_dir.empty() && r.failures == 0 && !r.aborted)

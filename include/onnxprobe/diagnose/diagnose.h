@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "onnxprobe/align.h"
 #include "onnxprobe/backend.h"
 #include "onnxprobe/localize.h"
 #include "onnxprobe/model_diff.h"
@@ -100,7 +101,9 @@ struct DiagnoseInput {
   const LocalizeResult* localization = nullptr;  // with cases (LocalizeOptions::keep_cases)
   const ModelDiff* diff = nullptr;               // two model files; nullptr otherwise
   const QuantReport* quant = nullptr;            // a quantized side B; nullptr otherwise
-  bool a_torch_capture = false;  // side A (a.path) is a PyTorch capture: its module calls are read
+  // side A is a PyTorch capture: what it recorded about localization's culprits' tensors
+  // (ReadCaptureFacts, in culprit order); nullptr otherwise
+  const CaptureFacts* capture = nullptr;
   // side A's values of tensors diagnosis reads (the quantized layers' inputs), when kept
   std::vector<NamedTensor> a_values;
 };
