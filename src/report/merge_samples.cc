@@ -41,11 +41,6 @@ const std::vector<JsonValue>& Rows(const JsonValue& sample) {
   return t != nullptr && t->is_array() ? t->items() : kNone;
 }
 
-bool Compared(const JsonValue& row) {
-  const JsonValue* s = Member(row, "state");
-  return s != nullptr && s->is_string() && s->as_string() == "compared";
-}
-
 // As FocusSample: the first failing sample, else the one closest to its tolerance.
 size_t Focus(const std::vector<const JsonValue*>& samples) {
   for (size_t i = 0; i < samples.size(); ++i)
@@ -75,16 +70,11 @@ Expected<MergedSamples> MergeSampleShards(const std::vector<std::string>& paths)
 Expected<MergedSamples> MergeSampleShards(const std::vector<ShardReport>& reports) {
   if (reports.empty()) return InvalidArgument("merge: no shard reports given");
   // the first report's kind decides: a compare over samples or a baseline check
-  OP_ASSIGN_OR_RETURN(JsonValue doc, ParseJson(reports.front().json, reports.front().name));
-  std::string schema = Str(doc, "schema");
-  if (schema != "onnxprobe-compare-samples" && schema != "onnxprobe-baseline-check") {
-    return InvalidArgument(reports.front().name +
-                           " is not a samples report (compare --inputs/--samples --json) nor a "
-                           "baseline check's (baseline check --json)");
-  }
   std::vector<Shard> shards;
+  std::string schema;
   for (const auto& r : reports) {
     OP_ASSIGN_OR_RETURN(Shard s, ParseShard(r, schema));
+    if (schema.empty()) schema = Str(s.doc, "schema");
     shards.push_back(std::move(s));
   }
   if (schema == "onnxprobe-baseline-check") return MergeBaselineShards(shards, reports);

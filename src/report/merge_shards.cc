@@ -38,12 +38,16 @@ Expected<Shard> ParseShard(const ShardReport& report, const std::string& schema)
   const std::string& path = report.name;
   s.path = path;
   OP_ASSIGN_OR_RETURN(s.doc, ParseJson(report.json, path));
-  const JsonValue* kind = Member(s.doc, "schema");
+  std::string kind = Str(s.doc, "schema");
   const JsonValue* samples = Member(s.doc, "samples");
-  if (kind == nullptr || !kind->is_string() || kind->as_string() != schema || samples == nullptr ||
-      !samples->is_array()) {
-    return InvalidArgument(path + " is not a report of the kind the first one is (" + schema + ")");
+  bool known = kind == "onnxprobe-compare-samples" || kind == "onnxprobe-baseline-check";
+  if (schema.empty() && (!known || samples == nullptr || !samples->is_array())) {
+    return InvalidArgument(path +
+                           " is not a samples report (compare --inputs/--samples --json) nor a "
+                           "baseline check's (baseline check --json)");
   }
+  if (!schema.empty() && (kind != schema || samples == nullptr || !samples->is_array()))
+    return InvalidArgument(path + " is not a report of the kind the first one is (" + schema + ")");
   size_t n = samples->items().size();
   const JsonValue* shard = Member(s.doc, "shard");
   if (shard == nullptr) {  // an unsharded report: shard 0 of 1
@@ -113,14 +117,7 @@ Expected<Samples> Collect(const std::vector<Shard>& shards,
   return out;
 }
 
-namespace {
-
-bool Compared(const JsonValue& row) {
-  const JsonValue* s = Member(row, "state");
-  return s != nullptr && s->is_string() && s->as_string() == "compared";
-}
-
-}  // namespace
+bool Compared(const JsonValue& row) { return Str(row, "state") == "compared"; }
 
 std::vector<TensorAggregate> Aggregate(const std::vector<const JsonValue*>& samples,
                                        const RowsOf& rows, std::vector<std::string> names) {

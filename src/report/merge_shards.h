@@ -25,9 +25,11 @@ std::string Str(const JsonValue& v, const char* key);
 // `v` as compact JSON text ("" for null): two fields compared as written.
 std::string Text(const JsonValue* v);
 bool Passed(const JsonValue& sample);
+bool Compared(const JsonValue& row);  // a row whose state is "compared"
 
-// Parses a shard's report of schema `schema` (an unsharded report is shard 0 of 1). Fails naming
-// the report when it is another kind of report or its "shard" section is malformed.
+// Parses a shard's report of schema `schema` (empty: either kind merge knows; an unsharded report
+// is shard 0 of 1). Fails naming the report when it is another kind of report or its "shard"
+// section is malformed.
 Expected<Shard> ParseShard(const ShardReport& report, const std::string& schema);
 
 // Checks the shards make one set: the same count and sample total, each index once, none
