@@ -66,11 +66,10 @@ MergedHandle Merge(const std::vector<std::pair<std::string, std::string>>& shard
 }
 
 // How many samples a comparison over `inputs_dir` and/or `count` seeded ones runs.
-size_t CountSamples(const py::dict& inputs, const std::string& inputs_dir, size_t count) {
-  SampleOptions so;
+size_t CountSamples(const std::string& inputs_dir, size_t count) {
+  SampleOptions so;  // the list names files and seeds: no sample is read
   so.inputs_dir = inputs_dir;
   so.count = count;
-  so.base = Unwrap(InputsFromDict(inputs));
   py::gil_scoped_release release;
   return Unwrap(ListInputSamples(so)).size();
 }
@@ -78,7 +77,7 @@ size_t CountSamples(const py::dict& inputs, const std::string& inputs_dir, size_
 }  // namespace
 
 void RegisterSamples(py::module_& m) {
-  m.def("count_samples", &CountSamples, py::arg("inputs"), py::arg("inputs_dir"), py::arg("count"));
+  m.def("count_samples", &CountSamples, py::arg("inputs_dir"), py::arg("count"));
   m.def("compare_samples", &RunCompareSamples, py::arg("request"), py::arg("inputs_dir"),
         py::arg("count"), py::arg("shard_index") = 0, py::arg("shard_count") = 1,
         py::arg("on_progress") = py::none());

@@ -153,12 +153,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
                                                 count, shard_index, shard_count, on_progress)
         finally:
             close()
-        report = SamplesReport(native)
-        if native.aborted:  # as one comparison: the error, with what was compared
-            err = error_class(native.abort_code)(native.abort_message.replace("\n", " ").rstrip())
-            err.report = report
-            raise err
-        return report
+        return _unless_aborted(SamplesReport(native))
     if shard is not None:
         raise InvalidArgument("shard does nothing without inputs_dir or samples (it splits the samples)")
     on_progress, close = _progress.callback(progress)
@@ -166,8 +161,15 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         report = Report(_onnxprobe.compare(request, on_progress))
     finally:
         close()
-    if report.aborted:
-        err = error_class(report._native.abort_code)(report._native.abort_message.replace("\n", " ").rstrip())
+    return _unless_aborted(report)
+
+
+def _unless_aborted(report):
+    """The report, or, when a side failed mid-way, its error raised with the partial report as
+    its ``report`` attribute."""
+    native = report._native
+    if native.aborted:
+        err = error_class(native.abort_code)(native.abort_message.replace("\n", " ").rstrip())
         err.report = report
         raise err
     return report

@@ -1,5 +1,7 @@
 """A comparison over samples run as Ray tasks, one shard each, merged into the report one process
 would write (docs/shard.md)."""
+import os
+
 from ._errors import Error, InvalidArgument, Unsupported
 from ._samples import merge
 
@@ -12,11 +14,9 @@ def _one_shard(a, b, index, count, keywords):
 
 def _sample_count(keywords):
     """Samples the comparison would run (the library lists them as compare does)."""
-    from . import _onnxprobe, _request as rq
-    inputs = rq.inputs_dict(keywords.get("inputs"), keywords.get("shapes"), keywords.get("dims"),
-                            keywords.get("ranges"), keywords.get("seed", 0))
+    from . import _onnxprobe
     folder = keywords.get("inputs_dir")
-    return _onnxprobe.count_samples(inputs, "" if folder is None else str(folder), int(keywords.get("samples") or 0))
+    return _onnxprobe.count_samples("" if folder is None else os.fspath(folder), int(keywords.get("samples") or 0))
 
 
 def compare_on_ray(a, b=None, *, shards=None, num_cpus=1, on_shard=None, json=None, **keywords):
