@@ -390,6 +390,13 @@ def test_a_few_small_float16_inputs_are_not_underflow_and_a_weight_that_overflow
     _, rep = compare(onnxprobe, tmp_path, a, b, "--input", tmp_path / "x.npy")
     f = finding(rep, "weight-changed")
     assert f["node"] == "mul" and "1 of 1 values differ" in f["evidence"], f
+    # the diff compares the converted weight by value once rounded to float16: numpy's float16(1e5) is Inf
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.float16(1e5))
+    r = run([onnxprobe, "diff", a, b, f"--json={tmp_path / 'diff.json'}"])
+    assert r.returncode in (0, 1), r.stderr
+    (w,) = [i for i in json.loads((tmp_path / "diff.json").read_text())["initializers"] if i["name_b"] == "k_mul"]
+    assert (w["rounded_to"], w["num_different"], w["num_elements"]) == ("float16", 1, 1)
 
 
 def test_a_buffer_the_module_rebinds_during_the_capture_is_recorded_as_written(tmp_path):
