@@ -2,10 +2,10 @@
 // tolerances and optimization levels.
 #include <string>
 
-#include "cli.h"
+#include "onnxprobe/command/parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace onnxprobe::cli;  // NOLINT
+  using namespace onnxprobe::cmd;  // NOLINT
   std::string s(reinterpret_cast<const char*>(data), size);
   (void)ParseShape(s);
   (void)ParseNamedShape(s);

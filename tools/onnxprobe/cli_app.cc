@@ -22,20 +22,6 @@ void Raise(const Status& s) {
   if (!s.ok()) throw StatusError{s};
 }
 
-// The longest of "-o,--output": the name errors use.
-std::string MainName(const std::string& names) {
-  std::string best, cur;
-  for (size_t i = 0; i <= names.size(); ++i) {
-    if (i == names.size() || names[i] == ',') {
-      if (cur.size() > best.size()) best = cur;
-      cur.clear();
-    } else {
-      cur += names[i];
-    }
-  }
-  return best;
-}
-
 struct PositionalSlot {
   std::string name;
   std::string* out;
@@ -84,13 +70,13 @@ class Cli11Sink : public OptionSink {
       opt = app_->add_flag(spec.names + "{" + spec.bare_value + "}", *target, spec.help);
       opt->each([parse](const std::string& v) { Raise(parse(v)); });
       opt->type_name("[=" + spec.value_name + "]");
-      optional_value_names_.push_back(MainName(spec.names));
+      optional_value_names_.push_back(cmd::MainName(spec.names));
     } else if (spec.value_name.empty()) {
       opt = app_->add_flag_callback(
           spec.names, [parse] { Raise(parse("")); }, spec.help);
     } else {
       auto seen = std::make_shared<int>(0);
-      std::string flag = MainName(spec.names);
+      std::string flag = cmd::MainName(spec.names);
       bool repeatable = spec.repeatable;
       opt = app_->add_option(
           spec.names,
@@ -215,17 +201,10 @@ int RunCli(int argc, char** argv) {
   commands.push_back(MakeInspectCommand());
   commands.push_back(MakeRunCommand());
   commands.push_back(MakeCompareCommand());
-  commands.push_back(MakeReplayCommand());
   commands.push_back(MakeMergeCommand());
   commands.push_back(MakeImportPolygraphyCommand());
   commands.push_back(MakeGenerateCommand());
-  commands.push_back(MakeDeterminismCommand());
-  commands.push_back(MakeLintCommand());
-  commands.push_back(MakeDiffCommand());
-  commands.push_back(MakeFp16Command());
-  commands.push_back(MakeBaselineSaveCommand());
-  commands.push_back(MakeBaselineCheckCommand());
-  commands.push_back(MakeProfileCommand());
+  for (auto& c : cmd::MakeCommands()) commands.push_back(AdaptLibraryCommand(std::move(c)));
   std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
   std::map<std::string, CLI::App*> groups;
   for (auto& c : commands) {

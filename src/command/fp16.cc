@@ -1,10 +1,10 @@
 // onnxprobe fp16 MODEL: which nodes float16 hurts, a block list, and the converted model.
-#include <cstdio>
-
-#include "cli.h"
 #include "onnxprobe/fp16.h"
 
-namespace onnxprobe::cli {
+#include "command/commands.h"
+#include "common/file_util.h"
+
+namespace onnxprobe::cmd {
 namespace {
 
 class Fp16Command : public Command {
@@ -93,20 +93,17 @@ class Fp16Command : public Command {
     return Status::Ok();
   }
 
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
     req_.inputs = inputs_.options;
     req_.session = session_.session;
-    auto lib = ResolveOrtLibrary(session_);
-    if (!lib.ok()) return Fail(lib.status());
-    req_.ort_library = *lib;
-    auto rep = AnalyzeFp16(req_);
-    if (!rep.ok()) return Fail(rep.status());
-    if (!json_file_.empty()) {
-      Status st = WriteFp16Json(*rep, json_file_);
-      if (!st.ok()) return Fail(st);
-    }
-    std::fputs(RenderFp16Text(*rep, rows_).c_str(), stdout);
-    return rep->passed ? kExitOk : kExitMismatch;
+    OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));
+    OP_ASSIGN_OR_RETURN(Fp16Report rep, AnalyzeFp16(req_));
+    CommandOutput out;
+    out.json = RenderFp16Json(rep);
+    if (!json_file_.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(json_file_, out.json));
+    out.text = RenderFp16Text(rep, rows_);
+    out.exit_code = rep.passed ? 0 : 1;
+    return out;
   }
 
  private:
@@ -122,4 +119,4 @@ class Fp16Command : public Command {
 
 std::unique_ptr<Command> MakeFp16Command() { return std::make_unique<Fp16Command>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

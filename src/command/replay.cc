@@ -1,11 +1,9 @@
-// onnxprobe replay DIR: rerun a repro bundle and say whether the mismatch reproduces.
-#include <cstdio>
-
-#include "cli.h"
+// replay DIR: rerun a repro bundle and say whether the mismatch reproduces.
+#include "command/commands.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/localize.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 class ReplayCommand : public Command {
@@ -25,29 +23,27 @@ class ReplayCommand : public Command {
     DeclareToleranceOptions(sink, &tolerance_);
   }
 
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
     const std::string& dir = dir_;
-    auto recorded = ReadReproSettings(dir);
-    if (!recorded.ok()) return Fail(recorded.status());
+    OP_ASSIGN_OR_RETURN(ReproSettings recorded, ReadReproSettings(dir));
     SessionFlags from_bundle;
-    from_bundle.session = recorded->session;
-    from_bundle.ort_lib = recorded->ort_library;
+    from_bundle.session = recorded.session;
+    from_bundle.ort_lib = recorded.ort_library;
     SessionFlags flags = MergeSessionFlags(from_bundle, session_);  // flags given here win
-    TolerancePolicy policy = recorded->policy;
+    TolerancePolicy policy = recorded.policy;
     tolerance_.ApplyTo(&policy);
-    auto lib = ResolveOrtLibrary(flags);
-    if (!lib.ok()) return Fail(lib.status());
-    auto rr = ReplayBundle(dir, *lib, flags.session, policy);
-    if (!rr.ok()) return Fail(rr.status());
-    for (const auto& row : rr->rows) {
-      std::printf("%s: %s, max abs %s, max rel %s%s%s\n", row.name.c_str(),
-                  row.pass ? "matches" : "MISMATCH", FormatNumber(row.metrics.max_abs).c_str(),
-                  FormatNumber(row.metrics.max_rel).c_str(), row.pass ? "" : ": ",
-                  row.reason.c_str());
+    OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(flags));
+    OP_ASSIGN_OR_RETURN(ReplayResult rr, ReplayBundle(dir, lib, flags.session, policy));
+    CommandOutput out;
+    for (const auto& row : rr.rows) {
+      out.text += row.name + ": " + (row.pass ? "matches" : "MISMATCH") + ", max abs " +
+                  FormatNumber(row.metrics.max_abs) + ", max rel " +
+                  FormatNumber(row.metrics.max_rel) + (row.pass ? "" : ": " + row.reason) + "\n";
     }
-    std::printf("%s on %s, provider %s: mismatch %s\n", dir.c_str(), rr->runtime.c_str(),
-                flags.session.provider.c_str(), rr->failures ? "REPRODUCED" : "not reproduced");
-    return rr->failures ? kExitMismatch : kExitOk;
+    out.text += dir + " on " + rr.runtime + ", provider " + flags.session.provider + ": mismatch " +
+                (rr.failures ? "REPRODUCED" : "not reproduced") + "\n";
+    out.exit_code = rr.failures ? 1 : 0;
+    return out;
   }
 
  private:
@@ -60,4 +56,4 @@ class ReplayCommand : public Command {
 
 std::unique_ptr<Command> MakeReplayCommand() { return std::make_unique<ReplayCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,11 +1,9 @@
 // onnxprobe diff A.onnx B.onnx [--json]
-#include <cstdio>
-
-#include "cli.h"
+#include "command/commands.h"
 #include "onnxprobe/model.h"
 #include "onnxprobe/model_diff.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 class DiffCommand : public Command {
@@ -25,17 +23,15 @@ class DiffCommand : public Command {
              [this](const std::string& v) { return SetJsonOutput(v, &json_); });
   }
   Status Validate() override { return CheckJsonOutput(json_, {a_, b_}, false); }
-  int Run() override {
-    auto a = Model::Load(a_);
-    if (!a.ok()) return Fail(a.status());
-    auto b = Model::Load(b_);
-    if (!b.ok()) return Fail(b.status());
-    auto d = DiffModels(*a, *b);
-    if (!d.ok()) return Fail(d.status());
-    Status st =
-        PrintWithJson(json_, RenderModelDiffText(*d), json_.on ? RenderModelDiffJson(*d) : "");
-    if (!st.ok()) return Fail(st);
-    return d->Identical() ? kExitOk : kExitMismatch;
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+    OP_ASSIGN_OR_RETURN(Model a, Model::Load(a_));
+    OP_ASSIGN_OR_RETURN(Model b, Model::Load(b_));
+    OP_ASSIGN_OR_RETURN(ModelDiff d, DiffModels(a, b));
+    CommandOutput out;
+    out.json = RenderModelDiffJson(d);
+    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(json_, RenderModelDiffText(d), out.json));
+    out.exit_code = d.Identical() ? 0 : 1;
+    return out;
   }
 
  private:
@@ -47,4 +43,4 @@ class DiffCommand : public Command {
 
 std::unique_ptr<Command> MakeDiffCommand() { return std::make_unique<DiffCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,12 +1,11 @@
-// Options shared by commands: inputs (run, compare), session settings (run, compare, replay),
-// tolerances (compare, replay). Declared once, so every command spells and checks them alike.
-#include <cstdio>
+// Options shared by commands: inputs, samples, selection, session settings, tolerances and the
+// outputs' guards. Declared once, so every command spells and checks them alike.
+#include "onnxprobe/command/options.h"
+
 #include <filesystem>
+#include <memory>
 
-#include "cli.h"
-#include "onnxprobe/samples.h"
-
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 // A value option that may be given once per KEY (e.g. --dim batch=1 --dim seq=8, not batch twice).
@@ -392,15 +391,6 @@ Status CheckJsonOutput(const JsonOutput& out, const std::vector<std::string>& in
   return CheckOutput("--json", out.file, OutputKind::kCommandJson, inputs, force);
 }
 
-Status EmitJson(const JsonOutput& out, const std::string& text) {
-  if (out.file.empty()) {
-    std::fputs(text.c_str(), stdout);
-    if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
-    return Status::Ok();
-  }
-  return WriteJsonOutput(out.file, text);
-}
-
 Status SetJsonFile(const std::string& value, std::string* out) {
   if (value.empty()) return InvalidArgument("--json: no file name given");
   if (value == "-")
@@ -410,9 +400,27 @@ Status SetJsonFile(const std::string& value, std::string* out) {
   return Status::Ok();
 }
 
-Status PrintWithJson(const JsonOutput& out, const std::string& text, const std::string& json) {
-  if (!out.on || !out.file.empty()) std::fputs(text.c_str(), stdout);
-  return out.on ? EmitJson(out, json) : Status::Ok();
+Expected<std::string> ConsoleWithJson(const JsonOutput& out, const std::string& text,
+                                      const std::string& json) {
+  if (!out.on) return text;
+  if (!out.file.empty()) {
+    OP_RETURN_IF_ERROR(WriteJsonOutput(out.file, json));
+    return text;
+  }
+  return json.empty() || json.back() != '\n' ? json + "\n" : json;
+}
+
+std::string MainName(const std::string& names) {
+  std::string best, cur;
+  for (size_t i = 0; i <= names.size(); ++i) {
+    if (i == names.size() || names[i] == ',') {
+      if (cur.size() > best.size()) best = cur;
+      cur.clear();
+    } else {
+      cur += names[i];
+    }
+  }
+  return best;
 }
 
 Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,
@@ -454,4 +462,4 @@ Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string
   return Status::Ok();
 }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,16 +1,18 @@
-// onnxprobe baseline save MODEL -o BASE / baseline check MODEL BASE: a precision gate for CI.
+// baseline save MODEL -o BASE / baseline check MODEL BASE: a precision gate for CI.
+#include "onnxprobe/baseline.h"
+
 #include <cstdio>
 #include <filesystem>
 
-#include "cli.h"
-#include "onnxprobe/baseline.h"
+#include "command/commands.h"
+#include "common/file_util.h"
 #include "onnxprobe/baseline_report.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/junit.h"
 #include "onnxprobe/report.h"
 #include "onnxprobe/samples.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 struct SaveCli {
@@ -89,7 +91,7 @@ class BaselineSaveCommand : public Command {
     return CheckOutput("-o", o.output, OutputKind::kBaseline, inputs, o.force);
   }
 
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
     SaveCli& o = o_;
     BaselineSaveRequest& req = o.req;
     req.model_path = o.model;
@@ -97,28 +99,29 @@ class BaselineSaveCommand : public Command {
     req.samples = o.samples;
     req.samples.base = o.inputs.options;
     req.session = o.session.session;
-    auto lib = ResolveOrtLibrary(o.session);
-    if (!lib.ok()) return Fail(lib.status());
-    req.ort_library = *lib;
+    OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o.session));
     auto saved = SaveBaseline(req);
-    if (!saved.ok()) return Fail(NameSampleFlag(saved.status(), o.samples));
-    for (const auto& n : saved->notes) Note(n);
-    if (o.quiet) return kExitOk;
+    if (!saved.ok()) return NameSampleFlag(saved.status(), o.samples);
+    CommandOutput out;
+    out.notes = saved->notes;
+    if (o.quiet) return out;
     const Baseline& b = saved->baseline;
     const Environment& e = b.environment;
-    std::printf(
-        "baseline: %zu sample%s x %zu tensor%s of %s (%s, %.2f s), onnxruntime %s %s, "
-        "optimizations %s\n",
-        b.samples.size(), b.samples.size() == 1 ? "" : "s", b.tensors.size(),
-        b.tensors.size() == 1 ? "" : "s", o.model.c_str(),
-        FormatBytes(saved->bytes_written).c_str(), saved->seconds, e.runtime_version.c_str(),
-        e.session.provider.c_str(), OptLevelName(e.session.optimization_level).c_str());
-    std::printf("thresholds: atol %s, rtol %s, judge %s; %zu rule%s\n",
-                FormatNumber(b.policy.global.atol).c_str(),
-                FormatNumber(b.policy.global.rtol).c_str(), JudgeByName(b.policy.judge),
-                b.policy.rules.size(), b.policy.rules.size() == 1 ? "" : "s");
-    std::printf("saved: %s\n", o.output.c_str());
-    return kExitOk;
+    char line[256];
+    std::snprintf(line, sizeof line, "%.2f s", saved->seconds);
+    auto plural = [](size_t n) { return n == 1 ? "" : "s"; };
+    out.text = "baseline: " + std::to_string(b.samples.size()) + " sample" +
+               plural(b.samples.size()) + " x " + std::to_string(b.tensors.size()) + " tensor" +
+               plural(b.tensors.size()) + " of " + o.model + " (" +
+               FormatBytes(saved->bytes_written) + ", " + line + "), onnxruntime " +
+               e.runtime_version + " " + e.session.provider + ", optimizations " +
+               OptLevelName(e.session.optimization_level) + "\n";
+    out.text += "thresholds: atol " + FormatNumber(b.policy.global.atol) + ", rtol " +
+                FormatNumber(b.policy.global.rtol) + ", judge " + JudgeByName(b.policy.judge) +
+                "; " + std::to_string(b.policy.rules.size()) + " rule" +
+                plural(b.policy.rules.size()) + "\n";
+    out.text += "saved: " + o.output + "\n";
+    return out;
   }
 
  private:
@@ -207,60 +210,49 @@ class BaselineCheckCommand : public Command {
     return Status::Ok();
   }
 
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
     CheckCli& o = o_;
-    auto baseline = ReadBaseline(o.base);
-    if (!baseline.ok()) return Fail(baseline.status());
+    OP_ASSIGN_OR_RETURN(Baseline baseline, ReadBaseline(o.base));
     BaselineCheckRequest req;
     req.model_path = o.model;
     req.baseline_dir = o.base;
     SessionFlags recorded;
-    recorded.session = baseline->environment.session;
+    recorded.session = baseline.environment.session;
     req.session = MergeSessionFlags(recorded, o.session).session;
     req.session_given = true;
-    auto lib = ResolveOrtLibrary(o.session);
-    if (!lib.ok()) return Fail(lib.status());
-    req.ort_library = *lib;
+    OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o.session));
     req.localize = o.localize_samples > 0;
     req.max_localized_samples = o.localize_samples;
     req.max_memory = o.max_memory;
     req.shard = o.shard;
-    auto result = CheckBaseline(req);
-    if (!result.ok()) return Fail(result.status());
-    const BaselineCheckReport& r = *result;
+    OP_ASSIGN_OR_RETURN(BaselineCheckReport r, CheckBaseline(req));
     bool nothing_compared = true;
     for (const auto& s : r.samples) nothing_compared &= s.report.comparison.rows.empty();
     // nothing compared (e.g. a provider this runtime lacks): the error alone, as compare does
-    if (r.aborted && nothing_compared) return Fail(r.abort_status);
-    Status st;
-    if (!o.junit.empty()) {
-      st = WriteJUnit(o.junit, "onnxprobe baseline check", BaselineCheckJUnit(r));
-      if (!st.ok()) return Fail(st);
-    }
-    if (!o.json.empty()) {
-      st = WriteBaselineCheckJson(r, o.json);
-      if (!st.ok()) return Fail(st);
-    }
+    if (r.aborted && nothing_compared) return r.abort_status;
+    CommandOutput out;
+    out.json = RenderBaselineCheckJson(r);
+    out.junit = RenderJUnit("onnxprobe baseline check", BaselineCheckJUnit(r));
     const CompareReport* focus = BaselineCheckFocus(r);
-    if (!o.html.empty() && focus != nullptr) {
-      st = WriteReport(*MakeHtmlReporter(), *focus, o.html);
-      if (!st.ok()) return Fail(st);
-    }
+    if (focus != nullptr) out.html = MakeHtmlReporter()->Render(*focus);
+    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.junit, out.junit));
+    if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.json, out.json));
+    if (!o.html.empty() && focus != nullptr) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
     std::string text = RenderBaselineCheckConsole(r);
     if (o.quiet) text = text.substr(text.rfind("verdict:"));
-    std::fputs(text.c_str(), stdout);
-    if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
+    if (!o.junit.empty()) text += "JUnit report: " + o.junit + "\n";
     if (r.shard.sharded()) {
-      std::printf("shard %zu/%zu: %zu of %zu samples (onnxprobe merge joins the shards' --json)\n",
-                  r.shard.index, r.shard.count, r.samples.size(), r.baseline.samples.size());
+      text += "shard " + std::to_string(r.shard.index) + "/" + std::to_string(r.shard.count) +
+              ": " + std::to_string(r.samples.size()) + " of " +
+              std::to_string(r.baseline.samples.size()) +
+              " samples (onnxprobe merge joins the shards' --json)\n";
     }
-    if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
-    if (!o.html.empty() && focus != nullptr) std::printf("HTML report: %s\n", o.html.c_str());
-    if (r.aborted) {
-      std::fflush(stdout);
-      return Fail(r.abort_status);
-    }
-    return r.passed() ? kExitOk : kExitMismatch;
+    if (!o.json.empty()) text += "JSON report: " + o.json + "\n";
+    if (!o.html.empty() && focus != nullptr) text += "HTML report: " + o.html + "\n";
+    out.text = std::move(text);
+    if (r.aborted) out.error = r.abort_status;
+    out.exit_code = r.passed() ? 0 : 1;
+    return out;
   }
 
  private:
@@ -276,4 +268,4 @@ std::unique_ptr<Command> MakeBaselineCheckCommand() {
   return std::make_unique<BaselineCheckCommand>();
 }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,11 +1,10 @@
 // onnxprobe profile MODEL: per-node time from ONNX Runtime's profiler, grouped by op type and
 // provider, with latency and peak memory.
-#include <cstdio>
-
-#include "cli.h"
 #include "onnxprobe/profile.h"
 
-namespace onnxprobe::cli {
+#include "command/commands.h"
+
+namespace onnxprobe::cmd {
 namespace {
 
 class ProfileCommand : public Command {
@@ -75,18 +74,17 @@ class ProfileCommand : public Command {
     if (req_.trace_output.empty()) return Status::Ok();
     return CheckOutput("--trace", req_.trace_output, OutputKind::kProfileTrace, inputs, force_);
   }
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
     req_.inputs = inputs_.options;
     req_.session = session_.session;
-    auto lib = ResolveOrtLibrary(session_);
-    if (!lib.ok()) return Fail(lib.status());
-    req_.ort_library = *lib;
-    auto report = Profile(req_);
-    if (!report.ok()) return Fail(report.status());
-    for (const auto& n : report->notes) Note(n);
-    Status st = PrintWithJson(json_, RenderProfileText(*report, top_),
-                              json_.on ? RenderProfileJson(*report) : "");
-    return st.ok() ? kExitOk : Fail(st);
+    OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));
+    OP_ASSIGN_OR_RETURN(ProfileReport report, Profile(req_));
+    CommandOutput out;
+    out.notes = report.notes;
+    out.json = RenderProfileJson(report);
+    OP_ASSIGN_OR_RETURN(out.text,
+                        ConsoleWithJson(json_, RenderProfileText(report, top_), out.json));
+    return out;
   }
 
  private:
@@ -102,4 +100,4 @@ class ProfileCommand : public Command {
 
 std::unique_ptr<Command> MakeProfileCommand() { return std::make_unique<ProfileCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,10 +1,10 @@
 // onnxprobe determinism MODEL: is every tensor the same run after run?
-#include <cstdio>
-
-#include "cli.h"
 #include "onnxprobe/determinism.h"
 
-namespace onnxprobe::cli {
+#include "command/commands.h"
+#include "common/file_util.h"
+
+namespace onnxprobe::cmd {
 namespace {
 
 class DeterminismCommand : public Command {
@@ -72,28 +72,21 @@ class DeterminismCommand : public Command {
     return Status::Ok();
   }
 
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
     req_.inputs = inputs_.options;
     req_.session = session_.session;
-    auto lib = ResolveOrtLibrary(session_);
-    if (!lib.ok()) return Fail(lib.status());
-    req_.ort_library = *lib;
-    auto rep = CheckDeterminism(req_);
-    if (!rep.ok()) return Fail(rep.status());
-    if (!json_file_.empty()) {
-      Status st = WriteDeterminismJson(*rep, json_file_);
-      if (!st.ok()) return Fail(st);
-    }
-    if (!noise_file_.empty()) {
-      Status st = WriteNoiseFloor(*rep, false, noise_file_);
-      if (!st.ok()) return Fail(st);
-    }
-    std::fputs(RenderDeterminismText(*rep).c_str(), stdout);
-    if (!json_file_.empty()) std::printf("JSON report: %s\n", json_file_.c_str());
+    OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));
+    OP_ASSIGN_OR_RETURN(DeterminismReport rep, CheckDeterminism(req_));
+    CommandOutput out;
+    out.json = RenderDeterminismJson(rep);
+    if (!json_file_.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(json_file_, out.json));
+    if (!noise_file_.empty()) OP_RETURN_IF_ERROR(WriteNoiseFloor(rep, false, noise_file_));
+    out.text = RenderDeterminismText(rep);
+    if (!json_file_.empty()) out.text += "JSON report: " + json_file_ + "\n";
     if (!noise_file_.empty())
-      std::printf("noise floor: %s (compare --noise-floor %s)\n", noise_file_.c_str(),
-                  noise_file_.c_str());
-    return rep->outputs_reproducible ? kExitOk : kExitMismatch;
+      out.text += "noise floor: " + noise_file_ + " (compare --noise-floor " + noise_file_ + ")\n";
+    out.exit_code = rep.outputs_reproducible ? 0 : 1;
+    return out;
   }
 
  private:
@@ -108,4 +101,4 @@ class DeterminismCommand : public Command {
 
 std::unique_ptr<Command> MakeDeterminismCommand() { return std::make_unique<DeterminismCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,12 +1,14 @@
-// onnxprobe lint MODEL [--json] [--fail-on LEVEL] [--disable CODES] [--ort-lib P | --ort-version V
+// lint MODEL [--json] [--fail-on LEVEL] [--disable CODES] [--ort-lib P | --ort-version V
 //                      | --runtime-version V] [--list-rules]
+#include "onnxprobe/lint.h"
+
 #include <cstdio>
 
-#include "cli.h"
-#include "onnxprobe/lint.h"
+#include "command/commands.h"
+#include "onnxprobe/backend.h"
 #include "onnxprobe/model.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 class LintCommand : public Command {
@@ -77,43 +79,44 @@ class LintCommand : public Command {
     }
     return CheckJsonOutput(json_, {model_}, false);
   }
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+    CommandOutput out;
     if (list_rules_) {
+      char line[512];
       for (const LintRuleInfo& r : LintRules()) {
-        std::printf("%s  %-7s  %-26s %s\n", r.code.c_str(), LintSeverityName(r.severity),
-                    r.name.c_str(), r.summary.c_str());
+        std::snprintf(line, sizeof line, "%s  %-7s  %-26s %s\n", r.code.c_str(),
+                      LintSeverityName(r.severity), r.name.c_str(), r.summary.c_str());
+        out.text += line;
       }
-      return kExitOk;
+      return out;
     }
-    auto model = Model::Load(model_);
-    if (!model.ok()) return Fail(model.status());
-    lint_.runtime_version = RuntimeVersion();
-    auto report = Lint(*model, lint_);
-    if (!report.ok()) return Fail(report.status());
-    Status st =
-        PrintWithJson(json_, RenderLintText(*report), json_.on ? RenderLintJson(*report) : "");
-    if (!st.ok()) return Fail(st);
-    if (fail_never_) return kExitOk;
-    return report->CountAtLeast(fail_on_) > 0 ? kExitMismatch : kExitOk;
+    OP_ASSIGN_OR_RETURN(Model model, Model::Load(model_));
+    lint_.runtime_version = RuntimeVersion(&out.notes);
+    OP_ASSIGN_OR_RETURN(LintReport report, Lint(model, lint_));
+    out.json = RenderLintJson(report);
+    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(json_, RenderLintText(report), out.json));
+    if (!fail_never_ && report.CountAtLeast(fail_on_) > 0) out.exit_code = 1;
+    return out;
   }
 
  private:
   // The version of the runtime the model is checked against: given, or asked of the library.
-  std::string RuntimeVersion() const {
+  std::string RuntimeVersion(std::vector<std::string>* notes) const {
     if (!runtime_version_.empty()) return runtime_version_;
     std::string lib = ort_lib_;
     if (!ort_version_.empty()) {
       auto path = OrtLibraryForVersion(ort_version_);
       if (!path.ok()) {
-        Note("--ort-version: " + path.status().message() + "; opset support not checked");
+        notes->push_back("--ort-version: " + path.status().message() +
+                         "; opset support not checked");
         return "";
       }
       lib = *path;
     }
     auto backend = LoadOrtBackend(lib);
     if (!backend.ok()) {
-      Note("ONNX Runtime not loaded (" + backend.status().message() +
-           "); opset support not checked");
+      notes->push_back("ONNX Runtime not loaded (" + backend.status().message() +
+                       "); opset support not checked");
       return "";
     }
     return (*backend)->version();
@@ -130,4 +133,4 @@ class LintCommand : public Command {
 
 std::unique_ptr<Command> MakeLintCommand() { return std::make_unique<LintCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,0 +1,77 @@
+// The library's commands: what `onnxprobe lint|diff|determinism|fp16|profile|replay|baseline ...`
+// and the Python package's functions of the same names do, declared once. A command declares its
+// options (option_sink.h), checks them, and executes into a CommandOutput; it never prints. The
+// command line parses argv into it (tools/onnxprobe/cli_app.cc); Python hands it keyword
+// arguments through ApplyArguments. docs/python.md lists the functions.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxprobe/command/option_sink.h"
+#include "onnxprobe/status.h"
+
+namespace onnxprobe::cmd {
+
+// What one execution produced, besides the files its options named (written by the command).
+struct CommandOutput {
+  int exit_code = 0;  // 0, or 1: a mismatch, a finding at --fail-on, models that differ
+  std::string text;   // what the command line prints on stdout
+  std::string json;   // the report as JSON, in the schema of the command's --json; "" if none
+  std::string html;   // the HTML report, where the command writes one ("" otherwise)
+  std::string junit;  // the JUnit document, where the command writes one
+  std::vector<std::string> notes;  // one line each (stderr on the command line)
+  Status error;  // set when the command failed after producing `text` (e.g. a check aborted)
+};
+
+// Progress of a long phase: (phase, done, total); an exception it throws ends the command
+// between steps.
+using CommandProgress = std::function<void(const std::string&, size_t, size_t)>;
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual const char* name() const = 0;     // "lint", "baseline check"
+  virtual const char* summary() const = 0;  // one line
+  virtual std::string footer() const { return ""; }
+  virtual void Declare(OptionSink& sink) = 0;
+  // Checks across options (and options that would do nothing), before any work.
+  virtual Status Validate() { return Status::Ok(); }
+  virtual Expected<CommandOutput> Execute(const CommandProgress& progress) = 0;
+};
+
+// A fresh instance of every library command, in --help order.
+std::vector<std::unique_ptr<Command>> MakeCommands();
+// One by name ("baseline check"); NotFound naming the known ones.
+Expected<std::unique_ptr<Command>> MakeCommand(const std::string& name);
+
+// A command's declarations as a table (the Python package builds its functions from it).
+struct PositionalInfo {
+  std::string name, help;
+  bool required = false;
+  bool many = false;  // every remaining positional (at least one)
+};
+struct OptionInfo {
+  OptionSpec spec;
+  std::string section;
+  std::string name;  // MainName(spec.names): "--fail-on"
+};
+struct CommandInfo {
+  std::string name, summary, footer;
+  std::vector<PositionalInfo> positionals;
+  std::vector<OptionInfo> options;
+};
+CommandInfo DescribeCommand(Command& command);
+
+// Parses arguments given as values rather than argv: `positionals` in order, `options` as
+// (name, value) pairs in order (a name as declared, "--fail-on" or "-o"; "" for a switch; a
+// switch with a bare value gets that value when given ""). The same checks and messages as
+// the command line: unknown options, a non-repeatable option twice, missing positionals; then
+// the command's Validate().
+Status ApplyArguments(Command& command, const std::vector<std::string>& positionals,
+                      const std::vector<std::pair<std::string, std::string>>& options);
+
+}  // namespace onnxprobe::cmd

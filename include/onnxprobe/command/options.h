@@ -1,0 +1,111 @@
+// Options shared by commands, declared once so every command spells and checks them alike:
+// inputs, samples, shards, tensor selection, memory budgets, session settings, tolerances and
+// the outputs' guards.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxprobe/backend.h"
+#include "onnxprobe/capture.h"
+#include "onnxprobe/command/option_sink.h"
+#include "onnxprobe/command/parse.h"
+#include "onnxprobe/compare.h"
+#include "onnxprobe/output_guard.h"
+#include "onnxprobe/samples.h"
+
+namespace onnxprobe::cmd {
+
+// --input, --shape, --dim, --range, --seed. `given` records any of the first four.
+struct InputFlags {
+  InputOptions options;
+  std::vector<std::string> given;  // flags given, in order ("--input", "--dim", ...)
+};
+void DeclareInputOptions(OptionSink& sink, InputFlags* flags);
+// --inputs DIR and --samples N: several input samples (with the --input options as their base).
+void DeclareSampleOptions(OptionSink& sink, SampleOptions* samples);
+// --shard I/N into `shard` (`given` set): only every N-th sample from the I-th; `which` names the
+// samples split ("with --inputs/--samples", "of the baseline").
+void DeclareShardOption(OptionSink& sink, const std::string& which, SampleShard* shard,
+                        bool* given);
+// --tensors, --op-types, --regex into `selection`; `restricts` names what they narrow down
+// ("side A's tensors") where they restrict a default of every tensor, "" where they select.
+void DeclareSelectionOptions(OptionSink& sink, TensorSelection* selection,
+                             const std::string& restricts = "");
+// --max-memory SIZE into `bytes`; `help` says what the budget covers.
+void DeclareMaxMemory(OptionSink& sink, uint64_t* bytes, const std::string& help);
+// Names the sample option an error from ListInputSamples is about.
+Status NameSampleFlag(const Status& s, const SampleOptions& samples);
+
+// Paths named by --input (for the output guard: outputs never replace an input).
+std::vector<std::string> InputFilePaths(const InputFlags& flags);
+
+// Session settings. `prefix` is "" (both sides), "a-" or "b-" (one side; hidden in --help).
+enum class SessionField {
+  kProvider,
+  kFallback,
+  kProviderOptions,
+  kOptLevel,
+  kIntra,
+  kInter,
+  kParallel,
+  kOrt,
+  kCustomOps,
+  kConfig
+};
+struct SessionFlags {
+  SessionOptions session;
+  std::string ort_lib, ort_version;
+  std::set<SessionField> touched;
+  std::vector<std::string> given;  // flag names as typed, in order
+};
+void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionFlags* flags);
+// `side` over `shared` for the fields `side` touched.
+SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side);
+// --ort-lib / --ort-version to a library path ("" = default).
+Expected<std::string> ResolveOrtLibrary(const SessionFlags& f);
+
+// --atol, --rtol, --absolute-atol, --rel-eps, --tol, --op-tol, --judge: overrides of a policy.
+struct ToleranceFlags {
+  std::optional<double> atol, rtol, rel_eps;
+  std::optional<JudgeBy> judge;
+  bool absolute_atol = false;
+  std::vector<ToleranceRule> rules;  // command-line order (later rules win)
+  void ApplyTo(TolerancePolicy* policy) const;
+};
+void DeclareToleranceOptions(OptionSink& sink, ToleranceFlags* flags);
+
+// The library's output guard for the output of one flag: the message names the flag, and says
+// when --force would allow it.
+Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,
+                   const std::vector<std::string>& inputs, bool force);
+// Refuses two outputs of one run on the same path (e.g. --json and --html both r.out).
+Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& flag_paths);
+
+// `--json[=FILE]` of the commands that print (inspect, lint, diff, profile, run): bare, the JSON
+// replaces the console output on stdout; with =FILE (or =- for stdout) it goes to FILE, written
+// atomically, and the console output stays. compare, determinism, fp16 and baseline check take
+// `--json FILE` (= or a space), so `--json=FILE` writes a file in every command.
+struct JsonOutput {
+  bool on = false;
+  std::string file;  // empty: stdout
+};
+OptionSpec JsonOption(const std::string& help);
+Status SetJsonOutput(const std::string& value, JsonOutput* out);
+// The file may be written (CheckOutput, kind kCommandJson); Ok for stdout or off.
+Status CheckJsonOutput(const JsonOutput& out, const std::vector<std::string>& inputs, bool force);
+// What goes to stdout: the console `text`, or the JSON where a bare --json replaces it; a
+// --json=FILE is written (atomically) first.
+Expected<std::string> ConsoleWithJson(const JsonOutput& out, const std::string& text,
+                                      const std::string& json);
+// The FILE of `--json FILE` in compare, determinism, fp16 and baseline check, whose console report
+// holds stdout: "-" and "" are refused, naming the option.
+Status SetJsonFile(const std::string& value, std::string* out);
+// Names the option an input error is about ("--dim: ...").
+Status NameInputFlag(const Status& s, InputField field);
+
+}  // namespace onnxprobe::cmd

@@ -1,0 +1,54 @@
+// The command line's side of the library's commands and shared JSON option: printing what the
+// library returned.
+#include <cstdio>
+
+#include "cli.h"
+
+namespace onnxprobe::cli {
+namespace {
+
+class LibraryCommand : public Command {
+ public:
+  explicit LibraryCommand(std::unique_ptr<cmd::Command> command) : command_(std::move(command)) {}
+  const char* name() const override { return command_->name(); }
+  const char* summary() const override { return command_->summary(); }
+  std::string footer() const override { return command_->footer(); }
+  void Declare(OptionSink& sink) override { command_->Declare(sink); }
+  Status Validate() override { return command_->Validate(); }
+  int Run() override {
+    auto out = command_->Execute(nullptr);
+    if (!out.ok()) return Fail(out.status());
+    for (const std::string& n : out->notes) Note(n);
+    std::fputs(out->text.c_str(), stdout);
+    if (!out->error.ok()) {
+      std::fflush(stdout);
+      return Fail(out->error);
+    }
+    return out->exit_code;
+  }
+
+ private:
+  std::unique_ptr<cmd::Command> command_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> AdaptLibraryCommand(std::unique_ptr<cmd::Command> command) {
+  return std::make_unique<LibraryCommand>(std::move(command));
+}
+
+Status EmitJson(const JsonOutput& out, const std::string& text) {
+  auto console = cmd::ConsoleWithJson(out, "", text);
+  if (!console.ok()) return console.status();
+  std::fputs(console->c_str(), stdout);
+  return Status::Ok();
+}
+
+Status PrintWithJson(const JsonOutput& out, const std::string& text, const std::string& json) {
+  auto console = cmd::ConsoleWithJson(out, text, json);
+  if (!console.ok()) return console.status();
+  std::fputs(console->c_str(), stdout);
+  return Status::Ok();
+}
+
+}  // namespace onnxprobe::cli
