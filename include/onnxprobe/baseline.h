@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -97,6 +98,9 @@ struct BaselineSaveRequest {
   std::string ort_library;  // "" = the default runtime
   TolerancePolicy policy;   // the thresholds a check applies
   uint64_t max_memory = 0;  // captured bytes alive at once; 0 = no limit
+  // Called after each sample with (samples done, samples); returning false stops the save there
+  // with an error naming the sample (the caller cancelled; nothing is written).
+  std::function<bool(size_t, size_t)> on_sample;
 };
 
 struct BaselineSaveReport {
@@ -126,6 +130,9 @@ struct BaselineCheckRequest {
   // Only the samples at positions index, index + count, ... of the baseline (a job array's task;
   // `onnxprobe merge` joins the shards' JSON reports, docs/shard.md).
   SampleShard shard;
+  // Called after each sample with (samples done, samples of this shard); returning false stops
+  // the check there with an error naming the sample (the caller cancelled).
+  std::function<bool(size_t, size_t)> on_sample;
 };
 
 // How a failing sample was localized.

@@ -99,5 +99,7 @@ class PyProgress {
 
 // compare over samples, merge of shards (samples.cc)
 void RegisterSamples(py::module_& m);
+// command_tables() and run_command(): the library commands (commands.cc).
+void RegisterCommands(py::module_& m);
 
 }  // namespace onnxprobe::python

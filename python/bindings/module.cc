@@ -154,6 +154,7 @@ PYBIND11_MODULE(_onnxprobe, m) {
         py::arg("ort_library"), py::arg("max_memory") = 0);
   m.def("compare", &RunCompare, py::arg("request"), py::arg("on_progress") = py::none());
   RegisterSamples(m);
+  RegisterCommands(m);
   m.def("import_polygraphy", &ImportPolygraphyOf, py::arg("results"), py::arg("output"),
         py::arg("inputs"), py::arg("model"), py::arg("runner"), py::arg("iteration"));
   m.def("generate", &RunGenerate, py::arg("request"), py::arg("on_step") = py::none());

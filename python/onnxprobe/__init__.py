@@ -4,8 +4,11 @@
     report = onnxprobe.compare("model.onnx", b_opt_level="all")   # optimizations off vs all
     report.passed, report.culprits, report.html("report.html")
 
-``inspect``, ``run`` and ``compare`` are the C++ core's library calls (the same ones the
-``onnxprobe`` command runs), with the GIL released while they work. ``onnxprobe.torch`` is the
+``inspect``, ``run``, ``compare``, ``generate`` and the functions of the other commands
+(``lint``, ``diff``, ``determinism``, ``fp16``, ``profile``, ``replay``, ``baseline_save``,
+``baseline_check``: keywords are the flags, built from the library's option table) are the C++
+core's library calls (the same ones the ``onnxprobe`` command runs), with the GIL released while
+they work. ``onnxprobe.torch`` is the
 PyTorch companion (export, capture). Errors raise ``onnxprobe.Error`` subclasses carrying the
 command line's one-line messages. The ONNX Runtime library used: see ``onnxprobe.ort_library()``.
 """
@@ -15,6 +18,7 @@ from ._generate import GenerationReport, generate
 from ._errors import (BackendError, Corrupt, Error, InvalidArgument, IoError, NotFound, ResourceExhausted,
                       Unsupported)
 from ._cli import command_path, preload_library
+from ._commands import CommandResult, build as _build_commands
 from ._ray import compare_on_ray
 from ._report import Report
 from ._samples import MergedReport, SamplesReport, merge
@@ -22,5 +26,10 @@ from ._runtime import default_library as ort_library
 
 __version__ = _onnxprobe.__version__
 
+# lint, diff, determinism, fp16, profile, replay, baseline_save, baseline_check: built from the
+# library's option table (onnxprobe/_commands.py)
+_COMMANDS = _build_commands()
+globals().update(_COMMANDS)
+
 __all__ = ["command_path", "preload_library", "inspect", "run", "compare", "merge", "compare_on_ray", "SamplesReport", "MergedReport", "generate", "GenerationReport", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
-           "NotFound", "IoError", "Corrupt", "Unsupported", "BackendError", "ResourceExhausted"]
+           "NotFound", "IoError", "Corrupt", "Unsupported", "BackendError", "ResourceExhausted", "CommandResult"] + sorted(_COMMANDS)

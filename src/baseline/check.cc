@@ -259,6 +259,11 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
       }
     }
     rep.samples.push_back(std::move(sc));
+    if (req.on_sample && !req.on_sample(rep.samples.size(), positions.size()) &&
+        rep.samples.size() < positions.size()) {
+      return InvalidArgument("baseline check stopped by the caller after sample '" + entry.name +
+                             "'");
+    }
   }
   std::vector<NamedComparison> named;
   for (const auto& s : rep.samples) named.push_back({s.name, &s.report.comparison});

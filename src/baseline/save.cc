@@ -124,6 +124,8 @@ Status SaveInto(const std::string& tmp, const BaselineSaveRequest& req, Baseline
     }
     OP_RETURN_IF_ERROR(writer->Finish(*captured));
     b.samples.push_back(std::move(e));
+    if (req.on_sample && !req.on_sample(i + 1, samples.size()) && i + 1 < samples.size())
+      return InvalidArgument("baseline save stopped by the caller after sample '" + s.name + "'");
     // tensors the optimized graph fuses away are not captured (capturing them would block the
     // fusion): the baseline lists what it stores
     if (i == 0 && !captured->fused.empty()) {

@@ -69,18 +69,24 @@ def test_the_installed_package_imports_outside_the_source_tree(venv, tmp_path):
     assert files[2] == version.group(1)
 
 
-def test_python_api(venv, tmp_path):
+def checks(venv, tmp_path, name):
+    """Runs tests/python/<name> with the venv's interpreter against the installed package."""
     r = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
-                        os.path.join(HERE, "package_api_checks.py")],
+                        os.path.join(HERE, name)],
                        capture_output=True, text=True, timeout=1800, cwd=tmp_path)
     print(r.stdout[-3000:])
     assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-3000:]
+    return r
+
+
+def test_python_api(venv, tmp_path):
+    checks(venv, tmp_path, "package_api_checks.py")
 
 
 def test_python_samples_shards_and_ray(venv, tmp_path):
-    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
-                        os.path.join(HERE, "package_shard_checks.py")],
-                       capture_output=True, text=True, timeout=1800, cwd=tmp_path)
-    print(r.stdout[-3000:])
-    assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-3000:]
+    r = checks(venv, tmp_path, "package_shard_checks.py")
     assert "skipped" not in r.stdout.splitlines()[-1], r.stdout[-2000:]  # Ray is installed: its test ran
+
+
+def test_python_commands_from_the_option_table(venv, tmp_path):
+    checks(venv, tmp_path, "package_command_checks.py")

@@ -1,5 +1,7 @@
 // The command line's side of the library's commands and shared JSON option: printing what the
 // library returned.
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "cli.h"
@@ -16,7 +18,13 @@ class LibraryCommand : public Command {
   void Declare(OptionSink& sink) override { command_->Declare(sink); }
   Status Validate() override { return command_->Validate(); }
   int Run() override {
-    auto out = command_->Execute(nullptr);
+    ProgressLine line(isatty(STDERR_FILENO), "");
+    auto out = command_->Execute([&line](const std::string& phase, size_t done, size_t total) {
+      line.SetVerb(phase);
+      line.Count(done, ("of " + std::to_string(total) + " done").c_str());
+      return true;
+    });
+    line.Done();
     if (!out.ok()) return Fail(out.status());
     for (const std::string& n : out->notes) Note(n);
     std::fputs(out->text.c_str(), stdout);

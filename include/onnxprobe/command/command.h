@@ -27,9 +27,9 @@ struct CommandOutput {
   Status error;  // set when the command failed after producing `text` (e.g. a check aborted)
 };
 
-// Progress of a long phase: (phase, done, total); an exception it throws ends the command
-// between steps.
-using CommandProgress = std::function<void(const std::string&, size_t, size_t)>;
+// Progress of a long phase: (phase, done, total), e.g. ("sample", 3, 8) in baseline save and
+// check; returning false stops the command before its next step (with an error saying so).
+using CommandProgress = std::function<bool(const std::string&, size_t, size_t)>;
 
 class Command {
  public:

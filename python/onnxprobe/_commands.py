@@ -1,0 +1,194 @@
+"""The library's commands as functions, built at import from the library's own option table
+(``onnxprobe/command/command.h``: the declarations the command line parses argv with), so a
+function's keywords are the command's flags and cannot drift from them:
+
+    onnxprobe.lint("model.onnx", fail_on="warning", disable=["OP003"])   # onnxprobe lint ...
+    onnxprobe.baseline_check("model.onnx", "model.baseline", localize=2)
+
+Keywords: a flag's long name without dashes, ``-`` as ``_`` (``--fail-on`` is ``fail_on``,
+``-o/--output`` is ``output``). Values: True for a switch (False/None: not given); a string,
+number or path; a list or tuple for a repeatable flag (one occurrence each) or joined with ``,``
+(``/`` where the flag's value reads ``I/N``); a dict for ``KEY=VALUE``-style flags (``dim={"batch":
+1}`` is ``--dim batch=1``). The library checks every value with the command line's messages.
+Each call runs in this process (GIL released) and returns a ``CommandResult``.
+"""
+import inspect as _inspect
+import json as _json
+import keyword as _keyword
+import os
+
+from . import _onnxprobe, _progress, _runtime
+from ._errors import InvalidArgument, error_class
+
+
+class CommandResult:
+    """What a command returns: ``exit_code`` (0, or 1 for a mismatch / a finding at the fail-on
+    level / models that differ), ``passed`` (exit code 0), ``text()`` (what the command line
+    prints), ``to_dict()`` (its JSON document, the schema of its ``--json``), ``html()`` and
+    ``junit()`` where the command writes them (else None), ``notes`` (the command line's
+    stderr notes)."""
+
+    def __init__(self, command, out):
+        self.command = command
+        self.exit_code = out["exit_code"]
+        self.notes = list(out["notes"])
+        self._out = out
+
+    @property
+    def passed(self):
+        return self.exit_code == 0
+
+    def text(self):
+        """The console output of the command line (with a bare ``json=True``: the JSON)."""
+        return self._out["text"]
+
+    def json(self):
+        """The JSON document as text, or None for a command without one."""
+        return self._out["json"] or None
+
+    def to_dict(self):
+        """The JSON document as a new dict (what ``--json`` writes)."""
+        if not self._out["json"]:
+            raise InvalidArgument(f"onnxprobe {self.command} has no JSON report (see .text())")
+        return _json.loads(self._out["json"])
+
+    def html(self):
+        """The HTML report (a self-contained page), or None where the command has none."""
+        return self._out["html"] or None
+
+    def junit(self):
+        """The JUnit XML document, or None where the command has none."""
+        return self._out["junit"] or None
+
+    def _repr_html_(self):
+        return self.html()
+
+    def __repr__(self):
+        return f"<onnxprobe.CommandResult {self.command!r} exit code {self.exit_code}>"
+
+
+_RUNTIME_KEYWORDS = ("ort_lib", "ort_version", "runtime_version")
+
+
+def keyword_of(option_name):
+    """The keyword of a flag: "--fail-on" -> "fail_on"."""
+    return option_name.lstrip("-").replace("-", "_")
+
+
+def _text(value, what):
+    if isinstance(value, bool):
+        raise InvalidArgument(f"{what}: expected a value, not {value!r} (True/False are for switches)")
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, float) else str(value)
+    raise InvalidArgument(f"{what}: expected a string, number or path, not {type(value).__name__}")
+
+
+def _joined(value, sep, what):
+    if isinstance(value, (list, tuple)):
+        return sep.join(_text(v, what) for v in value)
+    return _text(value, what)
+
+
+def occurrences(option, value):
+    """The (flag, value) pairs one keyword's value stands for, as the command line would give
+    them (an empty value: a switch)."""
+    flag, value_name = option["name"], option["value_name"]
+    what = f"{keyword_of(flag)} ({flag})"
+    if value is None or value is False:
+        return []
+    if not value_name:  # a switch
+        if value is not True:
+            raise InvalidArgument(f"{what} is a switch: give True or False, not {value!r}")
+        return [(flag, "")]
+    if option["bare_value"] and value is True:  # --json alone
+        return [(flag, "")]
+    sep = "/" if "/" in value_name and "," not in value_name else ","
+    if isinstance(value, dict):
+        kv = ":" if ":" in value_name and "=" not in value_name else "="
+        pairs = [(flag, f"{k}{kv}{_joined(v, ',', what)}") for k, v in value.items()]
+        if len(pairs) > 1 and not option["repeatable"]:
+            raise InvalidArgument(f"{what} takes one {value_name}, got {len(pairs)}")
+        return pairs
+    if isinstance(value, (list, tuple)) and option["repeatable"]:
+        return [(flag, _joined(v, sep, what)) for v in value]
+    return [(flag, _joined(value, sep, what))]
+
+
+def _docstring(table, names):
+    lines = [table["summary"][0].upper() + table["summary"][1:] + f" (``onnxprobe {table['name']}``).", ""]
+    if table["footer"]:
+        lines += [table["footer"], ""]
+    lines.append("Arguments:")
+    for p in table["positionals"]:
+        lines.append(f"  {names[p['name']]}: {p['help']}" + ("" if p["required"] else " (optional)"))
+    for o in table["options"]:
+        value = f" {o['value_name']}" if o["value_name"] else ""
+        lines.append(f"  {keyword_of(o['name'])} ({o['name']}{value}): {o['help']}")
+    lines.append("  progress: True (a tqdm bar), or a callable (phase, done, total); raising stops the call")
+    lines += ["", "Returns a CommandResult; raises onnxprobe.Error subclasses with the command line's messages."]
+    return "\n".join(lines)
+
+
+def _make(table):
+    P = _inspect.Parameter
+    params, names = [], {}
+    for p in table["positionals"]:
+        name = p["name"].lower()
+        if _keyword.iskeyword(name):
+            name += "_"
+        names[p["name"]] = name
+        if p["many"]:
+            params.append(P(name, P.VAR_POSITIONAL))
+        else:
+            params.append(P(name, P.POSITIONAL_OR_KEYWORD, default=P.empty if p["required"] else None))
+    options = {}
+    for o in table["options"]:
+        kw = keyword_of(o["name"])
+        if kw in options or kw in names.values() or _keyword.iskeyword(kw) or kw == "progress":
+            raise RuntimeError(f"onnxprobe {table['name']}: option {o['name']} has no keyword of its own")
+        options[kw] = o
+        params.append(P(kw, P.KEYWORD_ONLY, default=None))
+    params.append(P("progress", P.KEYWORD_ONLY, default=None))
+    signature = _inspect.Signature(params)
+    command = table["name"]
+
+    def call(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)  # TypeError names an unknown keyword
+        positionals = []
+        for p in table["positionals"]:
+            v = bound.arguments.get(names[p["name"]])
+            for item in (v if p["many"] else [v]):
+                if item is not None:
+                    positionals.append(_text(item, names[p["name"]]))
+        pairs = []
+        for kw, o in options.items():
+            pairs += occurrences(o, bound.arguments.get(kw))
+        # no runtime named: the one the package resolves (the onnxruntime package's in a wheel)
+        if "ort_lib" in options and not any(bound.arguments.get(k) for k in _RUNTIME_KEYWORDS):
+            library = _runtime.resolve()
+            if library:
+                pairs.append(("--ort-lib", library))
+        on_progress, close = _progress.callback(bound.arguments.get("progress"))
+        try:
+            out = _onnxprobe.run_command(command, positionals, pairs, on_progress)
+        finally:
+            close()
+        result = CommandResult(command, out)
+        if out["error"] is not None:
+            code, message = out["error"]
+            error = error_class(code)(message)
+            error.result = result  # what the command produced before it failed
+            raise error
+        return result
+
+    call.__name__ = call.__qualname__ = command.replace(" ", "_")
+    call.__signature__ = signature
+    call.__doc__ = _docstring(table, names)
+    return call
+
+
+def build():
+    """{function name: function} for every library command."""
+    return {t["name"].replace(" ", "_"): _make(t) for t in _onnxprobe.command_tables()}

@@ -1,0 +1,198 @@
+"""The installed package's functions built from the library's option table (lint, diff,
+determinism, fp16, profile, replay, baseline_save, baseline_check): each one's keywords are the
+command's flags as `onnxprobe CMD --help` lists them, its result is the command line's (JSON,
+JUnit, text, exit code), its errors carry the command line's message, and the verdicts agree
+with faults these tests inject (checked against numpy / ONNX's own reading of the models). Run
+by test_python_package.py with the interpreter of a fresh virtual environment; not collected on
+its own."""
+import inspect
+import json
+import os
+import re
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxprobe
+from conftest import run
+from test_shard import strip
+
+BIN = os.environ.get("ONNXPROBE_BIN", "")
+COMMANDS = ["lint", "diff", "determinism", "fp16", "profile", "replay", "baseline save", "baseline check"]
+
+
+def cli(*args):
+    return run([BIN, *map(str, args)])
+
+
+def mlp(path, w2_scale=1.0, dropout_training=False):
+    """x[2,8] -> MatMul W1 -> Relu -> MatMul W2 -> y, W2 optionally scaled (the injected fault)."""
+    rng = np.random.default_rng(7)
+    w1 = rng.standard_normal((8, 16)).astype(np.float32)
+    w2 = (rng.standard_normal((16, 4)) * w2_scale).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+             helper.make_node("Relu", ["h"], ["r"], name="relu")]
+    last = "r"
+    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")]
+    if dropout_training:
+        inits.append(numpy_helper.from_array(np.array(True), "training"))
+        nodes.append(helper.make_node("Dropout", ["r", "", "training"], ["d"], name="drop"))
+        last = "d"
+    nodes.append(helper.make_node("MatMul", [last, "w2"], ["y"], name="mm2"))
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cmds")
+    return {"good": mlp(tmp / "good.onnx"), "bad": mlp(tmp / "bad.onnx", w2_scale=1.5),
+            "dropout": mlp(tmp / "dropout.onnx", dropout_training=True)}
+
+
+def help_flags(command):
+    r = cli(*command.split(), "--help")
+    assert r.returncode == 0, r.stderr
+    # the option lines ("  -o,--output DIR  ..." / "  --json[=FILE]  ..."), not flags named in help text
+    return set(re.findall(r"^\s+(?:-\w,\s*)?--([a-z][a-z0-9-]*)", r.stdout, re.M)) - {"help"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_flag_is_a_keyword_and_every_keyword_a_flag(command):
+    fn = getattr(onnxprobe, command.replace(" ", "_"))
+    keywords = {n for n, p in inspect.signature(fn).parameters.items() if p.kind == p.KEYWORD_ONLY} - {"progress"}
+    assert keywords == {f.replace("-", "_") for f in help_flags(command)}
+    assert command in fn.__doc__ and "Returns a CommandResult" in fn.__doc__
+
+
+def test_lint_is_the_cli_and_finds_the_training_dropout(models):
+    m = models["dropout"]
+    result = onnxprobe.lint(m, fail_on="warning")
+    r = cli("lint", m, "--json", "--fail-on", "warning")
+    assert result.exit_code == r.returncode == 1
+    assert result.to_dict() == json.loads(r.stdout)
+    codes = {f["code"] for f in result.to_dict()["findings"]}
+    assert "OP001" in codes  # the Dropout given training=True by construction
+    assert onnxprobe.lint(m, disable=["OP001", "OP007"], fail_on="error").passed
+    rules = onnxprobe.lint(list_rules=True)
+    assert rules.text() == cli("lint", "--list-rules").stdout and rules.json() is None
+
+
+def test_diff_names_the_weight_the_test_changed(models):
+    result = onnxprobe.diff(models["good"], models["bad"])
+    r = cli("diff", models["good"], models["bad"], "--json")
+    assert result.exit_code == r.returncode == 1
+    assert result.to_dict() == json.loads(r.stdout)
+    a = {i.name: numpy_helper.to_array(i) for i in onnx.load(models["good"]).graph.initializer}
+    b = {i.name: numpy_helper.to_array(i) for i in onnx.load(models["bad"]).graph.initializer}
+    changed_by_numpy = sorted(n for n in a if not np.array_equal(a[n], b[n]))
+    assert changed_by_numpy == ["w2"]
+    assert "w2" in json.dumps(result.to_dict()["initializers"]) and "w1" not in json.dumps(
+        result.to_dict()["initializers"])
+    assert onnxprobe.diff(models["good"], models["good"]).passed
+
+
+def test_determinism_and_fp16_are_the_cli(models, tmp_path):
+    m = models["good"]
+    det = onnxprobe.determinism(m, runs=2, seed=3)
+    cli("determinism", m, "--runs", 2, "--seed", 3, "--json", tmp_path / "d.json")
+    assert strip(det.to_dict()) == strip(json.loads((tmp_path / "d.json").read_text()))
+    assert det.passed and det.to_dict()["outputs_reproducible"]
+    fp = onnxprobe.fp16(m, rtol=0.05, output=tmp_path / "half.onnx")
+    r = cli("fp16", m, "--rtol", 0.05, "--json", tmp_path / "f.json", "-o", tmp_path / "cli.onnx")
+    assert fp.exit_code == r.returncode
+    py_doc, cli_doc = fp.to_dict(), json.loads((tmp_path / "f.json").read_text())
+    assert py_doc.pop("output_model") == str(tmp_path / "half.onnx")
+    assert cli_doc.pop("output_model") == str(tmp_path / "cli.onnx")
+    assert strip(py_doc) == strip(cli_doc)
+    if fp.passed:  # the converted model was written, and its weights are float16
+        half = onnx.load(str(tmp_path / "half.onnx"))
+        assert any(i.data_type == TensorProto.FLOAT16 for i in half.graph.initializer)
+
+
+def test_profile_lists_the_models_nodes(models):
+    p = onnxprobe.profile(models["good"], runs=2, warmup=0).to_dict()
+    r = cli("profile", models["good"], "--runs", 2, "--warmup", 0, "--json")
+    c = json.loads(r.stdout)
+    assert set(p) == set(c)
+    names = {n.name for n in onnx.load(models["good"]).graph.node}
+    assert {n["name"] for n in p["nodes"]} == {n["name"] for n in c["nodes"]} == names
+
+
+def test_baseline_save_and_check_are_the_cli(models, tmp_path):
+    base = tmp_path / "good.baseline"
+    steps = []
+    saved = onnxprobe.baseline_save(models["good"], output=base, samples=3,
+                                    progress=lambda *a: steps.append(a))
+    assert saved.passed and steps == [("sample", 1, 3), ("sample", 2, 3), ("sample", 3, 3)]
+    assert "saved: " + str(base) in saved.text()
+    check = onnxprobe.baseline_check(models["bad"], base, junit=tmp_path / "py.xml")
+    r = cli("baseline", "check", models["bad"], base, "--json", tmp_path / "c.json",
+            "--junit", tmp_path / "c.xml")
+    assert check.exit_code == r.returncode == 1
+    assert strip(check.to_dict()) == strip(json.loads((tmp_path / "c.json").read_text()))
+    no_time = lambda s: re.sub(r'(time|timestamp)="[^"]*"', "", s)  # noqa: E731
+    assert no_time(check.junit()) == no_time((tmp_path / "c.xml").read_text()) == no_time(
+        (tmp_path / "py.xml").read_text())
+    assert "<html" in check.html().lower()
+    # the fault scales w2: every sample's y differs (numpy: y = relu(x w1) w2 changes by 1.5x)
+    assert all(not s["passed"] for s in check.to_dict()["samples"])
+    assert onnxprobe.baseline_check(models["good"], base).passed
+
+
+def test_a_progress_callback_that_raises_stops_a_baseline_check(models, tmp_path):
+    base = tmp_path / "b"
+    onnxprobe.baseline_save(models["good"], output=base, samples=4)
+    calls = []
+
+    def stop(phase, done, total):
+        calls.append(done)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        onnxprobe.baseline_check(models["good"], base, progress=stop)
+    assert calls == [1]
+
+
+def test_replay_of_a_repro_bundle_is_the_cli(models, tmp_path):
+    bundle = tmp_path / "repro"
+    r = cli("compare", models["good"], models["bad"], "--repro", bundle, "-q")
+    assert r.returncode == 1, r.stderr
+    found = [d for d in bundle.iterdir() if d.is_dir()] if not (bundle / "model.onnx").exists() else [bundle]
+    folder = found[0]
+    py = onnxprobe.replay(folder)
+    c = cli("replay", folder)
+    assert py.exit_code == c.returncode == 1 and py.text() == c.stdout
+    assert onnxprobe.replay(folder, atol=100, rtol=100).passed
+
+
+@pytest.mark.parametrize("call,argv", [
+    (lambda m: onnxprobe.lint(m, fail_on="sometimes"), ["lint", "{m}", "--fail-on", "sometimes"]),
+    (lambda m: onnxprobe.determinism(m, runs=1), ["determinism", "{m}", "--runs", "1"]),
+    (lambda m: onnxprobe.fp16(m, max_memory="lots"), ["fp16", "{m}", "--max-memory", "lots"]),
+    (lambda m: onnxprobe.profile(m, dim={"batch": -1}), ["profile", "{m}", "--dim", "batch=-1"]),
+    (lambda m: onnxprobe.baseline_check(m, m + ".nobase"), ["baseline", "check", "{m}", "{m}.nobase"]),
+    (lambda m: onnxprobe.diff(m, m + ".missing"), ["diff", "{m}", "{m}.missing"]),
+])
+def test_errors_carry_the_command_lines_message(models, call, argv):
+    m = models["good"]
+    r = cli(*[a.format(m=m) for a in argv])
+    assert r.returncode == 2
+    with pytest.raises(onnxprobe.Error) as e:
+        call(m)
+    assert r.stderr.strip() == f"onnxprobe: error: {e.value}"
+
+
+def test_keywords_are_checked_before_any_work(models):
+    with pytest.raises(TypeError, match="frobnicate"):
+        onnxprobe.lint(models["good"], frobnicate=True)
+    with pytest.raises(onnxprobe.InvalidArgument, match="switch"):
+        onnxprobe.lint(models["good"], list_rules="yes")
+    with pytest.raises(onnxprobe.InvalidArgument, match="True/False"):
+        onnxprobe.determinism(models["good"], runs=True)
