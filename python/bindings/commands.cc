@@ -76,9 +76,10 @@ py::dict RunCommand(const std::string& name, const std::vector<std::string>& pos
   d["html"] = out.html;
   d["junit"] = out.junit;
   d["notes"] = out.notes;
-  d["error"] = out.error.ok() ? py::object(py::none())
-                              : py::object(py::make_tuple(ErrorCodeKey(out.error.code()),
-                                                          out.error.message()));
+  d["error"] =
+      out.error.ok()
+          ? py::object(py::none())
+          : py::object(py::make_tuple(ErrorCodeKey(out.error.code()), out.error.message()));
   return d;
 }
 
