@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "onnxprobe/junit.h"
 #include "onnxprobe/model.h"
 #include "onnxprobe/model_json.h"
 #include "onnxprobe/polygraphy.h"
@@ -211,6 +212,14 @@ PYBIND11_MODULE(_onnxprobe, m) {
           py::arg("quiet") = false)
       .def("write_json",
            [](const ReportHandle& h, const std::string& p) { Write(h, *MakeJsonReporter(), p); })
+      .def("render_model_explorer",
+           [](const ReportHandle& h) { return Render(h, *MakeModelExplorerReporter()); })
+      .def("render_junit",
+           [](const ReportHandle& h, const std::string& classname) {
+             py::gil_scoped_release release;
+             return RenderJUnit("onnxprobe compare",
+                                {JUnitSuiteFor(*h.report, "compare", classname, "", {})});
+           })
       .def("write_html",
            [](const ReportHandle& h, const std::string& p) { Write(h, *MakeHtmlReporter(), p); });
 }

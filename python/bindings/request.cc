@@ -59,6 +59,18 @@ Expected<TolerancePolicy> PolicyFromDict(const py::dict& d) {
   return p;
 }
 
+// "quant" ("auto"/"off") and "quant_min_sqnr" (dB)
+Status QuantFromDict(const py::dict& d, QuantOptions* q) {
+  std::string quant;
+  if (Get(d, "quant", &quant)) {
+    auto m = ParseQuantMode(quant);
+    if (!m.ok()) return InvalidArgument("quant " + m.status().message());
+    q->mode = *m;
+  }
+  Get(d, "quant_min_sqnr", &q->min_sqnr_db);
+  return Status::Ok();
+}
+
 Status SetCandidates(const std::string& isolate, bool* localize, LocalizeOptions* options) {
   auto c = ParseIsolate(isolate);
   if (!c.ok()) return InvalidArgument("isolate " + c.status().message());
@@ -94,6 +106,7 @@ Expected<InputOptions> InputsFromDict(const py::dict& d) {
   Get(d, "dims", &o.dim_params);
   Get(d, "ranges", &o.ranges);
   Get(d, "seed", &o.seed);
+  Get(d, "allow_nonfinite", &o.allow_nonfinite);
   for (auto [name, value] : SubDict(d, "tensors")) {
     std::string n = name.cast<std::string>();
     OP_ASSIGN_OR_RETURN(Tensor t, FromNumpy(value, "input '" + n + "'"));
@@ -133,6 +146,8 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   std::string isolate;
   if (Get(d, "isolate", &isolate))
     OP_RETURN_IF_ERROR(SetCandidates(isolate, &r.localize, &r.localize_options));
+  if (Get(d, "latency_runs", &r.latency_runs)) r.latency_max_ms = 0;  // exactly N, as the CLI
+  OP_RETURN_IF_ERROR(QuantFromDict(d, &r.quant));
   Get(d, "diagnose_cases", &r.diagnose.max_cases);
   Get(d, "knowledge_file", &r.diagnose.knowledge_file);
   if (!r.localize) r.diagnose.max_cases = 0;
@@ -158,13 +173,7 @@ Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
   Get(d, "seed", &r.seed);
   Get(d, "steps", &r.steps);
   Get(d, "top_k", &r.top_k);
-  std::string quant;
-  if (Get(d, "quant", &quant)) {
-    auto m = ParseQuantMode(quant);
-    if (!m.ok()) return InvalidArgument("quant " + m.status().message());
-    r.quant.mode = *m;
-  }
-  Get(d, "quant_min_sqnr", &r.quant.min_sqnr_db);
+  OP_RETURN_IF_ERROR(QuantFromDict(d, &r.quant));
   Get(d, "max_memory", &r.job.max_memory);
   OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
   std::string isolate;

@@ -31,7 +31,7 @@ class RunResult(dict):
 def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="disabled", provider="CPU",
         dims=None, seed=0, *, shapes=None, ranges=None, provider_options=None, intra_threads=None,
         inter_threads=None, parallel=False, ort_lib=None, ort_version=None, custom_op_lib=None, max_memory=None,
-        allow_fallback=False):
+        allow_fallback=False, session_config=None, allow_nonfinite_inputs=False):
     """Runs `model` and returns its intermediate tensors (``onnxprobe run``): every capturable
     tensor, or those named in `tensors`, produced by `op_types`, or matching `regex`.
 
@@ -40,9 +40,9 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
     (InvalidArgument, NotFound, Corrupt, ...) and BackendError when the runtime fails.
     """
     session = rq.session_dict(provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
-                              custom_op_lib, allow_fallback)
+                              custom_op_lib, allow_fallback, session_config)
     selection = rq.selection_dict(tensors, op_types, regex)
-    given = rq.inputs_dict(inputs, shapes, dims, ranges, seed)
+    given = rq.inputs_dict(inputs, shapes, dims, ranges, seed, allow_nonfinite_inputs)
     captured, used, skipped = _onnxprobe.run(os.fspath(model), selection, given, session,
                                              rq.ort_library(ort_lib, ort_version), rq.parse_bytes(max_memory))
     return RunResult(captured, used, skipped)
@@ -60,7 +60,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
             explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
             isolate="frontier", repro=None, bisect=False, fixed_tolerance=False, session_config=None,
             a_session_config=None, b_session_config=None, diagnose=True, knowledge=None,
-            inputs_dir=None, samples=None, shard=None, progress=None):
+            inputs_dir=None, samples=None, shard=None, progress=None, latency_runs=None, quant=None,
+            quant_min_sqnr=None, bisect_per_run=None, allow_nonfinite_inputs=False):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
     A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
@@ -77,7 +78,12 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     session configuration entries {key: value} (--session-config). diagnose: True (the first two
     introduced culprits), "all" (--diagnose) or False (--no-diagnose): why each culprit differs,
     with a fix (report.to_dict()["diagnosis"], docs/diagnose.md); knowledge: a knowledge file
-    (--knowledge).
+    (--knowledge). latency_runs: each live side's latency over N plain runs (--latency-runs; off
+    by default). quant: "auto" or "off" and quant_min_sqnr: dB (--quant, --quant-min-sqnr,
+    docs/quantization.md). bisect_per_run: tensors per bisection run (--bisect-per-run).
+    allow_nonfinite_inputs: run a given input that is NaN/Inf in every value
+    (--allow-nonfinite-inputs). The output flags are the report's methods: ``json(path)``,
+    ``html(path)``, ``junit(path)``, ``model_explorer(path)``, ``text(quiet)``.
 
     Over several input samples (``--inputs DIR``, ``--samples N``): `inputs_dir` a folder of
     samples (.npz files, or ONNX test_data_set_N/ folders) and/or `samples` seeded ones; returns a
@@ -116,10 +122,12 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         mapping_file = os.fspath(map)
     if bisect is True:
         bisect = 4
+    if bisect_per_run is not None:
+        bisect = int(bisect_per_run)
     request = {
         "a": rq.side_dict(a, shared, own_a),
         "b": rq.side_dict(b, shared, own_b),
-        "inputs": rq.inputs_dict(inputs, shapes, dims, ranges, seed),
+        "inputs": rq.inputs_dict(inputs, shapes, dims, ranges, seed, allow_nonfinite_inputs),
         "inputs_given": any(v is not None for v in (inputs, shapes, dims, ranges)),
         "isolate_runtime": bool(isolate_runtime),
         "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
@@ -137,7 +145,12 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "fixed_tolerance": bool(fixed_tolerance),
         "diagnose_cases": 2 if diagnose is True else 16 if diagnose == "all" else 0 if diagnose is False else -1,
         "knowledge_file": "" if knowledge is None else os.fspath(knowledge),
+        "latency_runs": None if latency_runs is None else int(latency_runs),
+        "quant": None if quant is None else str(quant),
+        "quant_min_sqnr": None if quant_min_sqnr is None else float(quant_min_sqnr),
     }
+    if latency_runs is not None and not 0 <= int(latency_runs) <= 10000:
+        raise InvalidArgument("latency_runs must be between 0 and 10000")
     if request["diagnose_cases"] < 0:
         raise InvalidArgument(f"diagnose must be True, 'all' or False, not {diagnose!r}")
     if inputs_dir is not None or samples is not None:

@@ -5,6 +5,23 @@ import json as _json
 import os
 
 
+def _text_or_file(text, path):
+    """`text`, or written to `path` whole or not at all (a temporary sibling, then renamed)."""
+    if path is None:
+        return text
+    path = os.fspath(path)
+    tmp = f"{path}.onnxprobe-tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
+
+
 class JsonDocument:
     """A library result seen through its JSON document: ``to_dict()`` (a new dict each time),
     ``json(path)`` (the text, or written atomically by the library's writer)."""
@@ -83,6 +100,18 @@ class Report(JsonDocument):
             return self._native.render_html()
         self._native.write_html(os.fspath(path))
         return os.fspath(path)
+
+    def junit(self, path=None):
+        """The JUnit XML document (``--junit``: a test case per compared tensor; times are 0, the
+        command line times each row), or written to `path` when given."""
+        return _text_or_file(self._native.render_junit(self._classname()), path)
+
+    def model_explorer(self, path=None):
+        """Google Model Explorer node data (``--model-explorer``), or written to `path`."""
+        return _text_or_file(self._native.render_model_explorer(), path)
+
+    def _classname(self):
+        return self.to_dict()["side_b"]["path"]
 
     def _repr_html_(self):
         # the page in an iframe: its styles and scripts stay out of the notebook's own

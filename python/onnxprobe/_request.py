@@ -5,12 +5,13 @@ check on models, inputs and tensors is the library's.
 Dict keys, as python/bindings/request.cc reads them:
   session   provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
             custom_op_libraries
-  inputs    files, tensors (name -> array), shapes, dims, ranges, seed
+  inputs    files, tensors (name -> array), shapes, dims, ranges, seed, allow_nonfinite
   selection names, op_types, regex
   side      path, session, session_given, ort_library
   compare   a, b, inputs, inputs_given, isolate_runtime, policy (atol, rtol, scale_atol, rules, judge, rel_eps), selection,
             rename, topk, max_memory, mapping_file, graph_model, noise_floor_file,
-            bisect_per_run, isolate, repro_dir, explain_optimizations
+            bisect_per_run, isolate, repro_dir, explain_optimizations, latency_runs, quant,
+            quant_min_sqnr, diagnose_cases, knowledge_file
 """
 import os
 import re
@@ -38,7 +39,7 @@ def _paths(v):
     return [v] if isinstance(v, (str, os.PathLike)) else list(v)
 
 
-def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0):
+def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0, allow_nonfinite=False):
     """inputs: None (seeded random), a file (.npy, .npz, .pb, dump), a list of files, or a dict
     name -> numpy array or file."""
     files, tensors = [], {}
@@ -70,6 +71,7 @@ def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0):
         "dims": {str(k): int(v) for k, v in (dims or {}).items()},
         "ranges": {str(k): (float(v[0]), float(v[1])) for k, v in (ranges or {}).items()},
         "seed": int(seed) % (1 << 64),  # as the command line reads --seed
+        "allow_nonfinite": bool(allow_nonfinite),
     }
 
 
