@@ -27,8 +27,9 @@ from ._runtime import default_library as ort_library
 __version__ = _onnxprobe.__version__
 
 # lint, diff, determinism, fp16, profile, replay, baseline_save, baseline_check: built from the
-# library's option table (onnxprobe/_commands.py)
-_COMMANDS = _build_commands()
+# library's option table (onnxprobe/_commands.py); run() above keeps its in-memory form and
+# hands the command's flags to the built one
+_COMMANDS = {k: v for k, v in _build_commands().items() if k not in globals()}
 globals().update(_COMMANDS)
 
 __all__ = ["command_path", "preload_library", "inspect", "run", "compare", "merge", "compare_on_ray", "SamplesReport", "MergedReport", "generate", "GenerationReport", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",

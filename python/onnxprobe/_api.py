@@ -31,14 +31,25 @@ class RunResult(dict):
 def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="disabled", provider="CPU",
         dims=None, seed=0, *, shapes=None, ranges=None, provider_options=None, intra_threads=None,
         inter_threads=None, parallel=False, ort_lib=None, ort_version=None, custom_op_lib=None, max_memory=None,
-        allow_fallback=False, session_config=None, allow_nonfinite_inputs=False):
+        allow_fallback=False, session_config=None, allow_nonfinite_inputs=False, output=None, force=False,
+        json=None, quiet=False, inputs_dir=None, samples=None, fail_on_nonfinite=False, check_observer=False,
+        capture_fused=False, progress=None):
     """Runs `model` and returns its intermediate tensors (``onnxprobe run``): every capturable
     tensor, or those named in `tensors`, produced by `op_types`, or matching `regex`.
 
     inputs: None (seeded random, `seed`), a file (.npy, .npz, .pb, dump), a list of files, or a
     dict name -> numpy array or file. Raises onnxprobe.Error subclasses on bad input
     (InvalidArgument, NotFound, Corrupt, ...) and BackendError when the runtime fails.
+
+    With `output` (a dump folder or FILE.npz), `inputs_dir` / `samples` (a dump per sample under
+    `output`), `fail_on_nonfinite`, `check_observer` or `capture_fused`, the tensors are written
+    as ``onnxprobe run -o`` writes them and a CommandResult is returned (its ``to_dict()`` is
+    ``--json``'s document; exit code 1 when a NaN/Inf tensor was found or the observer check
+    failed); inputs are then files (not arrays).
     """
+    if any(v not in (None, False) for v in (output, inputs_dir, samples, fail_on_nonfinite, check_observer,
+                                             capture_fused, json)):
+        return _run_to_dump(locals())
     session = rq.session_dict(provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
                               custom_op_lib, allow_fallback, session_config)
     selection = rq.selection_dict(tensors, op_types, regex)
@@ -46,6 +57,32 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
     captured, used, skipped = _onnxprobe.run(os.fspath(model), selection, given, session,
                                              rq.ort_library(ort_lib, ort_version), rq.parse_bytes(max_memory))
     return RunResult(captured, used, skipped)
+
+
+def _run_to_dump(kw):
+    """run() with its keywords as the ``run`` command's flags (onnxprobe/_commands.py)."""
+    from ._commands import build_one
+    files = kw["inputs"]
+    if isinstance(files, dict):
+        if not all(isinstance(v, (str, os.PathLike)) for v in files.values()):
+            raise InvalidArgument("inputs: arrays cannot be written with output=...; give files (.npy, .npz, .pb)")
+        files = [f"{k}={os.fspath(v)}" for k, v in files.items()]
+    elif isinstance(files, (str, os.PathLike)):
+        files = [files]
+    ranges = kw["ranges"]
+    if isinstance(ranges, (tuple, list)):
+        ranges = {"*": ranges}
+    flags = dict(input=files, shape=kw["shapes"], dim=kw["dims"], range=ranges, seed=kw["seed"],
+                 tensors=rq.names(kw["tensors"]), op_types=rq.names(kw["op_types"]), regex=kw["regex"],
+                 opt_level=kw["opt_level"], provider=kw["provider"], provider_option=kw["provider_options"],
+                 intra_threads=kw["intra_threads"], inter_threads=kw["inter_threads"], parallel=kw["parallel"],
+                 ort_lib=kw["ort_lib"], ort_version=kw["ort_version"], custom_op_lib=kw["custom_op_lib"],
+                 max_memory=kw["max_memory"], allow_fallback=kw["allow_fallback"],
+                 session_config=kw["session_config"], allow_nonfinite_inputs=kw["allow_nonfinite_inputs"],
+                 output=kw["output"], force=kw["force"], json=kw["json"], quiet=kw["quiet"],
+                 inputs=kw["inputs_dir"], samples=kw["samples"], fail_on_nonfinite=kw["fail_on_nonfinite"],
+                 check_observer=kw["check_observer"], capture_fused=kw["capture_fused"], progress=kw["progress"])
+    return build_one("run")(kw["model"], **flags)
 
 
 def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed=0,

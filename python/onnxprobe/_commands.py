@@ -26,7 +26,7 @@ class CommandResult:
     level / models that differ), ``passed`` (exit code 0), ``text()`` (what the command line
     prints), ``to_dict()`` (its JSON document, the schema of its ``--json``), ``html()`` and
     ``junit()`` where the command writes them (else None), ``notes`` (the command line's
-    stderr notes)."""
+    stderr lines, each led by its kind: "note: ...", "warning: ...")."""
 
     def __init__(self, command, out):
         self.command = command
@@ -192,3 +192,13 @@ def _make(table):
 def build():
     """{function name: function} for every library command."""
     return {t["name"].replace(" ", "_"): _make(t) for t in _onnxprobe.command_tables()}
+
+
+_BUILT = {}
+
+
+def build_one(name):
+    """The function of one library command ("run", "baseline check")."""
+    if not _BUILT:
+        _BUILT.update(build())
+    return _BUILT[name.replace(" ", "_")]

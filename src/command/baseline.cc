@@ -100,11 +100,12 @@ class BaselineSaveCommand : public Command {
     req.samples.base = o.inputs.options;
     req.session = o.session.session;
     OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o.session));
-    if (progress) req.on_sample = [&](size_t d, size_t t) { return progress("sample", d, t); };
+    if (progress && !o.quiet)
+      req.on_sample = [&](size_t d, size_t t) { return progress("sample", d, t); };
     auto saved = SaveBaseline(req);
     if (!saved.ok()) return NameSampleFlag(saved.status(), o.samples);
     CommandOutput out;
-    out.notes = saved->notes;
+    for (const auto& n : saved->notes) out.notes.push_back("note: " + n);
     if (o.quiet) return out;
     const Baseline& b = saved->baseline;
     const Environment& e = b.environment;
@@ -226,7 +227,8 @@ class BaselineCheckCommand : public Command {
     req.max_localized_samples = o.localize_samples;
     req.max_memory = o.max_memory;
     req.shard = o.shard;
-    if (progress) req.on_sample = [&](size_t d, size_t t) { return progress("sample", d, t); };
+    if (progress && !o.quiet)
+      req.on_sample = [&](size_t d, size_t t) { return progress("sample", d, t); };
     OP_ASSIGN_OR_RETURN(BaselineCheckReport r, CheckBaseline(req));
     bool nothing_compared = true;
     for (const auto& s : r.samples) nothing_compared &= s.report.comparison.rows.empty();

@@ -8,6 +8,7 @@
 
 namespace onnxprobe::cmd {
 
+std::unique_ptr<Command> MakeRunCommand();
 std::unique_ptr<Command> MakeReplayCommand();
 std::unique_ptr<Command> MakeDeterminismCommand();
 std::unique_ptr<Command> MakeLintCommand();

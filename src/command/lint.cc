@@ -107,7 +107,7 @@ class LintCommand : public Command {
     if (!ort_version_.empty()) {
       auto path = OrtLibraryForVersion(ort_version_);
       if (!path.ok()) {
-        notes->push_back("--ort-version: " + path.status().message() +
+        notes->push_back("note: --ort-version: " + path.status().message() +
                          "; opset support not checked");
         return "";
       }
@@ -115,7 +115,7 @@ class LintCommand : public Command {
     }
     auto backend = LoadOrtBackend(lib);
     if (!backend.ok()) {
-      notes->push_back("ONNX Runtime not loaded (" + backend.status().message() +
+      notes->push_back("note: ONNX Runtime not loaded (" + backend.status().message() +
                        "); opset support not checked");
       return "";
     }

@@ -80,7 +80,7 @@ class ProfileCommand : public Command {
     OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));
     OP_ASSIGN_OR_RETURN(ProfileReport report, Profile(req_));
     CommandOutput out;
-    out.notes = report.notes;
+    for (const auto& n : report.notes) out.notes.push_back("note: " + n);
     out.json = RenderProfileJson(report);
     OP_ASSIGN_OR_RETURN(out.text,
                         ConsoleWithJson(json_, RenderProfileText(report, top_), out.json));

@@ -84,8 +84,7 @@ HAND_WRITTEN = {
                     gaps={"sweep"}),
     "run": dict(renamed={"input": "inputs", "shape": "shapes", "dim": "dims", "range": "ranges",
                          "provider_option": "provider_options", "inputs": "inputs_dir"},
-                methods={"json", "quiet", "force"},
-                gaps={"output", "samples", "inputs_dir", "fail_on_nonfinite", "check_observer", "capture_fused"}),
+                methods=set(), gaps=set()),
     "inspect": dict(renamed={}, methods={"json"}, gaps=set()),
     "generate": dict(renamed={"prompt_ids": "prompt", **{f: "sessions" for f in SESSION}},
                      methods={"json", "html", "quiet", "rows", "color", "no_color", "force"}, gaps={"save_a"}),
@@ -250,3 +249,47 @@ def test_compare_reports_junit_model_explorer_and_latency_as_the_cli(models, tmp
     assert all(report.to_dict()["resources"][s]["latency_ms"]["runs"] == 2 for s in "ab")
     with pytest.raises(onnxprobe.InvalidArgument, match="quant"):
         onnxprobe.compare(a, b, quant="sometimes")
+
+
+def test_run_to_a_dump_is_the_cli_and_holds_what_run_returns(models, tmp_path):
+    m = models["good"]
+    result = onnxprobe.run(m, output=tmp_path / "py.dump", seed=4, check_observer=True)
+    r = cli("run", m, "-o", tmp_path / "cli.dump", "--seed", 4, "--check-observer", "--json")
+    assert result.exit_code == r.returncode == 0
+    py_doc, cli_doc = result.to_dict(), json.loads(r.stdout)
+    assert py_doc.pop("output") == str(tmp_path / "py.dump") and cli_doc.pop("output") == str(tmp_path / "cli.dump")
+    assert strip(py_doc) == strip(cli_doc) and py_doc["observer_identical"]
+    in_memory = onnxprobe.run(m, seed=4)
+    manifest = json.loads((tmp_path / "py.dump" / "manifest.json").read_text())
+    files = {t["name"]: t["file"] for t in manifest["tensors"]}
+    assert set(in_memory) <= set(files)
+    for name, value in in_memory.items():
+        assert np.array_equal(np.load(tmp_path / "py.dump" / files[name]), value), name
+    x = in_memory.inputs["x"].astype(np.float64)
+    w = {i.name: numpy_helper.to_array(i).astype(np.float64) for i in onnx.load(m).graph.initializer}
+    assert np.allclose(in_memory["y"], np.maximum(x @ w["w1"], 0) @ w["w2"], rtol=1e-5, atol=1e-5)
+    sampled = onnxprobe.run(m, output=tmp_path / "set", samples=2, quiet=True)
+    assert [s["name"] for s in sampled.to_dict()["samples"]] == ["seed-0", "seed-1"] and sampled.text() == ""
+
+
+def test_run_names_where_nan_is_born(tmp_path):
+    graph = helper.make_graph([helper.make_node("Abs", ["x"], ["a"], name="abs"),
+                               helper.make_node("Neg", ["a"], ["n"], name="neg"),
+                               helper.make_node("Log", ["n"], ["y"], name="log")], "nan",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "nan.onnx"))
+    x = np.array([0.5, 1.0, 2.0, 3.0], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(np.log(-np.abs(x))).all()  # numpy: log of a negative number is NaN
+    result = onnxprobe.run(tmp_path / "nan.onnx", inputs=tmp_path / "x.npy", output=tmp_path / "d",
+                           fail_on_nonfinite=True)
+    r = cli("run", tmp_path / "nan.onnx", "--input", tmp_path / "x.npy", "-o", tmp_path / "d2",
+            "--fail-on-nonfinite")
+    assert result.exit_code == r.returncode == 1
+    line = [n for n in result.notes if n.startswith("nonfinite: ")]
+    assert line and "'y' (Log node 'log')" in line[0]
+    assert f"onnxprobe: {line[0]}" in r.stderr

@@ -78,7 +78,6 @@ class Command {
 };
 
 std::unique_ptr<Command> MakeInspectCommand();
-std::unique_ptr<Command> MakeRunCommand();
 std::unique_ptr<Command> MakeCompareCommand();
 std::unique_ptr<Command> MakeMergeCommand();
 std::unique_ptr<Command> MakeImportPolygraphyCommand();
@@ -102,7 +101,7 @@ class ProgressLine {
   ~ProgressLine() {
     if (counting_) Done();
   }
-  void Update(size_t done, size_t total);
+  void Update(size_t done, size_t total, const char* unit = "tensors");
   // What the line says before its count ("sample 3/8: comparing").
   void SetVerb(std::string verb) { verb_ = std::move(verb); }
   // A phase whose length is not known ahead: "<verb> N <unit>", cleared by Done().

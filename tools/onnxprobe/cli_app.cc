@@ -199,7 +199,6 @@ int RunCli(int argc, char** argv) {
 
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(MakeInspectCommand());
-  commands.push_back(MakeRunCommand());
   commands.push_back(MakeCompareCommand());
   commands.push_back(MakeMergeCommand());
   commands.push_back(MakeImportPolygraphyCommand());

@@ -21,12 +21,11 @@ class LibraryCommand : public Command {
     ProgressLine line(isatty(STDERR_FILENO), "");
     auto out = command_->Execute([&line](const std::string& phase, size_t done, size_t total) {
       line.SetVerb(phase);
-      line.Count(done, ("of " + std::to_string(total) + " done").c_str());
+      line.Update(done, total, "");
       return true;
     });
-    line.Done();
     if (!out.ok()) return Fail(out.status());
-    for (const std::string& n : out->notes) Note(n);
+    for (const std::string& n : out->notes) std::fprintf(stderr, "onnxprobe: %s\n", n.c_str());
     std::fputs(out->text.c_str(), stdout);
     if (!out->error.ok()) {
       std::fflush(stdout);

@@ -26,14 +26,14 @@ void Note(const std::string& message) {
   std::fprintf(stderr, "onnxprobe: note: %s\n", message.c_str());
 }
 
-void ProgressLine::Update(size_t done, size_t total) {
+void ProgressLine::Update(size_t done, size_t total, const char* unit) {
   if (!enabled_) return;
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::steady_clock::now().time_since_epoch())
                  .count();
   if (done != total && now - last_ms_ < 100) return;
   last_ms_ = now;
-  std::fprintf(stderr, "\r  %s %zu/%zu tensors", verb_.c_str(), done, total);
+  std::fprintf(stderr, "\r  %s %zu/%zu%s%s", verb_.c_str(), done, total, *unit ? " " : "", unit);
   if (done == total) std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
 }

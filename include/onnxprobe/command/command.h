@@ -23,7 +23,9 @@ struct CommandOutput {
   std::string json;   // the report as JSON, in the schema of the command's --json; "" if none
   std::string html;   // the HTML report, where the command writes one ("" otherwise)
   std::string junit;  // the JUnit document, where the command writes one
-  std::vector<std::string> notes;  // one line each (stderr on the command line)
+  // One line each, led by their kind ("note: ...", "warning: ...", "nonfinite: ..."): the command
+  // line prints them on stderr after "onnxprobe: ".
+  std::vector<std::string> notes;
   Status error;  // set when the command failed after producing `text` (e.g. a check aborted)
 };
 

@@ -1,16 +1,15 @@
-// onnxprobe run MODEL: capture intermediate tensors into a dump folder or .npz.
-#include <unistd.h>
-
+// run MODEL: capture intermediate tensors into a dump folder or .npz (or a dump per sample).
+#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 
-#include "cli.h"
+#include "command/commands.h"
 #include "onnxprobe/dump.h"
 #include "onnxprobe/format.h"
 #include "onnxprobe/json.h"
 #include "onnxprobe/samples.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 struct RunOptions {
@@ -22,18 +21,27 @@ struct RunOptions {
   InputFlags inputs;
   SampleOptions samples;
   CaptureOptions capture;
+  bool output_defaulted = false;
 };
 
-// One line on stderr: where NaN/Inf first appear. A first tensor whose producing node has only
-// finite inputs is where they are born.
-void PrintNonfinite(const NonfiniteTensor& f, size_t tensors) {
+// One line: where NaN/Inf first appear. A first tensor whose producing node has only finite
+// inputs is where they are born.
+std::string NonfiniteLine(const NonfiniteTensor& f, size_t tensors) {
   std::string where = f.is_input ? "graph input" : f.op_type + " node '" + f.node + "'";
-  std::fprintf(stderr,
-               "onnxprobe: nonfinite: '%s' (%s) holds %llu NaN and %llu Inf of %llu values; "
-               "the first of %zu tensor%s with NaN/Inf in topological order\n",
-               f.name.c_str(), where.c_str(), (unsigned long long)f.nan_count,
-               (unsigned long long)f.inf_count, (unsigned long long)f.elements, tensors,
-               tensors == 1 ? "" : "s");
+  return "nonfinite: '" + f.name + "' (" + where + ") holds " + std::to_string(f.nan_count) +
+         " NaN and " + std::to_string(f.inf_count) + " Inf of " + std::to_string(f.elements) +
+         " values; the first of " + std::to_string(tensors) + " tensor" +
+         (tensors == 1 ? "" : "s") + " with NaN/Inf in topological order";
+}
+
+std::string Printf(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string Printf(const char* format, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
 }
 
 class RunCommand : public Command {
@@ -98,7 +106,7 @@ class RunCommand : public Command {
   Status Validate() override {
     if (o_.output.empty()) {
       o_.output = std::filesystem::path(o_.model).stem().string() + ".dump";
-      Note("no -o given: writing " + o_.output + " in the current folder");
+      o_.output_defaulted = true;
     }
     std::vector<std::string> inputs = InputFilePaths(o_.inputs);
     inputs.push_back(o_.model);
@@ -118,40 +126,42 @@ class RunCommand : public Command {
   }
 
   // --inputs / --samples: a folder with one dump per sample.
-  int RunSamples(DumpRequest& req) {
+  Expected<CommandOutput> RunSamples(DumpRequest& req, CommandOutput out) {
     SampleOptions so = o_.samples;
     so.base = o_.inputs.options;
     auto samples = ListInputSamples(so);
-    if (!samples.ok()) return Fail(NameSampleFlag(samples.status(), o_.samples));
-    auto dumps = CaptureSamplesToDumps(req, *samples);
-    if (!dumps.ok()) return Fail(dumps.status());
-    bool text = !o_.quiet && (!o_.json.on || !o_.json.file.empty());
-    if (o_.json.on) {
+    if (!samples.ok()) return NameSampleFlag(samples.status(), o_.samples);
+    OP_ASSIGN_OR_RETURN(auto dumps, CaptureSamplesToDumps(req, *samples));
+    {
       JsonWriter j;
       j.BeginObject().Key("schema").String("onnxprobe-run-samples");
       j.Key("output").String(o_.output).Key("samples").BeginArray();
-      for (const auto& d : *dumps) {
+      for (const auto& d : dumps) {
         j.BeginObject().Key("name").String(d.name).Key("dump").String(d.dump);
         j.Key("captured").UInt(d.report.capture.captured).Key("bytes").UInt(d.report.bytes_written);
         j.Key("seconds").Number(d.report.seconds).EndObject();
       }
       j.EndArray().EndObject();
-      Status st = EmitJson(o_.json, j.str());
-      if (!st.ok()) return Fail(st);
+      out.json = j.str();
     }
-    if (text) {
-      for (const auto& d : *dumps) {
-        std::printf("sample %s: captured %zu tensors (%s) in %zu run%s, %.2f s -> %s\n",
-                    d.name.c_str(), d.report.capture.captured,
-                    FormatBytes(d.report.bytes_written).c_str(), d.report.capture.runs,
-                    d.report.capture.runs == 1 ? "" : "s", d.report.seconds, d.dump.c_str());
+    std::string text;
+    if (!o_.quiet) {
+      for (const auto& d : dumps) {
+        text += Printf("sample %s: captured %zu tensors (%s) in %zu run%s, %.2f s -> %s\n",
+                       d.name.c_str(), d.report.capture.captured,
+                       FormatBytes(d.report.bytes_written).c_str(), d.report.capture.runs,
+                       d.report.capture.runs == 1 ? "" : "s", d.report.seconds, d.dump.c_str());
       }
-      std::printf("dump set: %s (%zu samples)\n", o_.output.c_str(), dumps->size());
+      text += Printf("dump set: %s (%zu samples)\n", o_.output.c_str(), dumps.size());
     }
-    return kExitOk;
+    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.json));
+    return out;
   }
 
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandProgress& progress) override {
+    CommandOutput out;
+    if (o_.output_defaulted)
+      out.notes.push_back("note: no -o given: writing " + o_.output + " in the current folder");
     DumpRequest req;
     req.model_path = o_.model;
     req.output = o_.output;
@@ -159,24 +169,20 @@ class RunCommand : public Command {
     req.inputs = o_.inputs.options;
     req.capture = o_.capture;
     req.capture.session = o_.session.session;
-    auto lib = ResolveOrtLibrary(o_.session);
-    if (!lib.ok()) return Fail(lib.status());
-    req.ort_library = *lib;
-    if (SamplesGiven()) return RunSamples(req);
-    ProgressLine progress(!o_.quiet && isatty(STDERR_FILENO), "capturing");
-    req.on_progress = [&](size_t d, size_t t) { progress.Update(d, t); };
+    OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o_.session));
+    if (SamplesGiven()) return RunSamples(req, std::move(out));
+    if (progress && !o_.quiet)
+      req.on_progress = [&](size_t d, size_t t) { progress("capturing", d, t); };
     req.find_nonfinite = o_.fail_on_nonfinite;
     InputPreparation prep;
     auto dump = CaptureToDump(req, &prep);
-    if (!dump.ok()) return Fail(NameInputFlag(dump.status(), prep.failed));
-    for (const auto& n : dump->notes) Note(n);
-    for (const auto& n : prep.nonfinite_inputs)
-      std::fprintf(stderr, "onnxprobe: warning: %s\n", n.c_str());
+    if (!dump.ok()) return NameInputFlag(dump.status(), prep.failed);
+    for (const auto& n : dump->notes) out.notes.push_back("note: " + n);
+    for (const auto& n : prep.nonfinite_inputs) out.notes.push_back("warning: " + n);
     const CaptureReport* report = &dump->capture;
     const DumpMetadata& meta = dump->metadata;
     double secs = dump->seconds;
-    bool text = !o_.quiet && (!o_.json.on || !o_.json.file.empty());
-    if (o_.json.on) {
+    {
       JsonWriter j;
       j.BeginObject().Key("schema").String("onnxprobe-run");
       j.Key("output").String(o_.output).Key("captured").UInt(report->captured);
@@ -212,25 +218,26 @@ class RunCommand : public Command {
         }
       }
       j.EndObject();
-      Status st = EmitJson(o_.json, j.str());
-      if (!st.ok()) return Fail(st);
+      out.json = j.str();
     }
-    if (text) {
-      std::printf("captured %zu tensors (%s) from %s in %zu run%s, %.2f s, %s %s\n",
-                  report->captured, FormatBytes(dump->bytes_written).c_str(), o_.model.c_str(),
-                  report->runs, report->runs == 1 ? "" : "s", secs, meta.runtime.c_str(),
-                  meta.provider.c_str());
-      for (const auto& s : report->skipped) std::printf("skipped  %s\n", s.c_str());
+    std::string text;
+    if (!o_.quiet) {
+      text += Printf("captured %zu tensors (%s) from %s in %zu run%s, %.2f s, %s %s\n",
+                     report->captured, FormatBytes(dump->bytes_written).c_str(), o_.model.c_str(),
+                     report->runs, report->runs == 1 ? "" : "s", secs, meta.runtime.c_str(),
+                     meta.provider.c_str());
+      for (const auto& s : report->skipped) text += Printf("skipped  %s\n", s.c_str());
       if (report->observer_checked) {
         if (report->observer_identical) {
-          std::printf("observer check: graph outputs are bit-identical with and without capture\n");
+          text +=
+              Printf("observer check: graph outputs are bit-identical with and without capture\n");
         } else {
-          std::printf("observer check: capturing CHANGED the graph outputs:\n");
+          text += Printf("observer check: capturing CHANGED the graph outputs:\n");
           for (const auto& d : report->observer_differences) {
             if (d.layout_differs) {
-              std::printf("  %s: %s\n", d.name.c_str(), d.layout.c_str());
+              text += Printf("  %s: %s\n", d.name.c_str(), d.layout.c_str());
             } else {
-              std::printf(
+              text += Printf(
                   "  %s: max abs difference %s, max rel %s (%llu of %llu elements differ)\n",
                   d.name.c_str(), FormatNumber(d.max_abs).c_str(), FormatNumber(d.max_rel).c_str(),
                   (unsigned long long)d.differing, (unsigned long long)d.elements);
@@ -238,14 +245,15 @@ class RunCommand : public Command {
           }
         }
       }
-      std::printf("dump: %s\n", o_.output.c_str());
+      text += Printf("dump: %s\n", o_.output.c_str());
     }
+    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.json));
     if (o_.fail_on_nonfinite && dump->first_nonfinite) {
-      PrintNonfinite(*dump->first_nonfinite, dump->nonfinite_tensors);
-      return kExitMismatch;
+      out.notes.push_back(NonfiniteLine(*dump->first_nonfinite, dump->nonfinite_tensors));
+      out.exit_code = 1;
     }
-    if (report->observer_checked && !report->observer_identical) return kExitMismatch;
-    return kExitOk;
+    if (report->observer_checked && !report->observer_identical) out.exit_code = 1;
+    return out;
   }
 
  private:
@@ -256,4 +264,4 @@ class RunCommand : public Command {
 
 std::unique_ptr<Command> MakeRunCommand() { return std::make_unique<RunCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd
