@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "onnxprobe/backend.h"
 #include "onnxprobe/capture.h"
@@ -99,6 +100,13 @@ class PyProgress {
 
 // compare over samples, merge of shards (samples.cc)
 void RegisterSamples(py::module_& m);
+// The output guard (guard.cc): Ok when `path` may be written as `kind` ("compare-json",
+// "junit", ...; output_guard.h), never over one of `inputs`. guard_output() for Python.
+Status GuardOutput(const std::string& path, const std::string& kind,
+                   const std::vector<std::string>& inputs = {});
+void RegisterGuard(py::module_& m);
+// compare_sweep() (sweep.cc)
+void RegisterSweep(py::module_& m);
 // command_tables() and run_command(): the library commands (commands.cc).
 void RegisterCommands(py::module_& m);
 

@@ -103,8 +103,10 @@ std::string Render(const ReportHandle& h, const Reporter& reporter) {
   return reporter.Render(*h.report);
 }
 
-void Write(const ReportHandle& h, const Reporter& reporter, const std::string& path) {
+void Write(const ReportHandle& h, const Reporter& reporter, const std::string& path,
+           const char* kind) {
   py::gil_scoped_release release;
+  Check(GuardOutput(path, kind));
   Check(WriteReport(reporter, *h.report, path));
 }
 
@@ -156,6 +158,8 @@ PYBIND11_MODULE(_onnxprobe, m) {
   m.def("compare", &RunCompare, py::arg("request"), py::arg("on_progress") = py::none());
   RegisterSamples(m);
   RegisterCommands(m);
+  RegisterSweep(m);
+  RegisterGuard(m);
   m.def("import_polygraphy", &ImportPolygraphyOf, py::arg("results"), py::arg("output"),
         py::arg("inputs"), py::arg("model"), py::arg("runner"), py::arg("iteration"));
   m.def("generate", &RunGenerate, py::arg("request"), py::arg("on_step") = py::none());
@@ -183,10 +187,12 @@ PYBIND11_MODULE(_onnxprobe, m) {
       .def("write_json",
            [](const GenerateHandle& h, const std::string& p) {
              py::gil_scoped_release release;
+             Check(GuardOutput(p, "command-json"));
              Check(WriteGenerateJson(*h.report, p));
            })
       .def("write_html", [](const GenerateHandle& h, const std::string& p) {
         py::gil_scoped_release release;
+        Check(GuardOutput(p, "generate-html"));
         Check(WriteGenerateHtml(*h.report, p));
       });
   py::class_<ReportHandle>(m, "CompareReport")
@@ -211,7 +217,9 @@ PYBIND11_MODULE(_onnxprobe, m) {
           },
           py::arg("quiet") = false)
       .def("write_json",
-           [](const ReportHandle& h, const std::string& p) { Write(h, *MakeJsonReporter(), p); })
+           [](const ReportHandle& h, const std::string& p) {
+             Write(h, *MakeJsonReporter(), p, "compare-json");
+           })
       .def("render_model_explorer",
            [](const ReportHandle& h) { return Render(h, *MakeModelExplorerReporter()); })
       .def("render_junit",
@@ -220,6 +228,7 @@ PYBIND11_MODULE(_onnxprobe, m) {
              return RenderJUnit("onnxprobe compare",
                                 {JUnitSuiteFor(*h.report, "compare", classname, "", {})});
            })
-      .def("write_html",
-           [](const ReportHandle& h, const std::string& p) { Write(h, *MakeHtmlReporter(), p); });
+      .def("write_html", [](const ReportHandle& h, const std::string& p) {
+        Write(h, *MakeHtmlReporter(), p, "compare-html");
+      });
 }

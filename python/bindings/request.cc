@@ -166,6 +166,7 @@ Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
   };
   OP_RETURN_IF_ERROR(side(SubDict(d, "a"), &r.a));
   OP_RETURN_IF_ERROR(side(SubDict(d, "b"), &r.b));
+  Get(d, "save_a", &r.save_a);
   Get(d, "prompt", &r.prompt);
   Get(d, "prompt_length", &r.prompt_length);
   Get(d, "pad_left", &r.pad_left);

@@ -112,6 +112,7 @@ void RegisterSamples(py::module_& m) {
            })
       .def("write_json", [](const SamplesHandle& h, const std::string& p) {
         py::gil_scoped_release release;
+        Check(GuardOutput(p, "compare-json"));
         Check(WriteSamplesJson(*h.report, p));
       });
   py::class_<MergedHandle>(m, "MergedSamples")

@@ -20,7 +20,7 @@ from ._errors import (BackendError, Corrupt, Error, InvalidArgument, IoError, No
 from ._cli import command_path, preload_library
 from ._commands import CommandResult, build as _build_commands
 from ._ray import compare_on_ray
-from ._report import Report
+from ._report import Report, SweepReport
 from ._samples import MergedReport, SamplesReport, merge
 from ._runtime import default_library as ort_library
 
@@ -32,5 +32,5 @@ __version__ = _onnxprobe.__version__
 _COMMANDS = {k: v for k, v in _build_commands().items() if k not in globals()}
 globals().update(_COMMANDS)
 
-__all__ = ["command_path", "preload_library", "inspect", "run", "compare", "merge", "compare_on_ray", "SamplesReport", "MergedReport", "generate", "GenerationReport", "import_polygraphy", "Report", "RunResult", "ort_library", "Error", "InvalidArgument",
+__all__ = ["command_path", "preload_library", "inspect", "run", "compare", "merge", "compare_on_ray", "SamplesReport", "MergedReport", "generate", "GenerationReport", "import_polygraphy", "Report", "SweepReport", "RunResult", "ort_library", "Error", "InvalidArgument",
            "NotFound", "IoError", "Corrupt", "Unsupported", "BackendError", "ResourceExhausted", "CommandResult"] + sorted(_COMMANDS)

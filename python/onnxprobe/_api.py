@@ -7,7 +7,7 @@ import os
 from . import _onnxprobe, _progress
 from . import _request as rq
 from ._errors import InvalidArgument, error_class
-from ._report import Report
+from ._report import Report, SweepReport
 from ._samples import SamplesReport, parse_shard
 
 
@@ -98,7 +98,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
             isolate="frontier", repro=None, bisect=False, fixed_tolerance=False, session_config=None,
             a_session_config=None, b_session_config=None, diagnose=True, knowledge=None,
             inputs_dir=None, samples=None, shard=None, progress=None, latency_runs=None, quant=None,
-            quant_min_sqnr=None, bisect_per_run=None, allow_nonfinite_inputs=False):
+            quant_min_sqnr=None, bisect_per_run=None, allow_nonfinite_inputs=False, sweep=None):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
     A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
@@ -119,7 +119,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     by default). quant: "auto" or "off" and quant_min_sqnr: dB (--quant, --quant-min-sqnr,
     docs/quantization.md). bisect_per_run: tensors per bisection run (--bisect-per-run).
     allow_nonfinite_inputs: run a given input that is NaN/Inf in every value
-    (--allow-nonfinite-inputs). The output flags are the report's methods: ``json(path)``,
+    (--allow-nonfinite-inputs). sweep: {dimension: [values]}, one comparison per combination
+    (--sweep; returns a SweepReport). The output flags are the report's methods: ``json(path)``,
     ``html(path)``, ``junit(path)``, ``model_explorer(path)``, ``text(quiet)``.
 
     Over several input samples (``--inputs DIR``, ``--samples N``): `inputs_dir` a folder of
@@ -190,6 +191,18 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         raise InvalidArgument("latency_runs must be between 0 and 10000")
     if request["diagnose_cases"] < 0:
         raise InvalidArgument(f"diagnose must be True, 'all' or False, not {diagnose!r}")
+    if request["repro_dir"]:
+        _onnxprobe.guard_output(request["repro_dir"], "repro-bundle", [os.fspath(a), os.fspath(b)])
+    if sweep is not None:
+        if inputs_dir is not None or samples is not None:
+            raise InvalidArgument("sweep and inputs_dir/samples: give one (each point of a sweep runs one input)")
+        axes = [(str(d), [int(v) for v in (vs if isinstance(vs, (list, tuple)) else [vs])])
+                for d, vs in dict(sweep).items()]
+        on_progress, close = _progress.callback(progress)
+        try:
+            return SweepReport(_onnxprobe.compare_sweep(request, axes, on_progress))
+        finally:
+            close()
     if inputs_dir is not None or samples is not None:
         if inputs is not None:
             raise InvalidArgument("inputs and inputs_dir/samples: give one (each sample brings its inputs)")

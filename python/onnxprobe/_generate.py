@@ -73,7 +73,7 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_l
              top_k=5, io=None,
              a_io=None, b_io=None, atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None,
              op_tol=None, judge="elementwise", rel_eps=None, isolate="frontier", quant="auto",
-             quant_min_sqnr=20.0, max_memory=None, on_step=None, **sessions):
+             quant_min_sqnr=20.0, max_memory=None, on_step=None, save_a=None, **sessions):
     """Compares decoder B with decoder A over `steps` greedy steps from `prompt` (token ids;
     None: `prompt_length` seeded random ids; `pad_left` masked `pad_id` tokens before it) and
     returns a GenerationReport.
@@ -82,7 +82,8 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_l
     B: a decoder .onnx (default: A, told apart by a_*/b_* settings). Session settings as in
     compare(): provider, opt_level, ort_version, ... for both sides, a_.../b_... for one. io /
     a_io / b_io: {role or past name: input/output name} where discovery cannot map the model
-    (roles input_ids, attention_mask, position_ids, logits). on_step(phase, step): progress,
+    (roles input_ids, attention_mask, position_ids, logits). save_a: a folder where side A's
+    run is saved (--save-a; compare with it later as side A). on_step(phase, step): progress,
     called after each step of each phase ("A", "B teacher-forced", "B free"); an exception it
     raises stops the calls and is raised when the comparison returns."""
     shared, own = {}, {"a": {}, "b": {}}
@@ -114,5 +115,8 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_l
         "isolate": str(isolate),
         "quant": str(quant), "quant_min_sqnr": float(quant_min_sqnr),
         "max_memory": rq.parse_bytes(max_memory),
+        "save_a": "" if save_a is None else os.fspath(save_a),
     }
+    if save_a is not None:  # side A's run, saved for later comparisons (--save-a)
+        _onnxprobe.guard_output(request["save_a"], "generation", [os.fspath(a), os.fspath(b)])
     return GenerationReport(_onnxprobe.generate(request, on_step))

@@ -4,12 +4,16 @@ import html as _html
 import json as _json
 import os
 
+from . import _onnxprobe
 
-def _text_or_file(text, path):
-    """`text`, or written to `path` whole or not at all (a temporary sibling, then renamed)."""
+
+def _text_or_file(text, path, kind):
+    """`text`, or written to `path` whole or not at all (a temporary sibling, then renamed), where
+    the output guard lets an output of `kind` go ("junit", "model-explorer": output_guard.h)."""
     if path is None:
         return text
     path = os.fspath(path)
+    _onnxprobe.guard_output(path, kind)
     tmp = f"{path}.onnxprobe-tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
@@ -104,11 +108,11 @@ class Report(JsonDocument):
     def junit(self, path=None):
         """The JUnit XML document (``--junit``: a test case per compared tensor; times are 0, the
         command line times each row), or written to `path` when given."""
-        return _text_or_file(self._native.render_junit(self._classname()), path)
+        return _text_or_file(self._native.render_junit(self._classname()), path, "junit")
 
     def model_explorer(self, path=None):
         """Google Model Explorer node data (``--model-explorer``), or written to `path`."""
-        return _text_or_file(self._native.render_model_explorer(), path)
+        return _text_or_file(self._native.render_model_explorer(), path, "model-explorer")
 
     def _classname(self):
         return self.to_dict()["side_b"]["path"]
@@ -126,3 +130,27 @@ class Report(JsonDocument):
         if s.get("first_divergence"):
             text += f", first divergence {s['first_divergence']!r}"
         return text + ">"
+
+
+class SweepReport(JsonDocument):
+    """What ``onnxprobe.compare(..., sweep={"batch": [1, 2, 8]})`` returns: one complete comparison
+    per shape (``--sweep``). ``to_dict()`` is the JSON document of ``compare --sweep ... --json
+    FILE`` (schema "onnxprobe-sweep": a summary per shape and each shape's compare report)."""
+
+    @property
+    def passed(self):
+        """Every shape's comparison passed."""
+        return self._native.passed
+
+    @property
+    def failed_points(self):
+        """Shapes whose comparison failed or whose run failed."""
+        return self._native.failed_points
+
+    def text(self):
+        """The console table: one line per shape."""
+        return self._native.render_console()
+
+    def __repr__(self):
+        verdict = "PASS" if self.passed else "FAIL"
+        return f"<onnxprobe.SweepReport {verdict}: {self.failed_points} of {len(self.to_dict()['points'])} shapes fail>"

@@ -81,13 +81,13 @@ HAND_WRITTEN = {
                              "provider_option": "provider_options", "inputs": "inputs_dir", "no_diagnose": "diagnose",
                              "map": "map"},
                     methods={"json", "html", "junit", "model_explorer", "quiet", "rows", "color", "no_color", "force"},
-                    gaps={"sweep"}),
+                    gaps=set()),
     "run": dict(renamed={"input": "inputs", "shape": "shapes", "dim": "dims", "range": "ranges",
                          "provider_option": "provider_options", "inputs": "inputs_dir"},
                 methods=set(), gaps=set()),
     "inspect": dict(renamed={}, methods={"json"}, gaps=set()),
     "generate": dict(renamed={"prompt_ids": "prompt", **{f: "sessions" for f in SESSION}},
-                     methods={"json", "html", "quiet", "rows", "color", "no_color", "force"}, gaps={"save_a"}),
+                     methods={"json", "html", "quiet", "rows", "color", "no_color", "force"}, gaps=set()),
     "merge": dict(renamed={}, methods={"json", "force"}, gaps=set()),
     "import-polygraphy": dict(renamed={}, methods={"quiet", "force"}, gaps=set()),
 }
@@ -293,3 +293,31 @@ def test_run_names_where_nan_is_born(tmp_path):
     line = [n for n in result.notes if n.startswith("nonfinite: ")]
     assert line and "'y' (Log node 'log')" in line[0]
     assert f"onnxprobe: {line[0]}" in r.stderr
+
+
+def test_a_sweep_is_the_clis_and_python_writes_only_where_the_cli_would(tmp_path):
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "dyn",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    m = str(tmp_path / "dyn.onnx")
+    onnx.save(model, m)
+    sweep = onnxprobe.compare(m, b_opt_level="all", sweep={"batch": [1, 3]})
+    assert isinstance(sweep, onnxprobe.SweepReport) and sweep.passed
+    r = cli("compare", m, "--b-opt-level", "all", "--sweep", "batch=1,3", "--json", tmp_path / "s.json", "-q")
+    assert r.returncode == 0, r.stderr
+    assert strip(sweep.to_dict()) == strip(json.loads((tmp_path / "s.json").read_text()))
+    points = sweep.to_dict()["points"]
+    assert [p["dims"] for p in points] == [{"batch": 1}, {"batch": 3}]
+    assert [p["report"]["tensors"][0]["shape_a"] for p in points] == [[1, 4], [3, 4]]
+    # a user's file is never replaced by a report, from Python as from the command line
+    precious = tmp_path / "notes.txt"
+    precious.write_text("mine")
+    report = onnxprobe.compare(m, b_opt_level="all")
+    for write in (report.json, report.html, report.junit, report.model_explorer, sweep.json):
+        with pytest.raises(onnxprobe.InvalidArgument):
+            write(precious)
+    with pytest.raises(onnxprobe.InvalidArgument):
+        report.json(m)  # the model itself
+    assert precious.read_text() == "mine"
