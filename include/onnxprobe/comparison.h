@@ -36,6 +36,11 @@ struct CompareJob {
   std::function<void(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
                      const CompareOptions& kernel, TensorResult* row)>
       judge;
+  // The caller's cancellation (a progress callback that raised, Ctrl-C in a notebook): checked
+  // before each batch of tensors and each isolated run; true ends the comparison with
+  // "comparison stopped by the caller" (kInvalidArgument). Empty: never stops.
+  std::function<bool()> stop;
+  bool Stopped() const { return stop && stop(); }
 };
 
 enum class Role { kPass, kIntroduced, kInherited };

@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <exception>
 #include <optional>
 #include <string>
@@ -80,14 +81,18 @@ class PyProgress {
       fn_(phase, done, total);
     } catch (py::error_already_set& e) {
       raised_.emplace(std::move(e));
+      stopped_ = true;
     }
     return !raised_;
   }
-  // The comparison's row and isolation callbacks report here (the request must not outlive this).
+  // The comparison's row and isolation callbacks report here, and once the callable has raised
+  // the comparison stops before its next batch or isolated run (the request must not outlive
+  // this).
   void Attach(CompareRequest* req) {
     if (!active()) return;
     req->on_row = [this](const TensorResult&, size_t d, size_t t) { (*this)("compare", d, t); };
     req->localize_options.on_run = [this](size_t runs) { (*this)("isolate", runs, 0); };
+    req->job.stop = [this] { return stopped_.load(); };
   }
   void Rethrow() {
     if (raised_) throw std::move(*raised_);
@@ -96,6 +101,7 @@ class PyProgress {
  private:
   py::object fn_;
   std::optional<py::error_already_set> raised_;
+  std::atomic<bool> stopped_{false};  // read without the GIL by the library's stop check
 };
 
 // compare over samples, merge of shards (samples.cc)

@@ -130,8 +130,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
 
     progress: True (a tqdm bar per phase when tqdm is installed, else a line on stderr) or a
     callable (phase, done, total): "compare" rows done of rows, "isolate" runs so far (total 0),
-    "sample" samples done of samples; an exception it raises stops the calls and is raised when
-    the comparison returns.
+    "sample" samples done of samples; an exception it raises (Ctrl-C included) stops the
+    comparison before its next batch of tensors, isolated run or sample, and is raised then.
 
     A comparison that stops because a side failed mid-way raises the error with the partial
     report as its ``report`` attribute.

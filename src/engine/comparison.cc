@@ -80,6 +80,10 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
   // budgets from the graph and the reference magnitudes (Sin/Cos, data movement)
   RowBudgets budgets(b.model());
   while (!planner.Done()) {
+    if (job.Stopped()) {
+      return InvalidArgument("comparison stopped by the caller after " + std::to_string(done) +
+                             " of " + std::to_string(pairs.size()) + " tensors");
+    }
     std::vector<Pair> batch = planner.Next();
     ++r.batches;
     std::vector<RunOutput> va, vb;

@@ -191,6 +191,10 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
     return run;
   }
   run.bytes = std::move(*bytes);
+  if (cx.job.Stopped()) {
+    run.error = "stopped by the caller";
+    return run;
+  }
   auto got = cx.b.RunOther(run.bytes, cx.g.dir(), run.feed, spec.outputs);
   ++cx.out->isolation_runs;
   if (cx.on_run) cx.on_run(cx.out->isolation_runs);
@@ -329,7 +333,7 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   alone.outputs = {p.name_b};
   alone.output_types = {{expected.dtype(), expected.shape()}};
   auto bytes = ExtractSubgraph(cx.g, alone);
-  if (!bytes.ok()) return;
+  if (!bytes.ok() || cx.job.Stopped()) return;
   auto got = cx.b.RunOther(*bytes, cx.g.dir(), feed, alone.outputs);
   ++cx.out->isolation_runs;
   if (cx.on_run) cx.on_run(cx.out->isolation_runs);

@@ -392,6 +392,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     if (sa.info().kind == SideKind::kTorchCapture)
       lo.max_subgraph_nodes = std::max<size_t>(lo.max_subgraph_nodes, kModuleSpanNodes);
     OP_ASSIGN_OR_RETURN(report.localization, Localize(sa, sb, inputs, job, lo, r));
+    if (job.Stopped()) return InvalidArgument("comparison stopped by the caller while isolating");
     ApplyRoles(report.localization, &r);
     if (sb.model() != nullptr)
       AddParityCulprits(report.parity, *sb.model(), r, &report.localization);

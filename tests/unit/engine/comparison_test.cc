@@ -430,5 +430,22 @@ TEST(RunComparison, SidesWithNothingInCommonFail) {
   EXPECT_EQ(a.fetches(), 0u);
 }
 
+TEST(RunComparison, ACallersStopEndsItBeforeTheNextBatch) {
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  FakeSide a("A"), b("B");
+  Fill(&a, &b, names, {});
+  CompareJob job = PlainJob();
+  job.max_memory = 1;  // one tensor per batch: a fetch of each side per tensor
+  size_t checks = 0;
+  job.stop = [&checks] { return ++checks > 2; };  // the caller cancels after two batches
+  auto r = RunComparison(a, b, job);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "comparison stopped by the caller after 2 of 4 tensors");
+  EXPECT_EQ(a.fetches(), 2u);  // the third batch was never fetched
+  EXPECT_EQ(b.fetches(), 2u);
+  job.stop = [] { return false; };
+  EXPECT_TRUE(RunComparison(a, b, job).ok());
+}
+
 }  // namespace
 }  // namespace onnxprobe
