@@ -91,6 +91,13 @@ def test_a_clean_environment_installs_it_offline_and_finds_the_demo_fault(wheel,
     passed, culprits, lib, where, preload = json.loads(r.stdout)
     assert not passed and culprits[:1] == [CULPRIT] and lib.startswith(str(venv))
     assert where.startswith(str(venv)) and os.path.isfile(preload)
+    # the commands built from the library's option table run on the same runtime, in process
+    code = ("import json, onnxprobe; l = onnxprobe.lint(%r); d = onnxprobe.determinism(%r, runs=2, dim={'batch': 2}); "
+            "print(json.dumps([l.notes, l.to_dict()['schema'], d.passed, d.to_dict()['outputs_reproducible']]))"
+            % (model, model))
+    r = sh([venv / "bin" / "python", "-c", code], env=CLEAN_ENV, cwd=tmp_path)
+    notes, schema, det_passed, reproducible = json.loads(r.stdout)
+    assert notes == [] and schema == "onnxprobe-lint" and det_passed and reproducible  # runtime found: no note
     # what the extension loads comes from the wheel (grafted libraries) and the system's base
     r = sh(["ldd", next((venv / "lib").glob("python3.11/site-packages/onnxprobe/_onnxprobe*.so"))])
     protobuf = [line for line in r.stdout.splitlines() if "libprotobuf" in line]
