@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/backend.h"
-#include "onnxprobe/capture.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/status.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/common/status.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe::bench {
 

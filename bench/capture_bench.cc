@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "onnxprobe/backend.h"
-#include "onnxprobe/capture.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/graph/graph.h"
 
 using namespace onnxprobe;         // NOLINT
 using namespace onnxprobe::bench;  // NOLINT

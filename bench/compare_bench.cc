@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "onnxprobe/backend.h"
-#include "onnxprobe/compare.h"
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/side.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/compare/compare.h"
+#include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/side/side.h"
 
 using namespace onnxprobe;         // NOLINT
 using namespace onnxprobe::bench;  // NOLINT

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/isolated_side.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/side/isolated_side.h"
 
 using namespace onnxprobe;         // NOLINT
 using namespace onnxprobe::bench;  // NOLINT

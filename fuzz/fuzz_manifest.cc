@@ -2,8 +2,8 @@
 #include <filesystem>
 
 #include "fuzz_util.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/common/json_value.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

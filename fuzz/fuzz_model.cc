@@ -3,9 +3,9 @@
 #include <cstdlib>
 
 #include "fuzz_util.h"
-#include "onnxprobe/capture.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/model/model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string path = onnxprobe::fuzz::WriteScratch("model.onnx", data, size);

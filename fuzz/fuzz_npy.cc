@@ -1,4 +1,4 @@
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto t = onnxprobe::ParseNpy(data, size, "fuzz.npy");

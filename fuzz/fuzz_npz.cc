@@ -1,5 +1,5 @@
 #include "fuzz_util.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string path = onnxprobe::fuzz::WriteScratch("a.npz", data, size);

@@ -1,6 +1,6 @@
 #include <string>
 
-#include "onnxprobe/tensor_proto.h"
+#include "onnxprobe/tensor/tensor_proto.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);

@@ -13,12 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/backend.h"
-#include "onnxprobe/capture.h"
-#include "onnxprobe/engine.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/common/status.h"
 #include "onnxprobe/generate/generate.h"
-#include "onnxprobe/status.h"
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/pipeline/engine.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe::python {
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "bindings.h"
-#include "onnxprobe/output_guard.h"
+#include "onnxprobe/capture/output_guard.h"
 
 namespace onnxprobe::python {
 namespace {

@@ -7,13 +7,13 @@
 #include <optional>
 
 #include "bindings.h"
-#include "onnxprobe/junit.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/model_json.h"
-#include "onnxprobe/polygraphy.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/capture/polygraphy.h"
+#include "onnxprobe/common/version.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/model/model_json.h"
 #include "onnxprobe/report/generate_report.h"
-#include "onnxprobe/version.h"
+#include "onnxprobe/report/junit.h"
+#include "onnxprobe/report/report.h"
 
 namespace onnxprobe::python {
 namespace {

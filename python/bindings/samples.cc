@@ -6,10 +6,10 @@
 #include <optional>
 
 #include "bindings.h"
-#include "onnxprobe/output_guard.h"
+#include "onnxprobe/capture/output_guard.h"
+#include "onnxprobe/pipeline/sample_compare.h"
 #include "onnxprobe/report/merge.h"
-#include "onnxprobe/sample_compare.h"
-#include "onnxprobe/sample_report.h"
+#include "onnxprobe/report/sample_report.h"
 
 namespace onnxprobe::python {
 namespace {

@@ -1,5 +1,5 @@
 // compare(sweep=...): a comparison repeated over values of symbolic input dimensions.
-#include "onnxprobe/sweep.h"
+#include "onnxprobe/pipeline/sweep.h"
 
 #include <pybind11/stl.h>
 

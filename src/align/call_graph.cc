@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "common/decimal.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe::align {
 namespace {

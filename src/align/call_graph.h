@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "align/torch_calls.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe::align {
 

@@ -11,7 +11,7 @@
 
 #include "align/evidence.h"
 #include "align/finalize.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe::align {
 namespace {

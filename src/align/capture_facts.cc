@@ -1,7 +1,7 @@
 // ReadCaptureFacts (align.h): the companion's per-call records of random draws and buffer writes,
 // gathered over the calls whose code made each tensor, and the precision it computed in.
 #include "align/torch_calls.h"
-#include "onnxprobe/align.h"
+#include "onnxprobe/align/align.h"
 
 namespace onnxprobe {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "align/plan.h"
 #include "align/torch_calls.h"
-#include "onnxprobe/side.h"
+#include "onnxprobe/side/side.h"
 
 namespace onnxprobe::align {
 

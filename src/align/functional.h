@@ -10,9 +10,9 @@
 
 #include "align/call_graph.h"
 #include "align/torch_calls.h"
-#include "onnxprobe/align.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/side.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/side/side.h"
 
 namespace onnxprobe::align {
 

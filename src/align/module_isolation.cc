@@ -2,8 +2,8 @@
 // step between "this module's output fails" and "this node inside it is wrong".
 #include <algorithm>
 
-#include "onnxprobe/align.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 

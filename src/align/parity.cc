@@ -12,8 +12,8 @@
 
 #include "align/finalize.h"
 #include "align/parity_layout.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/hash.h"
+#include "onnxprobe/common/hash.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace align {

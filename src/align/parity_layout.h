@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe {
 namespace align {

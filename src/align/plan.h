@@ -8,7 +8,7 @@
 
 #include "align/call_graph.h"
 #include "align/torch_calls.h"
-#include "onnxprobe/align.h"
+#include "onnxprobe/align/align.h"
 
 namespace onnxprobe::align {
 

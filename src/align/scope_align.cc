@@ -8,7 +8,7 @@
 #include "align/plan.h"
 #include "align/torch_calls.h"
 #include "common/decimal.h"
-#include "onnxprobe/align.h"
+#include "onnxprobe/align/align.h"
 
 namespace onnxprobe {
 namespace {

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "align/evidence.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe::align {
 

@@ -10,7 +10,7 @@
 #include "align/functional.h"
 #include "align/plan.h"
 #include "align/torch_calls.h"
-#include "onnxprobe/align.h"
+#include "onnxprobe/align/align.h"
 
 namespace onnxprobe {
 namespace align {

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "common/file_util.h"
-#include "onnxprobe/json_value.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/common/json_value.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace fs = std::filesystem;
 

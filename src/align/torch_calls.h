@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/align.h"
-#include "onnxprobe/side.h"
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/side/side.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe::align {
 

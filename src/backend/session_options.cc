@@ -2,7 +2,7 @@
 #include <array>
 #include <utility>
 
-#include "onnxprobe/backend.h"
+#include "onnxprobe/backend/backend.h"
 
 namespace onnxprobe {
 namespace {

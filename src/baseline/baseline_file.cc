@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "common/file_util.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/json_value.h"
 
 namespace fs = std::filesystem;
 

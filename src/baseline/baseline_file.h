@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "onnxprobe/baseline.h"
+#include "onnxprobe/baseline/baseline.h"
 
 namespace onnxprobe {
 

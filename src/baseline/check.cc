@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "baseline/file_sha256.h"
-#include "onnxprobe/baseline.h"
-#include "onnxprobe/dump.h"
+#include "onnxprobe/baseline/baseline.h"
+#include "onnxprobe/capture/dump.h"
 #include "onnxprobe/pipeline/comparison_session.h"
 
 namespace fs = std::filesystem;

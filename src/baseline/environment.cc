@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "baseline/file_sha256.h"
-#include "onnxprobe/baseline.h"
-#include "onnxprobe/hash.h"
-#include "onnxprobe/version.h"
+#include "onnxprobe/baseline/baseline.h"
+#include "onnxprobe/common/hash.h"
+#include "onnxprobe/common/version.h"
 
 namespace onnxprobe {
 namespace {

@@ -7,8 +7,8 @@
 #include "baseline/baseline_file.h"
 #include "common/clock.h"
 #include "common/file_util.h"
-#include "onnxprobe/baseline.h"
-#include "onnxprobe/dump.h"
+#include "onnxprobe/baseline/baseline.h"
+#include "onnxprobe/capture/dump.h"
 
 namespace fs = std::filesystem;
 

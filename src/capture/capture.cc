@@ -1,12 +1,12 @@
 // Batched capture: tensors are grouped, in topological order, into runs whose captured bytes fit
 // the memory budget; each run marks its group as graph outputs and streams results to the sink.
-#include "onnxprobe/capture.h"
+#include "onnxprobe/capture/capture.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {

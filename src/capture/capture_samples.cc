@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "common/file_util.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/samples.h"
+#include "onnxprobe/capture/samples.h"
+#include "onnxprobe/common/json.h"
 
 namespace fs = std::filesystem;
 

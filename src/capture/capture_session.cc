@@ -1,7 +1,7 @@
 #include <algorithm>
 
-#include "onnxprobe/capture.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 

@@ -2,9 +2,9 @@
 #include <chrono>
 #include <future>
 
-#include "onnxprobe/backend.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,6 +1,6 @@
 // Run-to-run determinism: the reference session's first run is kept; every later run (same
 // session, a fresh session, other thread settings) is compared with it bitwise.
-#include "onnxprobe/determinism.h"
+#include "onnxprobe/capture/determinism.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <unordered_map>
 
 #include "common/file_util.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/json_value.h"
 
 namespace onnxprobe {
 namespace {

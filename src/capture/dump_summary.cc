@@ -1,9 +1,9 @@
 // SummarizeDump: statistics of every tensor of a dump (or plain .npz), read one at a time.
-#include "onnxprobe/dump_summary.h"
+#include "onnxprobe/capture/dump_summary.h"
 
 #include <filesystem>
 
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace fs = std::filesystem;
 

@@ -4,9 +4,9 @@
 #include <filesystem>
 
 #include "common/file_util.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace fs = std::filesystem;
 

@@ -3,7 +3,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "model/model_impl.h"
-#include "onnxprobe/capture.h"
+#include "onnxprobe/capture/capture.h"
 
 namespace onnxprobe {
 

@@ -3,10 +3,10 @@
 #include <random>
 #include <set>
 
-#include "onnxprobe/capture.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace fs = std::filesystem;
 

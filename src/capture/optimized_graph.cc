@@ -12,8 +12,8 @@
 
 #include "capture/blocked_layout.h"
 #include "common/file_util.h"
-#include "onnxprobe/capture.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {

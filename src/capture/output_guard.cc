@@ -1,7 +1,7 @@
 // Output targets are checked by content, not by name: a file called r.json that holds someone's
 // data is not ours to replace. (Here rather than in common/ because recognizing an .npz dump
 // reads its archive, which is the dump module's business.)
-#include "onnxprobe/output_guard.h"
+#include "onnxprobe/capture/output_guard.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,8 +15,8 @@
 
 #include "common/file_util.h"
 #include "common/temp_registry.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/fp16_graph.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/graph/fp16_graph.h"
 
 namespace fs = std::filesystem;
 

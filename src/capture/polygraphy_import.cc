@@ -11,10 +11,10 @@
 #include <optional>
 
 #include "common/file_util.h"
-#include "onnxprobe/json_value.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/npy.h"
-#include "onnxprobe/polygraphy.h"
+#include "onnxprobe/capture/polygraphy.h"
+#include "onnxprobe/common/json_value.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,5 +1,5 @@
 // Input samples from a folder (.npz files, ONNX test_data_set_N/ folders) or from seeds.
-#include "onnxprobe/samples.h"
+#include "onnxprobe/capture/samples.h"
 
 #include <algorithm>
 #include <filesystem>

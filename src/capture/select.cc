@@ -3,7 +3,7 @@
 #include <set>
 
 #include "common/user_regex.h"
-#include "onnxprobe/capture.h"
+#include "onnxprobe/capture/capture.h"
 
 namespace onnxprobe {
 

@@ -1,16 +1,16 @@
 // baseline save MODEL -o BASE / baseline check MODEL BASE: a precision gate for CI.
-#include "onnxprobe/baseline.h"
+#include "onnxprobe/baseline/baseline.h"
 
 #include <cstdio>
 #include <filesystem>
 
 #include "command/commands.h"
 #include "common/file_util.h"
-#include "onnxprobe/baseline_report.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/junit.h"
-#include "onnxprobe/report.h"
-#include "onnxprobe/samples.h"
+#include "onnxprobe/capture/samples.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/report/baseline_report.h"
+#include "onnxprobe/report/junit.h"
+#include "onnxprobe/report/report.h"
 
 namespace onnxprobe::cmd {
 namespace {

@@ -1,5 +1,5 @@
 // onnxprobe determinism MODEL: is every tensor the same run after run?
-#include "onnxprobe/determinism.h"
+#include "onnxprobe/capture/determinism.h"
 
 #include "command/commands.h"
 #include "common/file_util.h"

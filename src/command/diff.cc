@@ -1,7 +1,7 @@
 // onnxprobe diff A.onnx B.onnx [--json]
 #include "command/commands.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/model_diff.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/model/model_diff.h"
 
 namespace onnxprobe::cmd {
 namespace {

@@ -1,5 +1,5 @@
 // onnxprobe fp16 MODEL: which nodes float16 hurts, a block list, and the converted model.
-#include "onnxprobe/fp16.h"
+#include "onnxprobe/fp16/fp16.h"
 
 #include "command/commands.h"
 #include "common/file_util.h"

@@ -1,12 +1,12 @@
 // lint MODEL [--json] [--fail-on LEVEL] [--disable CODES] [--ort-lib P | --ort-version V
 //                      | --runtime-version V] [--list-rules]
-#include "onnxprobe/lint.h"
+#include "onnxprobe/lint/lint.h"
 
 #include <cstdio>
 
 #include "command/commands.h"
-#include "onnxprobe/backend.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe::cmd {
 namespace {

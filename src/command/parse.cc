@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "onnxprobe/backend.h"
+#include "onnxprobe/backend/backend.h"
 
 namespace onnxprobe::cmd {
 

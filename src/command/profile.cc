@@ -1,6 +1,6 @@
 // onnxprobe profile MODEL: per-node time from ONNX Runtime's profiler, grouped by op type and
 // provider, with latency and peak memory.
-#include "onnxprobe/profile.h"
+#include "onnxprobe/profile/profile.h"
 
 #include "command/commands.h"
 

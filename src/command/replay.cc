@@ -1,7 +1,7 @@
 // replay DIR: rerun a repro bundle and say whether the mismatch reproduces.
 #include "command/commands.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/localize.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/localize/localize.h"
 
 namespace onnxprobe::cmd {
 namespace {

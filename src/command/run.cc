@@ -4,10 +4,10 @@
 #include <filesystem>
 
 #include "command/commands.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/samples.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/capture/samples.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
 
 namespace onnxprobe::cmd {
 namespace {

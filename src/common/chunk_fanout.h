@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/status.h"
+#include "onnxprobe/common/status.h"
 
 namespace onnxprobe {
 

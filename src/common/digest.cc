@@ -2,7 +2,7 @@
 #include <openssl/evp.h>
 
 #include "common/check.h"
-#include "onnxprobe/hash.h"
+#include "onnxprobe/common/hash.h"
 
 namespace onnxprobe {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <system_error>
 
-#include "onnxprobe/status.h"
+#include "onnxprobe/common/status.h"
 
 namespace onnxprobe {
 
@@ -20,7 +20,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& data);
 std::string ParentFolder(const std::string& path);
 
 // A path for a temporary sibling of `path` (same folder, unique suffix), registered for removal
-// on SIGINT/SIGTERM/SIGHUP (onnxprobe/cleanup.h) until RenameTemporary or RemoveTemporary.
+// on SIGINT/SIGTERM/SIGHUP (onnxprobe/common/cleanup.h) until RenameTemporary or RemoveTemporary.
 std::string TempSiblingPath(const std::string& path);
 
 // Renames temporary `tmp` (file or folder) to `path`; on success it is no longer a temporary.

@@ -1,4 +1,4 @@
-#include "onnxprobe/json.h"
+#include "onnxprobe/common/json.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,8 +1,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "onnxprobe/json.h"
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/json_value.h"
 
 namespace onnxprobe {
 

@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "onnxprobe/cleanup.h"
+#include "onnxprobe/common/cleanup.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,4 +1,4 @@
-// The process-wide list of live temporaries (see onnxprobe/cleanup.h). Thread-safe.
+// The process-wide list of live temporaries (see onnxprobe/common/cleanup.h). Thread-safe.
 #pragma once
 
 #include <string>

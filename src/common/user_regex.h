@@ -6,7 +6,7 @@
 #include <regex>
 #include <string>
 
-#include "onnxprobe/status.h"
+#include "onnxprobe/common/status.h"
 
 namespace onnxprobe {
 

@@ -1,4 +1,4 @@
-#include "onnxprobe/version.h"
+#include "onnxprobe/common/version.h"
 
 namespace onnxprobe {
 

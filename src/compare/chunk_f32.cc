@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "onnxprobe/compare.h"
+#include "onnxprobe/compare/compare.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "compare/chunk_f32.h"
-#include "onnxprobe/compare.h"
+#include "onnxprobe/compare/compare.h"
 
 namespace onnxprobe {
 namespace {

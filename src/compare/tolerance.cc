@@ -3,8 +3,8 @@
 #include <regex>
 
 #include "common/user_regex.h"
-#include "onnxprobe/compare.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/compare/compare.h"
 
 namespace onnxprobe {
 

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <cmath>
 
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe::diagnose {
 

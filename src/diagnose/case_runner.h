@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/backend.h"
+#include "onnxprobe/backend/backend.h"
 #include "onnxprobe/diagnose/diagnose.h"
 
 namespace onnxprobe::diagnose {

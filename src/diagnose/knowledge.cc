@@ -4,9 +4,9 @@
 
 #include "common/clock.h"
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/json_value.h"
 
 namespace onnxprobe::diagnose {
 namespace {

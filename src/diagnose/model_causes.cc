@@ -7,7 +7,7 @@
 #include <map>
 
 #include "diagnose/causes.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe::diagnose {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "diagnose/causes.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe::diagnose {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "diagnose/causes.h"
-#include "onnxprobe/explain.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/localize/explain.h"
 
 namespace onnxprobe::diagnose {
 namespace {

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "diagnose/causes.h"
-#include "onnxprobe/align.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe::diagnose {
 namespace {

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "engine/pairing.h"
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
 

@@ -1,4 +1,4 @@
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine/comparison.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,8 +7,8 @@
 
 #include "engine/pairing.h"
 #include "engine/row_budgets.h"
-#include "onnxprobe/align.h"
-#include "onnxprobe/index_ties.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/engine/index_ties.h"
 
 namespace onnxprobe {
 

@@ -1,9 +1,9 @@
-#include "onnxprobe/index_ties.h"
+#include "onnxprobe/engine/index_ties.h"
 
 #include <cmath>
 #include <unordered_map>
 
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,8 +1,8 @@
 #include <sstream>
 
 #include "common/file_util.h"
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/json_value.h"
+#include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
 

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onnxprobe/align.h"
+#include "onnxprobe/align/align.h"
 
 namespace onnxprobe {
 namespace {

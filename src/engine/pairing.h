@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/row_budgets.h"
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
 

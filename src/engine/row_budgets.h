@@ -6,8 +6,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 

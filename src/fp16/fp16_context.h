@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "onnxprobe/fp16.h"
+#include "onnxprobe/fp16/fp16.h"
 
 namespace onnxprobe {
 

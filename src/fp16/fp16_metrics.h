@@ -1,7 +1,7 @@
 // Internal: the float16 measures of one tensor and of one tensor pair.
 #pragma once
 
-#include "onnxprobe/fp16.h"
+#include "onnxprobe/fp16/fp16.h"
 
 namespace onnxprobe {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {

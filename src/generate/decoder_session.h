@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/backend.h"
+#include "onnxprobe/backend/backend.h"
 #include "onnxprobe/generate/generate.h"
-#include "onnxprobe/tensor_proto.h"
+#include "onnxprobe/tensor/tensor_proto.h"
 
 namespace onnxprobe {
 

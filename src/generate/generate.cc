@@ -14,8 +14,8 @@
 
 #include "decoder_session.h"
 #include "generation_writer.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace onnxprobe {
 namespace {

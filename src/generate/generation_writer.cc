@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "common/file_util.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace onnxprobe {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "onnxprobe/generate/generate.h"
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe {
 

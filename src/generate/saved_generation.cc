@@ -6,8 +6,8 @@
 
 #include "common/file_util.h"
 #include "decoder_session.h"
-#include "onnxprobe/json_value.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/common/json_value.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace onnxprobe {
 namespace {

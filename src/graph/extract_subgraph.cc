@@ -9,7 +9,7 @@
 #include <set>
 
 #include "model/model_impl.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "onnxprobe/fp16_graph.h"
+#include "onnxprobe/graph/fp16_graph.h"
 
 namespace onnxprobe {
 

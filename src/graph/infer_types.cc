@@ -3,7 +3,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "model/model_impl.h"
-#include "onnxprobe/fp16_graph.h"
+#include "onnxprobe/graph/fp16_graph.h"
 
 namespace onnxprobe {
 

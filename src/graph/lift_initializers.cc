@@ -5,8 +5,8 @@
 
 #include "graph/outputs_tail.h"
 #include "model/model_impl.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe {
 namespace {

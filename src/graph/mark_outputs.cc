@@ -3,7 +3,7 @@
 // are never copied again.
 #include "graph/outputs_tail.h"
 #include "model/model_impl.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 

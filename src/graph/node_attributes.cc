@@ -1,6 +1,6 @@
 // Attributes of a main-graph node, read from the model's graph.
 #include "model/model_impl.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,5 +1,5 @@
 // The rule table and the driver: every rule runs on one shared context.
-#include "onnxprobe/lint.h"
+#include "onnxprobe/lint/lint.h"
 
 #include <algorithm>
 

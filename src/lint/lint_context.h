@@ -10,8 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "onnxprobe/lint.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/lint/lint.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe::lint {
 

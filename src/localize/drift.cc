@@ -3,7 +3,7 @@
 #include <set>
 
 #include "localize/isolation.h"
-#include "onnxprobe/fetch_groups.h"
+#include "onnxprobe/side/fetch_groups.h"
 
 namespace onnxprobe::isolation {
 

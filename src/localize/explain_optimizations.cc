@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "onnxprobe/explain.h"
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/localize/explain.h"
 
 namespace onnxprobe {
 namespace {

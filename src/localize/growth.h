@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 

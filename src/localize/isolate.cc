@@ -17,9 +17,9 @@
 #include "localize/growth.h"
 #include "localize/isolation.h"
 #include "localize/repro.h"
-#include "onnxprobe/fetch_groups.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/localize.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/localize/localize.h"
+#include "onnxprobe/side/fetch_groups.h"
 
 namespace onnxprobe {
 namespace {

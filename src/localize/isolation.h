@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "localize/growth.h"
-#include "onnxprobe/localize.h"
+#include "onnxprobe/localize/localize.h"
 
 namespace onnxprobe::isolation {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/model.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 

@@ -6,9 +6,9 @@
 
 #include "localize/isolation.h"
 #include "localize/pass_through.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/index_ties.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/engine/index_ties.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe::isolation {
 

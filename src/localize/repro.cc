@@ -4,11 +4,11 @@
 #include <filesystem>
 
 #include "common/file_util.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/json_value.h"
-#include "onnxprobe/localize.h"
-#include "onnxprobe/tensor_proto.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/json_value.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/localize/localize.h"
+#include "onnxprobe/tensor/tensor_proto.h"
 
 namespace fs = std::filesystem;
 

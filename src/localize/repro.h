@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/localize.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/localize/localize.h"
 
 namespace onnxprobe {
 

@@ -1,6 +1,6 @@
 // DiffModels: model fields, nodes (matched by name, then structure: node_match.h) and
 // initializers (SHA-256 of the data bytes, largest difference of changed values).
-#include "onnxprobe/model_diff.h"
+#include "onnxprobe/model/model_diff.h"
 
 #include <algorithm>
 #include <cmath>

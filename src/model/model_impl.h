@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "onnxprobe/model.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 

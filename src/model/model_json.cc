@@ -1,6 +1,6 @@
-#include "onnxprobe/model_json.h"
+#include "onnxprobe/model/model_json.h"
 
-#include "onnxprobe/json.h"
+#include "onnxprobe/common/json.h"
 
 namespace onnxprobe {
 namespace {

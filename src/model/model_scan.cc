@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "onnxprobe/hash.h"
+#include "onnxprobe/common/hash.h"
 
 namespace onnxprobe {
 namespace {

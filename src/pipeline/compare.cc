@@ -1,6 +1,6 @@
 // Compare(request): one comparison session, opened and run once.
-#include "onnxprobe/engine.h"
 #include "onnxprobe/pipeline/comparison_session.h"
+#include "onnxprobe/pipeline/engine.h"
 
 namespace onnxprobe {
 

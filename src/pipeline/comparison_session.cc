@@ -8,11 +8,11 @@
 #include <optional>
 #include <set>
 
-#include "onnxprobe/dump.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/isolated_side.h"
-#include "onnxprobe/model_diff.h"
-#include "onnxprobe/quant_session.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/model/model_diff.h"
+#include "onnxprobe/quant/quant_session.h"
+#include "onnxprobe/side/isolated_side.h"
 #include "pipeline/confirm_rows.h"
 #include "pipeline/retained_side.h"
 #include "pipeline/side_resources.h"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/align.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/side.h"
+#include "onnxprobe/side/side.h"
 
 namespace onnxprobe {
 

@@ -1,5 +1,5 @@
 // One comparison session over several input samples, and per-tensor aggregates across them.
-#include "onnxprobe/sample_compare.h"
+#include "onnxprobe/pipeline/sample_compare.h"
 
 #include <algorithm>
 #include <chrono>

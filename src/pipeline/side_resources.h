@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "onnxprobe/engine.h"
-#include "onnxprobe/side.h"
+#include "onnxprobe/pipeline/engine.h"
+#include "onnxprobe/side/side.h"
 
 namespace onnxprobe {
 

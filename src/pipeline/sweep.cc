@@ -1,5 +1,5 @@
 // CompareSweep: one comparison session run at each combination of symbolic dimension values.
-#include "onnxprobe/sweep.h"
+#include "onnxprobe/pipeline/sweep.h"
 
 #include <set>
 

@@ -1,5 +1,5 @@
 // Probe: per-run capture of an application's session through a shadow session.
-#include "onnxprobe/probe.h"
+#include "onnxprobe/preload/probe.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 // MeasureLatency: a plain session run N times, timed by the wall clock, with the process's peak
 // resident memory over session creation and the runs.
-#include "onnxprobe/latency.h"
+#include "onnxprobe/profile/latency.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include <malloc.h>
 #endif
 
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {

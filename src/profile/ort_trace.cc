@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/json_value.h"
 
 namespace onnxprobe {
 namespace {

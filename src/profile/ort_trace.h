@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/profile.h"
-#include "onnxprobe/status.h"
+#include "onnxprobe/common/status.h"
+#include "onnxprobe/profile/profile.h"
 
 namespace onnxprobe {
 

@@ -1,8 +1,8 @@
 // FindPlacement: one profiled run with CPU fallback allowed; the trace says which provider ran
 // each kernel.
-#include "onnxprobe/placement.h"
+#include "onnxprobe/profile/placement.h"
 
-#include "onnxprobe/profile.h"
+#include "onnxprobe/profile/profile.h"
 
 namespace onnxprobe {
 namespace {

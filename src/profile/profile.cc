@@ -1,6 +1,6 @@
 // Profile(request): ONNX Runtime's profiler over N runs, aggregated per node, op type and
 // provider. The trace goes to a private temporary folder and is removed afterwards.
-#include "onnxprobe/profile.h"
+#include "onnxprobe/profile/profile.h"
 
 #include <algorithm>
 #include <string>

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "onnxprobe/quant.h"
+#include "onnxprobe/quant/quant.h"
 #include "quant/quant_metrics.h"
 
 namespace onnxprobe {

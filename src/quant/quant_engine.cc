@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "onnxprobe/localize.h"
-#include "onnxprobe/quant_session.h"
+#include "onnxprobe/localize/localize.h"
+#include "onnxprobe/quant/quant_session.h"
 #include "quant/quant_metrics.h"
 
 namespace onnxprobe::quant {

@@ -10,9 +10,9 @@
 #include <limits>
 #include <unordered_map>
 
-#include "onnxprobe/fetch_groups.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/quant_session.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/quant/quant_session.h"
+#include "onnxprobe/side/fetch_groups.h"
 #include "quant/qlinear_ops.h"
 #include "quant/quant_metrics.h"
 #include "quant/quant_model.h"

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,8 +1,8 @@
 // Internal: quantization figures of a pair of tensors and the quantization-aware rule.
 #pragma once
 
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/quant.h"
+#include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/quant/quant.h"
 
 namespace onnxprobe::quant {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "onnxprobe/model.h"
-#include "onnxprobe/quant.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/quant/quant.h"
 
 namespace onnxprobe::quant {
 

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onnxprobe/quant.h"
+#include "onnxprobe/quant/quant.h"
 #include "quant/qlinear_ops.h"
 #include "quant/quant_model.h"
 

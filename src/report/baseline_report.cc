@@ -1,13 +1,13 @@
 // A baseline check rendered for the terminal, as JSON and as JUnit suites.
-#include "onnxprobe/baseline_report.h"
+#include "onnxprobe/report/baseline_report.h"
 
 #include <cstdio>
 
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/sample_report.h"
-#include "onnxprobe/version.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/version.h"
+#include "onnxprobe/report/sample_report.h"
 #include "report/report_json.h"
 
 namespace onnxprobe {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/format.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/report/report.h"
 #include "report/quant_report.h"
 
 namespace onnxprobe {

@@ -2,10 +2,10 @@
 #include <cmath>
 
 #include "common/file_util.h"
-#include "onnxprobe/determinism.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/capture/determinism.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/report/report.h"
 
 namespace onnxprobe {
 

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <utility>
 
-#include "onnxprobe/backend.h"
-#include "onnxprobe/dump_summary.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/dump_summary.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
 
 namespace onnxprobe {
 namespace {

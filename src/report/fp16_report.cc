@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/fp16.h"
-#include "onnxprobe/json.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/fp16/fp16.h"
 
 namespace onnxprobe {
 namespace {

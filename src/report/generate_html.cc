@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 #include "onnxprobe/report/generate_report.h"
 
 namespace onnxprobe {

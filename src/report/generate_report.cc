@@ -6,9 +6,9 @@
 #include <cstdio>
 
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/version.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/version.h"
 #include "report/report_json.h"
 
 namespace onnxprobe {

@@ -1,5 +1,5 @@
-#include "onnxprobe/json.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/report/report.h"
 #include "report/report_json.h"
 
 namespace onnxprobe {

@@ -1,5 +1,5 @@
 // JUnit XML: suites of test cases, and a comparison as one suite (a case per compared tensor).
-#include "onnxprobe/junit.h"
+#include "onnxprobe/report/junit.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "common/clock.h"
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,6 +1,6 @@
 // Text and JSON renderings of a LintReport (schema "onnxprobe-lint", docs/lint.md).
-#include "onnxprobe/json.h"
-#include "onnxprobe/lint.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/lint/lint.h"
 
 namespace onnxprobe {
 namespace {

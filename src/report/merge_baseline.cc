@@ -3,7 +3,7 @@
 // localizes them, each tensor aggregated again over every sample.
 #include <cstdint>
 
-#include "onnxprobe/json.h"
+#include "onnxprobe/common/json.h"
 #include "report/merge_shards.h"
 #include "report/report_json.h"
 

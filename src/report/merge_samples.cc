@@ -5,8 +5,8 @@
 #include <map>
 
 #include "common/file_util.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/common/json_value.h"
 #include "onnxprobe/report/merge.h"
 #include "report/merge_shards.h"
 #include "report/report_json.h"

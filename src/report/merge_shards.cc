@@ -6,7 +6,7 @@
 #include <limits>
 #include <map>
 
-#include "onnxprobe/json.h"
+#include "onnxprobe/common/json.h"
 
 namespace onnxprobe::merge {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/json_value.h"
+#include "onnxprobe/common/json_value.h"
 #include "onnxprobe/report/merge.h"
 
 namespace onnxprobe::merge {

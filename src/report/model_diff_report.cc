@@ -1,8 +1,8 @@
 // Text, JSON (schema "onnxprobe-diff", docs/diff.md) and one-line renderings of a ModelDiff.
 #include <cstdio>
 
-#include "onnxprobe/json.h"
-#include "onnxprobe/model_diff.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/model/model_diff.h"
 
 namespace onnxprobe {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <map>
 
-#include "onnxprobe/json.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/report/report.h"
 
 namespace onnxprobe {
 namespace {

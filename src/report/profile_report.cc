@@ -4,9 +4,9 @@
 #include <map>
 #include <tuple>
 
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/profile.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/profile/profile.h"
 
 namespace onnxprobe {
 namespace {

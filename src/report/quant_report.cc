@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "onnxprobe/json.h"
-#include "onnxprobe/quant.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/quant/quant.h"
 
 namespace onnxprobe {
 

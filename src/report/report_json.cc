@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "common/file_util.h"
-#include "onnxprobe/report.h"
-#include "onnxprobe/version.h"
+#include "onnxprobe/common/version.h"
+#include "onnxprobe/report/report.h"
 #include "report/quant_report.h"
 
 namespace onnxprobe {

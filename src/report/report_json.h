@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "onnxprobe/engine.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/sample_compare.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/pipeline/engine.h"
+#include "onnxprobe/pipeline/sample_compare.h"
 
 namespace onnxprobe {
 

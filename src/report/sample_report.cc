@@ -1,11 +1,11 @@
 // A comparison over several input samples, rendered for the terminal, as JSON and as JUnit.
-#include "onnxprobe/sample_report.h"
+#include "onnxprobe/report/sample_report.h"
 
 #include <cstdio>
 
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
 #include "report/report_json.h"
 
 namespace onnxprobe {

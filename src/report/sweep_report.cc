@@ -3,10 +3,10 @@
 #include <cstdio>
 
 #include "common/file_util.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/json.h"
-#include "onnxprobe/report.h"
-#include "onnxprobe/sweep.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/common/json.h"
+#include "onnxprobe/pipeline/sweep.h"
+#include "onnxprobe/report/report.h"
 
 namespace onnxprobe {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 #include "side/isolated_worker.h"
 
 namespace onnxprobe::isolation {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/isolated_side.h"
+#include "onnxprobe/side/isolated_side.h"
 #include "side/child_process.h"
 
 namespace onnxprobe::isolation {

@@ -1,4 +1,4 @@
-#include "onnxprobe/fetch_groups.h"
+#include "onnxprobe/side/fetch_groups.h"
 
 #include <algorithm>
 #include <unordered_map>

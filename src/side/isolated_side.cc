@@ -1,5 +1,5 @@
 // A live side whose runtime runs in a worker process (see isolated_side.h and child_process.h).
-#include "onnxprobe/isolated_side.h"
+#include "onnxprobe/side/isolated_side.h"
 
 #include <link.h>
 

@@ -1,7 +1,7 @@
 // The worker end of an isolated side: an ordinary live side behind a socket.
 #include "side/isolated_worker.h"
 
-#include "onnxprobe/graph.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe::isolation {
 namespace {

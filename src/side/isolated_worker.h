@@ -16,7 +16,7 @@
 
 #include <vector>
 
-#include "onnxprobe/side.h"
+#include "onnxprobe/side/side.h"
 #include "side/child_process.h"
 #include "side/wire.h"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "onnxprobe/side.h"
+#include "onnxprobe/side/side.h"
 
 namespace onnxprobe {
 

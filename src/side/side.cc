@@ -1,4 +1,4 @@
-#include "onnxprobe/side.h"
+#include "onnxprobe/side/side.h"
 
 #include <stdlib.h>
 
@@ -7,9 +7,9 @@
 #include <future>
 #include <set>
 
-#include "onnxprobe/dump.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/tensor/npy.h"
 #include "side/live_info.h"
 
 namespace fs = std::filesystem;

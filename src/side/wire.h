@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/backend.h"
-#include "onnxprobe/status.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/common/status.h"
 
 namespace onnxprobe::wire {
 

@@ -1,7 +1,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe {
 namespace {

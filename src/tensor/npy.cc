@@ -1,6 +1,6 @@
 // .npy parsing and writing. Format: magic "\x93NUMPY", version, header length, a Python dict
 // literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded to 64 bytes.
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 
 #include <cctype>
 #include <cstring>

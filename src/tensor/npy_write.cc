@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "common/file_util.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 #include "tensor/payload.h"
 
 namespace onnxprobe {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 #include "tensor/zip_format.h"
 
 namespace onnxprobe {

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "common/file_util.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 #include "tensor/payload.h"
 #include "tensor/zip_format.h"
 

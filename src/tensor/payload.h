@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe {
 

@@ -1,4 +1,4 @@
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/tensor/tensor.h"
 
 #include <unistd.h>
 

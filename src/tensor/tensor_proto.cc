@@ -1,4 +1,4 @@
-#include "onnxprobe/tensor_proto.h"
+#include "onnxprobe/tensor/tensor_proto.h"
 
 #include <cstring>
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/backend.h"
-#include "onnxprobe/capture.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/tensor_proto.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/tensor/tensor_proto.h"
 
 namespace fs = std::filesystem;
 using namespace onnxprobe;  // NOLINT

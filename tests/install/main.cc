@@ -1,7 +1,7 @@
 #include <cstdio>
 
-#include "onnxprobe/model.h"
-#include "onnxprobe/version.h"
+#include "onnxprobe/common/version.h"
+#include "onnxprobe/model/model.h"
 int main(int argc, char** argv) {
   auto m = onnxprobe::Model::Load(argv[1]);
   if (!m.ok()) {

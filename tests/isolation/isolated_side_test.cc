@@ -3,7 +3,7 @@
 //
 // This binary never loads ONNX Runtime itself: isolated sides must be opened before that. The
 // in-process reference runs happen in forked children of the test that write .npy files.
-#include "onnxprobe/isolated_side.h"
+#include "onnxprobe/side/isolated_side.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -20,8 +20,8 @@
 #include <sstream>
 #include <thread>
 
-#include "onnxprobe/capture.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace onnxprobe {
 namespace {

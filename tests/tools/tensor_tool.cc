@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "onnxprobe/npy.h"
-#include "onnxprobe/tensor_proto.h"
+#include "onnxprobe/tensor/npy.h"
+#include "onnxprobe/tensor/tensor_proto.h"
 
 using namespace onnxprobe;  // NOLINT
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/comparison.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/side.h"
+#include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/side/side.h"
 
 namespace onnxprobe {
 // gtest prints roles by name in failure messages

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/model.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe::test {
 

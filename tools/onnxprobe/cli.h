@@ -13,7 +13,7 @@
 
 #include "onnxprobe/command/command.h"
 #include "onnxprobe/command/options.h"
-#include "onnxprobe/status.h"
+#include "onnxprobe/common/status.h"
 
 namespace onnxprobe::cli {
 

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "cli.h"
-#include "onnxprobe/backend.h"
-#include "onnxprobe/version.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/common/version.h"
 
 namespace onnxprobe::cli {
 namespace {

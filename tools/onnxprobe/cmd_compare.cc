@@ -10,14 +10,14 @@
 #include <optional>
 
 #include "cli.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/engine.h"
-#include "onnxprobe/junit.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/pipeline/engine.h"
 #include "onnxprobe/pipeline/options.h"
-#include "onnxprobe/report.h"
-#include "onnxprobe/sample_compare.h"
-#include "onnxprobe/sample_report.h"
-#include "onnxprobe/sweep.h"
+#include "onnxprobe/pipeline/sample_compare.h"
+#include "onnxprobe/pipeline/sweep.h"
+#include "onnxprobe/report/junit.h"
+#include "onnxprobe/report/report.h"
+#include "onnxprobe/report/sample_report.h"
 
 namespace onnxprobe::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "cli.h"
-#include "onnxprobe/output_guard.h"
-#include "onnxprobe/polygraphy.h"
+#include "onnxprobe/capture/output_guard.h"
+#include "onnxprobe/capture/polygraphy.h"
 
 namespace onnxprobe::cli {
 namespace {

@@ -3,11 +3,11 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "onnxprobe/dump.h"
-#include "onnxprobe/dump_summary.h"
-#include "onnxprobe/format.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/model_json.h"
+#include "onnxprobe/capture/dump.h"
+#include "onnxprobe/capture/dump_summary.h"
+#include "onnxprobe/common/format.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/model/model_json.h"
 
 namespace onnxprobe::cli {
 namespace {

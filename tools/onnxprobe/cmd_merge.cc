@@ -5,9 +5,9 @@
 #include <fstream>
 
 #include "cli.h"
-#include "onnxprobe/output_guard.h"
+#include "onnxprobe/capture/output_guard.h"
 #include "onnxprobe/report/merge.h"
-#include "onnxprobe/sample_report.h"
+#include "onnxprobe/report/sample_report.h"
 
 namespace onnxprobe::cli {
 namespace {

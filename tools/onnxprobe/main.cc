@@ -3,7 +3,7 @@
 #include <exception>
 
 #include "cli.h"
-#include "onnxprobe/cleanup.h"
+#include "onnxprobe/common/cleanup.h"
 
 int main(int argc, char** argv) {
   (void)onnxprobe::InstallTemporaryCleanup();  // ^C or kill leaves no *.tmp-* behind

@@ -14,7 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "onnxprobe/probe.h"
+#include "onnxprobe/preload/probe.h"
 
 namespace onnxprobe::preload {
 namespace {

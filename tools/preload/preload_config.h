@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "onnxprobe/capture.h"
+#include "onnxprobe/capture/capture.h"
 
 namespace onnxprobe::preload {
 

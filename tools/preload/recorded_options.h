@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/backend.h"
+#include "onnxprobe/backend/backend.h"
 
 namespace onnxprobe::preload {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "onnxprobe/command/option_sink.h"
-#include "onnxprobe/status.h"
+#include "onnxprobe/common/status.h"
 
 namespace onnxprobe::cmd {
 

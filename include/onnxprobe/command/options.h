@@ -10,13 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/backend.h"
-#include "onnxprobe/capture.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/capture/output_guard.h"
+#include "onnxprobe/capture/samples.h"
 #include "onnxprobe/command/option_sink.h"
 #include "onnxprobe/command/parse.h"
-#include "onnxprobe/compare.h"
-#include "onnxprobe/output_guard.h"
-#include "onnxprobe/samples.h"
+#include "onnxprobe/compare/compare.h"
 
 namespace onnxprobe::cmd {
 

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/compare.h"
-#include "onnxprobe/status.h"
-#include "onnxprobe/tensor.h"
+#include "onnxprobe/common/status.h"
+#include "onnxprobe/compare/compare.h"
+#include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe::cmd {
 

@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/align.h"
-#include "onnxprobe/backend.h"
-#include "onnxprobe/localize.h"
-#include "onnxprobe/model_diff.h"
-#include "onnxprobe/quant.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/backend/backend.h"
+#include "onnxprobe/localize/localize.h"
+#include "onnxprobe/model/model_diff.h"
+#include "onnxprobe/quant/quant.h"
 
 namespace onnxprobe {
 

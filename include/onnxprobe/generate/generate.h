@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "onnxprobe/engine.h"
-#include "onnxprobe/model.h"
-#include "onnxprobe/quant.h"
+#include "onnxprobe/model/model.h"
+#include "onnxprobe/pipeline/engine.h"
+#include "onnxprobe/quant/quant.h"
 
 namespace onnxprobe {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "onnxprobe/engine.h"
+#include "onnxprobe/pipeline/engine.h"
 
 namespace onnxprobe {
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "onnxprobe/localize.h"
-#include "onnxprobe/quant.h"
-#include "onnxprobe/status.h"
+#include "onnxprobe/common/status.h"
+#include "onnxprobe/localize/localize.h"
+#include "onnxprobe/quant/quant.h"
 
 namespace onnxprobe {
 

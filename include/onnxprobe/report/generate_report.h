@@ -6,7 +6,7 @@
 #include <string>
 
 #include "onnxprobe/generate/generate.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/report/report.h"
 
 namespace onnxprobe {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/sample_compare.h"
+#include "onnxprobe/pipeline/sample_compare.h"
 
 namespace onnxprobe {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/backend.h"
+#include "onnxprobe/backend/backend.h"
 
 namespace onnxprobe {
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "onnxprobe/align.h"
+#include "onnxprobe/align/align.h"
 
 namespace onnxprobe {
 namespace {

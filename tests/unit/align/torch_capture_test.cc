@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "onnxprobe/align.h"
-#include "onnxprobe/side.h"
+#include "onnxprobe/align/align.h"
+#include "onnxprobe/side/side.h"
 
 namespace onnxprobe {
 namespace {

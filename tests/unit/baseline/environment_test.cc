@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "onnxprobe/baseline.h"
-#include "onnxprobe/samples.h"
+#include "onnxprobe/baseline/baseline.h"
+#include "onnxprobe/capture/samples.h"
 
 namespace fs = std::filesystem;
 

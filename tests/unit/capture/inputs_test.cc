@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "onnxprobe/capture.h"
-#include "onnxprobe/npy.h"
+#include "onnxprobe/capture/capture.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,13 +1,13 @@
 // CheckOutputTarget: what an output may replace. Files are written here by hand (the formats'
 // first bytes as documented), not by the writers under test.
-#include "onnxprobe/output_guard.h"
+#include "onnxprobe/capture/output_guard.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "onnxprobe/format.h"
+#include "onnxprobe/common/format.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "onnxprobe/hash.h"
+#include "onnxprobe/common/hash.h"
 
 #include <gtest/gtest.h>
 

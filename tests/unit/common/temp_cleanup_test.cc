@@ -1,4 +1,4 @@
-// Temporaries removed on SIGINT/SIGTERM/SIGHUP (onnxprobe/cleanup.h): a forked child creates
+// Temporaries removed on SIGINT/SIGTERM/SIGHUP (onnxprobe/common/cleanup.h): a forked child creates
 // temporaries like the writers do, installs the cleanup and is signalled.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/file_util.h"
-#include "onnxprobe/cleanup.h"
+#include "onnxprobe/common/cleanup.h"
 
 namespace fs = std::filesystem;
 

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "../fake_side.h"
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compare/chunk_f32.h"
-#include "onnxprobe/compare.h"
+#include "onnxprobe/compare/compare.h"
 
 namespace onnxprobe {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxprobe/compare.h"
+#include "onnxprobe/compare/compare.h"
 
 namespace onnxprobe {
 namespace {

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "../fake_side.h"
-#include "onnxprobe/compare.h"
+#include "onnxprobe/compare/compare.h"
 
 namespace onnxprobe {
 namespace {

@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "../fake_side.h"
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,6 +1,6 @@
 // RunComparison on in-memory sides: roles, frontier, first failure and first difference,
 // not-compared and advisory rows, a side failing mid-way, batching under a memory budget.
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine/comparison.h"
 
 #include <gtest/gtest.h>
 

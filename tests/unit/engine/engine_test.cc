@@ -1,6 +1,6 @@
 // Compare(request) end to end on the demo CNN and its copy with a changed convolution (the
 // faulty node is known by construction: tests/data/make_demo_model.py), and request validation.
-#include "onnxprobe/engine.h"
+#include "onnxprobe/pipeline/engine.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "onnxprobe/index_ties.h"
+#include "onnxprobe/engine/index_ties.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../fake_side.h"
-#include "onnxprobe/comparison.h"
+#include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
 namespace {

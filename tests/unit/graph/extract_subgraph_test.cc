@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "../proto_wire.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,12 +1,12 @@
 // Localization: ApplyRoles on hand-built results, and Localize with a live side B (the demo CNN
 // whose second convolution's weights were changed) against a fake side A holding the clean
 // model's tensors, so the node that introduces the error is known by construction.
-#include "onnxprobe/localize.h"
+#include "onnxprobe/localize/localize.h"
 
 #include <gtest/gtest.h>
 
 #include "../fake_side.h"
-#include "onnxprobe/capture.h"
+#include "onnxprobe/capture/capture.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "onnxprobe/model.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "../proto_wire.h"
 #include "model/model_scan.h"
-#include "onnxprobe/graph.h"
-#include "onnxprobe/model.h"
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
 namespace {

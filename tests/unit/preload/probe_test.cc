@@ -1,6 +1,6 @@
 // onnxprobe::Probe: capture of an application's runs through a shadow session whose output
 // buffers are reused across runs. References are fresh probes (no reuse) on the same inputs.
-#include "onnxprobe/probe.h"
+#include "onnxprobe/preload/probe.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

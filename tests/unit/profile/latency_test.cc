@@ -1,7 +1,7 @@
 // MeasureLatency's count of runs against a backend whose runs take a known time: exactly `runs`
 // without a time limit; under max_measured_ms, the measured runs stop once they have taken that
 // long in all, never before the first one.
-#include "onnxprobe/latency.h"
+#include "onnxprobe/profile/latency.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "onnxprobe/latency.h"
+#include "onnxprobe/profile/latency.h"
 
 namespace onnxprobe {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "onnxprobe/quant.h"
+#include "onnxprobe/quant/quant.h"
 
 namespace onnxprobe {
 namespace {

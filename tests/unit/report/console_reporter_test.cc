@@ -3,7 +3,7 @@
 // row window around the first divergence.
 #include <gtest/gtest.h>
 
-#include "onnxprobe/report.h"
+#include "onnxprobe/report/report.h"
 #include "synthetic_report.h"
 
 namespace onnxprobe {

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "onnxprobe/json_value.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/common/json_value.h"
+#include "onnxprobe/report/report.h"
 #include "synthetic_report.h"
 
 namespace onnxprobe {

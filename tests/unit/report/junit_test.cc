@@ -1,9 +1,9 @@
 // JUnit rendering: counts from the cases, escaping, and a comparison as one suite.
-#include "onnxprobe/junit.h"
+#include "onnxprobe/report/junit.h"
 
 #include <gtest/gtest.h>
 
-#include "onnxprobe/sample_compare.h"
+#include "onnxprobe/pipeline/sample_compare.h"
 
 namespace onnxprobe {
 namespace {

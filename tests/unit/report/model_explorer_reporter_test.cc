@@ -5,8 +5,8 @@
 #include <cfloat>
 #include <cmath>
 
-#include "onnxprobe/json_value.h"
-#include "onnxprobe/report.h"
+#include "onnxprobe/common/json_value.h"
+#include "onnxprobe/report/report.h"
 
 namespace onnxprobe {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "onnxprobe/engine.h"
+#include "onnxprobe/pipeline/engine.h"
 
 namespace onnxprobe::synthetic {
 

@@ -1,4 +1,4 @@
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 
 #include <gtest/gtest.h>
 

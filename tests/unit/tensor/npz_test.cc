@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-#include "onnxprobe/npy.h"
+#include "onnxprobe/tensor/npy.h"
 
 namespace onnxprobe {
 namespace {

@@ -1,0 +1,48 @@
+// Graph surgery on a loaded Model. Each pass returns a new serialized model; the Model is
+// unchanged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onnxprobe/model/model.h"
+
+namespace onnxprobe {
+
+// The model with `extra` tensors appended as graph outputs (existing outputs kept first; names
+// already outputs are skipped). Fails naming a tensor that is not a main-graph node output.
+Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::string>& extra);
+
+// The model with every initializer of more than `max_bytes` (0: none) that sessions read from a
+// file (external data, and large embedded weights: see LoadMode::kFull) turned into a graph input
+// of the same type and shape, its data never read; with `outputs` marked as graph outputs
+// (MarkOutputs(model, outputs) when there is none). Fails like MarkOutputs.
+Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes,
+                                               const std::vector<std::string>& outputs = {});
+
+struct SubgraphSpec {
+  std::vector<int> nodes;  // topological indices into model.index().nodes()
+  std::vector<std::string> inputs;
+  std::vector<std::pair<DType, Shape>> input_types;  // one per input
+  std::vector<std::string> outputs;
+  std::vector<std::pair<DType, Shape>> output_types;  // one per output; empty: untyped
+  // (from, to): an Identity node making tensor `to` from `from`, for a tensor whose producer is
+  // left out (e.g. a Cast round trip bypassed)
+  std::vector<std::pair<std::string, std::string>> aliases;
+};
+
+// A standalone model running `nodes` with `inputs` as graph inputs and `outputs` as graph
+// outputs: the initializers the nodes read are embedded (external data read in), opsets and
+// model-local functions kept. Fails naming a node input that is neither an input nor an
+// initializer nor produced inside the set.
+Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& spec);
+
+// An integer attribute of a main-graph node (`def` when it is absent or not an integer).
+int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,
+                         int64_t def);
+
+// A string attribute of a main-graph node ("" when it is absent or not a string).
+std::string NodeStringAttribute(const Model& model, const NodeInfo& node, const std::string& name);
+
+}  // namespace onnxprobe
