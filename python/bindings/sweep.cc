@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "onnxprobe/report/sweep_report.h"
 
 namespace onnxprobe::python {
 namespace {

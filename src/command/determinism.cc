@@ -3,6 +3,7 @@
 
 #include "command/commands.h"
 #include "common/file_util.h"
+#include "onnxprobe/report/determinism_report.h"
 
 namespace onnxprobe::cmd {
 namespace {

@@ -2,6 +2,7 @@
 #include "command/commands.h"
 #include "onnxprobe/model/model.h"
 #include "onnxprobe/model/model_diff.h"
+#include "onnxprobe/report/model_diff_report.h"
 
 namespace onnxprobe::cmd {
 namespace {

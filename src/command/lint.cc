@@ -7,6 +7,7 @@
 #include "command/commands.h"
 #include "onnxprobe/backend/backend.h"
 #include "onnxprobe/model/model.h"
+#include "onnxprobe/report/lint_report.h"
 
 namespace onnxprobe::cmd {
 namespace {

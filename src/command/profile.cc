@@ -3,6 +3,7 @@
 #include "onnxprobe/profile/profile.h"
 
 #include "command/commands.h"
+#include "onnxprobe/report/profile_report.h"
 
 namespace onnxprobe::cmd {
 namespace {

@@ -1,4 +1,6 @@
 // Text and JSON renderings of a determinism report (the CLI only prints them).
+#include "onnxprobe/report/determinism_report.h"
+
 #include <cmath>
 
 #include "common/file_util.h"

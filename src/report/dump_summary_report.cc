@@ -1,4 +1,6 @@
 // Text and JSON renderings of a DumpSummary (schema "onnxprobe-dump-inspect", docs/dump-format.md).
+#include "onnxprobe/report/dump_summary_report.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>

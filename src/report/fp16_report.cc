@@ -1,4 +1,6 @@
 // Text and JSON renderings of a float16 report (the CLI only prints them).
+#include "onnxprobe/report/fp16_report.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,6 @@
 // Text and JSON renderings of a LintReport (schema "onnxprobe-lint", docs/lint.md).
+#include "onnxprobe/report/lint_report.h"
+
 #include "onnxprobe/common/json.h"
 #include "onnxprobe/lint/lint.h"
 

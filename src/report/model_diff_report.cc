@@ -1,4 +1,6 @@
 // Text, JSON (schema "onnxprobe-diff", docs/diff.md) and one-line renderings of a ModelDiff.
+#include "onnxprobe/report/model_diff_report.h"
+
 #include <cstdio>
 
 #include "onnxprobe/common/json.h"

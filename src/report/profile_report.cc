@@ -1,4 +1,6 @@
 // Text and JSON renderings of a ProfileReport (schema "onnxprobe-profile", docs/profile.md).
+#include "onnxprobe/report/profile_report.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>

@@ -1,4 +1,6 @@
 // Renderings of a SweepReport: one line per shape, and JSON embedding each shape's report.
+#include "onnxprobe/report/sweep_report.h"
+
 #include <algorithm>
 #include <cstdio>
 

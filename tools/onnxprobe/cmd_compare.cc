@@ -18,6 +18,7 @@
 #include "onnxprobe/report/junit.h"
 #include "onnxprobe/report/report.h"
 #include "onnxprobe/report/sample_report.h"
+#include "onnxprobe/report/sweep_report.h"
 
 namespace onnxprobe::cli {
 namespace {

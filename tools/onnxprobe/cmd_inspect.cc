@@ -8,6 +8,7 @@
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/model/model.h"
 #include "onnxprobe/model/model_json.h"
+#include "onnxprobe/report/dump_summary_report.h"
 
 namespace onnxprobe::cli {
 namespace {

@@ -58,10 +58,6 @@ Expected<DeterminismReport> CheckDeterminism(const DeterminismRequest& request);
 // `include_settings`, under other settings too). Only tensors that varied are listed.
 Status WriteNoiseFloor(const DeterminismReport& report, bool include_settings,
                        const std::string& path);
-// Terminal summary and versioned JSON ("onnxprobe-determinism") of a report.
-std::string RenderDeterminismText(const DeterminismReport& report);
-std::string RenderDeterminismJson(const DeterminismReport& report);
-Status WriteDeterminismJson(const DeterminismReport& report, const std::string& path);
 
 // Reads a noise-floor file: tensor name -> absolute difference the runtime cannot reproduce.
 Expected<std::map<std::string, double>> ReadNoiseFloor(const std::string& path);

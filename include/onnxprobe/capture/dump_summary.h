@@ -40,8 +40,4 @@ struct DumpSummary {
 // naming the tensor whose data disagrees with the manifest).
 Expected<DumpSummary> SummarizeDump(const std::string& path);
 
-// Renderings (report/dump_summary_report.cc); the JSON has "schema": "onnxprobe-dump-inspect".
-std::string RenderDumpSummaryText(const DumpSummary& s);
-std::string RenderDumpSummaryJson(const DumpSummary& s);
-
 }  // namespace onnxprobe

@@ -113,9 +113,4 @@ struct Fp16Report {
 // error: the report says passed = false and no model is written.
 Expected<Fp16Report> AnalyzeFp16(const Fp16Request& request);
 
-// Terminal summary (`top` node rows) and versioned JSON ("schema": "onnxprobe-fp16").
-std::string RenderFp16Text(const Fp16Report& report, size_t top = 10);
-std::string RenderFp16Json(const Fp16Report& report);
-Status WriteFp16Json(const Fp16Report& report, const std::string& path);
-
 }  // namespace onnxprobe

@@ -68,9 +68,4 @@ struct LintReport {
 // `options` names an unknown rule; a rule that cannot decide adds a note instead of failing.
 Expected<LintReport> Lint(const Model& model, const LintOptions& options);
 
-// Renderings of a finished report (report/lint_report.cc). The JSON is the versioned schema
-// "onnxprobe-lint" (docs/lint.md).
-std::string RenderLintText(const LintReport& r);
-std::string RenderLintJson(const LintReport& r);
-
 }  // namespace onnxprobe

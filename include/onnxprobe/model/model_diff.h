@@ -89,9 +89,6 @@ struct ModelDiff {
 // Compares `a` with `b`. Fails only when a model's weights cannot be read.
 Expected<ModelDiff> DiffModels(const Model& a, const Model& b);
 
-// Renderings (report/model_diff_report.cc). JSON: schema "onnxprobe-diff" (docs/diff.md).
-std::string RenderModelDiffText(const ModelDiff& d);
-std::string RenderModelDiffJson(const ModelDiff& d);
 // One line for other reports (e.g. a comparison of the two models): "2 nodes changed, 1 added,
 // 1 renamed; 1 initializer changed (max |a-b| 0.5); opset ai.onnx 13 -> 17", or "identical
 // graphs and weights".

@@ -49,12 +49,4 @@ Expected<SweepReport> CompareSweep(const SweepRequest& request);
 // "batch=1, seq=8"
 std::string SweepPointLabel(const SweepPoint& p);
 
-// Renderings (report/sweep_report.cc): a table with one line per shape (verdict, failing rows,
-// worst tensor, first failure), and the JSON "schema": "onnxprobe-sweep" holding that summary
-// and each shape's complete "onnxprobe-compare" report.
-std::string RenderSweepText(const SweepReport& r);
-std::string RenderSweepJson(const SweepReport& r);
-// Writes RenderSweepJson atomically (temporary name, then rename).
-Status WriteSweepJson(const SweepReport& r, const std::string& path);
-
 }  // namespace onnxprobe

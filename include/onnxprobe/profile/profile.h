@@ -65,9 +65,4 @@ struct ProfileReport {
 // written. The runtime's own trace file is removed in every case.
 Expected<ProfileReport> Profile(const ProfileRequest& request);
 
-// Renderings (report/profile_report.cc): the JSON has "schema": "onnxprobe-profile"; the text
-// lists the `top` slowest nodes.
-std::string RenderProfileText(const ProfileReport& r, size_t top);
-std::string RenderProfileJson(const ProfileReport& r);
-
 }  // namespace onnxprobe
