@@ -16,6 +16,7 @@ import inspect as _inspect
 import json as _json
 import keyword as _keyword
 import os
+import re
 
 from . import _onnxprobe, _progress, _runtime
 from ._errors import InvalidArgument, error_class
@@ -68,6 +69,12 @@ class CommandResult:
 
 
 _RUNTIME_KEYWORDS = ("ort_lib", "ort_version", "runtime_version")
+
+
+def function_name(command):
+    """The function of a command: "baseline check" -> baseline_check, "import-polygraphy" ->
+    import_polygraphy."""
+    return command.replace(" ", "_").replace("-", "_")
 
 
 def keyword_of(option_name):
@@ -135,7 +142,7 @@ def _make(table):
     P = _inspect.Parameter
     params, names = [], {}
     for p in table["positionals"]:
-        name = p["name"].lower()
+        name = re.sub(r"\W", "_", p["name"].split(".")[0].lower())  # "SHARD.json" -> shard
         if _keyword.iskeyword(name):
             name += "_"
         names[p["name"]] = name
@@ -183,7 +190,7 @@ def _make(table):
             raise error
         return result
 
-    call.__name__ = call.__qualname__ = command.replace(" ", "_")
+    call.__name__ = call.__qualname__ = function_name(command)
     call.__signature__ = signature
     call.__doc__ = _docstring(table, names)
     return call
@@ -191,7 +198,7 @@ def _make(table):
 
 def build():
     """{function name: function} for every library command."""
-    return {t["name"].replace(" ", "_"): _make(t) for t in _onnxprobe.command_tables()}
+    return {function_name(t["name"]): _make(t) for t in _onnxprobe.command_tables()}
 
 
 _BUILT = {}
@@ -201,4 +208,4 @@ def build_one(name):
     """The function of one library command ("run", "baseline check")."""
     if not _BUILT:
         _BUILT.update(build())
-    return _BUILT[name.replace(" ", "_")]
+    return _BUILT[function_name(name)]

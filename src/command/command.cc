@@ -67,7 +67,10 @@ std::string Usage(const CommandInfo& info) {
 
 std::vector<std::unique_ptr<Command>> MakeCommands() {
   std::vector<std::unique_ptr<Command>> out;
+  out.push_back(MakeInspectCommand());
   out.push_back(MakeRunCommand());
+  out.push_back(MakeMergeCommand());
+  out.push_back(MakeImportPolygraphyCommand());
   out.push_back(MakeReplayCommand());
   out.push_back(MakeDeterminismCommand());
   out.push_back(MakeLintCommand());

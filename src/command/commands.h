@@ -8,7 +8,10 @@
 
 namespace onnxprobe::cmd {
 
+std::unique_ptr<Command> MakeInspectCommand();
 std::unique_ptr<Command> MakeRunCommand();
+std::unique_ptr<Command> MakeMergeCommand();
+std::unique_ptr<Command> MakeImportPolygraphyCommand();
 std::unique_ptr<Command> MakeReplayCommand();
 std::unique_ptr<Command> MakeDeterminismCommand();
 std::unique_ptr<Command> MakeLintCommand();

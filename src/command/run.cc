@@ -1,5 +1,4 @@
 // run MODEL: capture intermediate tensors into a dump folder or .npz (or a dump per sample).
-#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 
@@ -32,16 +31,6 @@ std::string NonfiniteLine(const NonfiniteTensor& f, size_t tensors) {
          " NaN and " + std::to_string(f.inf_count) + " Inf of " + std::to_string(f.elements) +
          " values; the first of " + std::to_string(tensors) + " tensor" +
          (tensors == 1 ? "" : "s") + " with NaN/Inf in topological order";
-}
-
-std::string Printf(const char* format, ...) __attribute__((format(printf, 1, 2)));
-std::string Printf(const char* format, ...) {
-  char buf[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  return buf;
 }
 
 class RunCommand : public Command {
@@ -147,12 +136,13 @@ class RunCommand : public Command {
     std::string text;
     if (!o_.quiet) {
       for (const auto& d : dumps) {
-        text += Printf("sample %s: captured %zu tensors (%s) in %zu run%s, %.2f s -> %s\n",
-                       d.name.c_str(), d.report.capture.captured,
-                       FormatBytes(d.report.bytes_written).c_str(), d.report.capture.runs,
-                       d.report.capture.runs == 1 ? "" : "s", d.report.seconds, d.dump.c_str());
+        text +=
+            StringPrintf("sample %s: captured %zu tensors (%s) in %zu run%s, %.2f s -> %s\n",
+                         d.name.c_str(), d.report.capture.captured,
+                         FormatBytes(d.report.bytes_written).c_str(), d.report.capture.runs,
+                         d.report.capture.runs == 1 ? "" : "s", d.report.seconds, d.dump.c_str());
       }
-      text += Printf("dump set: %s (%zu samples)\n", o_.output.c_str(), dumps.size());
+      text += StringPrintf("dump set: %s (%zu samples)\n", o_.output.c_str(), dumps.size());
     }
     OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.json));
     return out;
@@ -222,22 +212,22 @@ class RunCommand : public Command {
     }
     std::string text;
     if (!o_.quiet) {
-      text += Printf("captured %zu tensors (%s) from %s in %zu run%s, %.2f s, %s %s\n",
-                     report->captured, FormatBytes(dump->bytes_written).c_str(), o_.model.c_str(),
-                     report->runs, report->runs == 1 ? "" : "s", secs, meta.runtime.c_str(),
-                     meta.provider.c_str());
-      for (const auto& s : report->skipped) text += Printf("skipped  %s\n", s.c_str());
+      text += StringPrintf("captured %zu tensors (%s) from %s in %zu run%s, %.2f s, %s %s\n",
+                           report->captured, FormatBytes(dump->bytes_written).c_str(),
+                           o_.model.c_str(), report->runs, report->runs == 1 ? "" : "s", secs,
+                           meta.runtime.c_str(), meta.provider.c_str());
+      for (const auto& s : report->skipped) text += StringPrintf("skipped  %s\n", s.c_str());
       if (report->observer_checked) {
         if (report->observer_identical) {
-          text +=
-              Printf("observer check: graph outputs are bit-identical with and without capture\n");
+          text += StringPrintf(
+              "observer check: graph outputs are bit-identical with and without capture\n");
         } else {
-          text += Printf("observer check: capturing CHANGED the graph outputs:\n");
+          text += StringPrintf("observer check: capturing CHANGED the graph outputs:\n");
           for (const auto& d : report->observer_differences) {
             if (d.layout_differs) {
-              text += Printf("  %s: %s\n", d.name.c_str(), d.layout.c_str());
+              text += StringPrintf("  %s: %s\n", d.name.c_str(), d.layout.c_str());
             } else {
-              text += Printf(
+              text += StringPrintf(
                   "  %s: max abs difference %s, max rel %s (%llu of %llu elements differ)\n",
                   d.name.c_str(), FormatNumber(d.max_abs).c_str(), FormatNumber(d.max_rel).c_str(),
                   (unsigned long long)d.differing, (unsigned long long)d.elements);
@@ -245,7 +235,7 @@ class RunCommand : public Command {
           }
         }
       }
-      text += Printf("dump: %s\n", o_.output.c_str());
+      text += StringPrintf("dump: %s\n", o_.output.c_str());
     }
     OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.json));
     if (o_.fail_on_nonfinite && dump->first_nonfinite) {

@@ -1,6 +1,8 @@
 #include "onnxprobe/common/format.h"
 
+#include <cstdarg>
 #include <cstdio>
+#include <vector>
 
 namespace onnxprobe {
 
@@ -28,6 +30,23 @@ std::string FormatBytes(uint64_t b) {
   else
     std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
   return buf;
+}
+
+std::string StringPrintf(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string out;
+  if (n > 0) {
+    std::vector<char> buf(static_cast<size_t>(n) + 1);
+    std::vsnprintf(buf.data(), buf.size(), format, again);
+    out.assign(buf.data(), static_cast<size_t>(n));
+  }
+  va_end(again);
+  return out;
 }
 
 }  // namespace onnxprobe

@@ -77,10 +77,7 @@ class Command {
   virtual int Run() = 0;
 };
 
-std::unique_ptr<Command> MakeInspectCommand();
 std::unique_ptr<Command> MakeCompareCommand();
-std::unique_ptr<Command> MakeMergeCommand();
-std::unique_ptr<Command> MakeImportPolygraphyCommand();
 // A library command (onnxprobe/command/command.h) run by the command line: its text on stdout,
 // its notes and error on stderr, its exit code.
 std::unique_ptr<Command> AdaptLibraryCommand(std::unique_ptr<cmd::Command> command);

@@ -198,12 +198,18 @@ int RunCli(int argc, char** argv) {
   app.add_flag("--version", version, "onnxprobe and ONNX Runtime versions");
 
   std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(MakeInspectCommand());
   commands.push_back(MakeCompareCommand());
-  commands.push_back(MakeMergeCommand());
-  commands.push_back(MakeImportPolygraphyCommand());
   commands.push_back(MakeGenerateCommand());
   for (auto& c : cmd::MakeCommands()) commands.push_back(AdaptLibraryCommand(std::move(c)));
+  // --help's order: the main job first, then the field commands
+  const std::vector<std::string> order = {
+      "inspect",     "run",  "compare", "replay", "merge",         "import-polygraphy", "generate",
+      "determinism", "lint", "diff",    "fp16",   "baseline save", "baseline check",    "profile"};
+  auto rank = [&order](const std::unique_ptr<Command>& c) {
+    return std::find(order.begin(), order.end(), c->name()) - order.begin();
+  };
+  std::stable_sort(commands.begin(), commands.end(),
+                   [&rank](const auto& x, const auto& y) { return rank(x) < rank(y); });
   std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
   std::map<std::string, CLI::App*> groups;
   for (auto& c : commands) {

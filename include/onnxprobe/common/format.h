@@ -18,4 +18,7 @@ std::string FormatMs(double ms);
 // units; one decimal, two from GiB on).
 std::string FormatBytes(uint64_t bytes);
 
+// printf into a string (a report line; any length).
+std::string StringPrintf(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 }  // namespace onnxprobe

@@ -1,11 +1,10 @@
-// onnxprobe import-polygraphy OUT.json -o DUMP: Polygraphy's saved results as a dump.
-#include <cstdio>
-
-#include "cli.h"
+// import-polygraphy OUT.json -o DUMP: Polygraphy's saved results as a dump.
+#include "command/commands.h"
 #include "onnxprobe/capture/output_guard.h"
 #include "onnxprobe/capture/polygraphy.h"
+#include "onnxprobe/common/format.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 class ImportPolygraphyCommand : public Command {
@@ -75,24 +74,26 @@ class ImportPolygraphyCommand : public Command {
     return CheckOutput("-o", req_.output, OutputKind::kDump, inputs, force_);
   }
 
-  int Run() override {
-    auto r = ImportPolygraphy(req_);
-    if (!r.ok()) return Fail(r.status());
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+    OP_ASSIGN_OR_RETURN(PolygraphyImportReport r, ImportPolygraphy(req_));
+    CommandOutput out;
     if (req_.model_path.empty()) {
-      Note(
-          "no --model: tensors are stored in name order, without their nodes (a comparison "
-          "then reports its first divergence in that order); --model MODEL gives graph order");
+      out.notes.push_back(
+          "note: no --model: tensors are stored in name order, without their nodes (a "
+          "comparison then reports its first divergence in that order); --model MODEL gives "
+          "graph order");
     }
-    if (!r->not_in_model.empty()) {
-      Note(std::to_string(r->not_in_model.size()) + " tensor(s) are not made by a node of " +
-           req_.model_path + ", e.g. '" + r->not_in_model.front() + "'");
+    if (!r.not_in_model.empty()) {
+      out.notes.push_back("note: " + std::to_string(r.not_in_model.size()) +
+                          " tensor(s) are not made by a node of " + req_.model_path + ", e.g. '" +
+                          r.not_in_model.front() + "'");
     }
     if (!quiet_) {
-      std::printf("%s: %zu tensors and %zu inputs of runner %s, iteration %zu of %zu\n",
-                  req_.output.c_str(), r->tensors, r->inputs, r->runner.c_str(), req_.iteration,
-                  r->iterations);
+      out.text = StringPrintf("%s: %zu tensors and %zu inputs of runner %s, iteration %zu of %zu\n",
+                              req_.output.c_str(), r.tensors, r.inputs, r.runner.c_str(),
+                              req_.iteration, r.iterations);
     }
-    return kExitOk;
+    return out;
   }
 
  private:
@@ -106,4 +107,4 @@ std::unique_ptr<Command> MakeImportPolygraphyCommand() {
   return std::make_unique<ImportPolygraphyCommand>();
 }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd

@@ -1,15 +1,16 @@
-// onnxprobe merge SHARD.json...: the shards of a comparison over samples (compare --inputs or
+// merge SHARD.json...: the shards of a comparison over samples (compare --inputs or
 // --samples, or baseline check, with --shard I/N, one job each) joined into the report one
 // process would write.
-#include <cstdio>
+#include "onnxprobe/report/merge.h"
+
 #include <fstream>
 
-#include "cli.h"
+#include "command/commands.h"
 #include "onnxprobe/capture/output_guard.h"
-#include "onnxprobe/report/merge.h"
+#include "onnxprobe/common/format.h"
 #include "onnxprobe/report/sample_report.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 class MergeCommand : public Command {
@@ -54,21 +55,20 @@ class MergeCommand : public Command {
                           : OutputKind::kCompareJson;
     return CheckOutput("--json", json_, kind, shards_, force_);
   }
-  int Run() override {
-    auto merged = MergeSampleShards(shards_);
-    if (!merged.ok()) return Fail(merged.status());
-    if (!json_.empty()) {
-      Status st = WriteJsonOutput(json_, merged->json);
-      if (!st.ok()) return Fail(st);
-    }
-    std::fputs(RenderAggregateTable(merged->tensors).c_str(), stdout);
-    std::printf("merged %zu shards: %zu samples, %zu failed: %s\n", merged->shards, merged->samples,
-                merged->failed_samples,
-                merged->aborted  ? "ERROR (a shard stopped early)"
-                : merged->passed ? "PASS"
-                                 : "FAIL");
-    if (!json_.empty()) std::printf("JSON report: %s\n", json_.c_str());
-    return merged->aborted ? kExitBackend : merged->passed ? kExitOk : kExitMismatch;
+  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+    OP_ASSIGN_OR_RETURN(MergedSamples merged, MergeSampleShards(shards_));
+    if (!json_.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(json_, merged.json));
+    CommandOutput out;
+    out.json = merged.json;
+    out.text = RenderAggregateTable(merged.tensors);
+    out.text += StringPrintf("merged %zu shards: %zu samples, %zu failed: %s\n", merged.shards,
+                             merged.samples, merged.failed_samples,
+                             merged.aborted  ? "ERROR (a shard stopped early)"
+                             : merged.passed ? "PASS"
+                                             : "FAIL");
+    if (!json_.empty()) out.text += "JSON report: " + json_ + "\n";
+    out.exit_code = merged.aborted ? 3 : merged.passed ? 0 : 1;
+    return out;
   }
 
  private:
@@ -81,4 +81,4 @@ class MergeCommand : public Command {
 
 std::unique_ptr<Command> MakeMergeCommand() { return std::make_unique<MergeCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd
