@@ -56,16 +56,16 @@ py::dict RunCommand(const std::string& name, const std::vector<std::string>& pos
   // the callable runs with the GIL held; an exception it raises stops the command before its
   // next step and is raised again once the library returns (it never travels through it)
   PyProgress py_progress(on_progress);
-  cmd::CommandProgress progress;
+  cmd::CommandContext context;
   if (py_progress.active()) {
-    progress = [&py_progress](const std::string& phase, size_t done, size_t total) {
+    context.progress = [&py_progress](const std::string& phase, size_t done, size_t total) {
       return py_progress(phase.c_str(), done, total);
     };
   }
   std::optional<Expected<cmd::CommandOutput>> result;
   {
     py::gil_scoped_release release;
-    result.emplace(command->Execute(progress));
+    result.emplace(command->Execute(context));
   }
   py_progress.Rethrow();
   cmd::CommandOutput out = Unwrap(std::move(*result));

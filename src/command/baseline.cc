@@ -91,7 +91,7 @@ class BaselineSaveCommand : public Command {
     return CheckOutput("-o", o.output, OutputKind::kBaseline, inputs, o.force);
   }
 
-  Expected<CommandOutput> Execute(const CommandProgress& progress) override {
+  Expected<CommandOutput> Execute(const CommandContext& context) override {
     SaveCli& o = o_;
     BaselineSaveRequest& req = o.req;
     req.model_path = o.model;
@@ -100,8 +100,8 @@ class BaselineSaveCommand : public Command {
     req.samples.base = o.inputs.options;
     req.session = o.session.session;
     OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o.session));
-    if (progress && !o.quiet)
-      req.on_sample = [&](size_t d, size_t t) { return progress("sample", d, t); };
+    if (context.progress && !o.quiet)
+      req.on_sample = [&](size_t d, size_t t) { return context.progress("sample", d, t); };
     auto saved = SaveBaseline(req);
     if (!saved.ok()) return NameSampleFlag(saved.status(), o.samples);
     CommandOutput out;
@@ -212,7 +212,7 @@ class BaselineCheckCommand : public Command {
     return Status::Ok();
   }
 
-  Expected<CommandOutput> Execute(const CommandProgress& progress) override {
+  Expected<CommandOutput> Execute(const CommandContext& context) override {
     CheckCli& o = o_;
     OP_ASSIGN_OR_RETURN(Baseline baseline, ReadBaseline(o.base));
     BaselineCheckRequest req;
@@ -227,8 +227,8 @@ class BaselineCheckCommand : public Command {
     req.max_localized_samples = o.localize_samples;
     req.max_memory = o.max_memory;
     req.shard = o.shard;
-    if (progress && !o.quiet)
-      req.on_sample = [&](size_t d, size_t t) { return progress("sample", d, t); };
+    if (context.progress && !o.quiet)
+      req.on_sample = [&](size_t d, size_t t) { return context.progress("sample", d, t); };
     OP_ASSIGN_OR_RETURN(BaselineCheckReport r, CheckBaseline(req));
     bool nothing_compared = true;
     for (const auto& s : r.samples) nothing_compared &= s.report.comparison.rows.empty();

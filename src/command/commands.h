@@ -12,6 +12,7 @@ std::unique_ptr<Command> MakeInspectCommand();
 std::unique_ptr<Command> MakeRunCommand();
 std::unique_ptr<Command> MakeMergeCommand();
 std::unique_ptr<Command> MakeImportPolygraphyCommand();
+std::unique_ptr<Command> MakeGenerateCommand();
 std::unique_ptr<Command> MakeReplayCommand();
 std::unique_ptr<Command> MakeDeterminismCommand();
 std::unique_ptr<Command> MakeLintCommand();

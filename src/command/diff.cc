@@ -24,7 +24,7 @@ class DiffCommand : public Command {
              [this](const std::string& v) { return SetJsonOutput(v, &json_); });
   }
   Status Validate() override { return CheckJsonOutput(json_, {a_, b_}, false); }
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     OP_ASSIGN_OR_RETURN(Model a, Model::Load(a_));
     OP_ASSIGN_OR_RETURN(Model b, Model::Load(b_));
     OP_ASSIGN_OR_RETURN(ModelDiff d, DiffModels(a, b));

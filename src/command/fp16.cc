@@ -94,7 +94,7 @@ class Fp16Command : public Command {
     return Status::Ok();
   }
 
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     req_.inputs = inputs_.options;
     req_.session = session_.session;
     OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));

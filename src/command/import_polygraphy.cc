@@ -74,7 +74,7 @@ class ImportPolygraphyCommand : public Command {
     return CheckOutput("-o", req_.output, OutputKind::kDump, inputs, force_);
   }
 
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     OP_ASSIGN_OR_RETURN(PolygraphyImportReport r, ImportPolygraphy(req_));
     CommandOutput out;
     if (req_.model_path.empty()) {

@@ -42,7 +42,7 @@ class InspectCommand : public Command {
     }
     return CheckJsonOutput(o_.json, {model_}, false);
   }
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     CommandOutput out;
     if (IsDump()) {
       OP_ASSIGN_OR_RETURN(DumpSummary summary, SummarizeDump(model_));

@@ -80,7 +80,7 @@ class LintCommand : public Command {
     }
     return CheckJsonOutput(json_, {model_}, false);
   }
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     CommandOutput out;
     if (list_rules_) {
       char line[512];

@@ -55,7 +55,7 @@ class MergeCommand : public Command {
                           : OutputKind::kCompareJson;
     return CheckOutput("--json", json_, kind, shards_, force_);
   }
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     OP_ASSIGN_OR_RETURN(MergedSamples merged, MergeSampleShards(shards_));
     if (!json_.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(json_, merged.json));
     CommandOutput out;

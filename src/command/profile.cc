@@ -75,7 +75,7 @@ class ProfileCommand : public Command {
     if (req_.trace_output.empty()) return Status::Ok();
     return CheckOutput("--trace", req_.trace_output, OutputKind::kProfileTrace, inputs, force_);
   }
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     req_.inputs = inputs_.options;
     req_.session = session_.session;
     OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));

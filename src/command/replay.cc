@@ -23,7 +23,7 @@ class ReplayCommand : public Command {
     DeclareToleranceOptions(sink, &tolerance_);
   }
 
-  Expected<CommandOutput> Execute(const CommandProgress& /*progress*/) override {
+  Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     const std::string& dir = dir_;
     OP_ASSIGN_OR_RETURN(ReproSettings recorded, ReadReproSettings(dir));
     SessionFlags from_bundle;

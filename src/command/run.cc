@@ -148,7 +148,7 @@ class RunCommand : public Command {
     return out;
   }
 
-  Expected<CommandOutput> Execute(const CommandProgress& progress) override {
+  Expected<CommandOutput> Execute(const CommandContext& context) override {
     CommandOutput out;
     if (o_.output_defaulted)
       out.notes.push_back("note: no -o given: writing " + o_.output + " in the current folder");
@@ -161,8 +161,8 @@ class RunCommand : public Command {
     req.capture.session = o_.session.session;
     OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o_.session));
     if (SamplesGiven()) return RunSamples(req, std::move(out));
-    if (progress && !o_.quiet)
-      req.on_progress = [&](size_t d, size_t t) { progress("capturing", d, t); };
+    if (context.progress && !o_.quiet)
+      req.on_progress = [&](size_t d, size_t t) { context.progress("capturing", d, t); };
     req.find_nonfinite = o_.fail_on_nonfinite;
     InputPreparation prep;
     auto dump = CaptureToDump(req, &prep);

@@ -81,7 +81,6 @@ std::unique_ptr<Command> MakeCompareCommand();
 // A library command (onnxprobe/command/command.h) run by the command line: its text on stdout,
 // its notes and error on stderr, its exit code.
 std::unique_ptr<Command> AdaptLibraryCommand(std::unique_ptr<cmd::Command> command);
-std::unique_ptr<Command> MakeGenerateCommand();
 
 // Parses argv into one command and runs it (cli_app.cc).
 int RunCli(int argc, char** argv);

@@ -199,7 +199,6 @@ int RunCli(int argc, char** argv) {
 
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(MakeCompareCommand());
-  commands.push_back(MakeGenerateCommand());
   for (auto& c : cmd::MakeCommands()) commands.push_back(AdaptLibraryCommand(std::move(c)));
   // --help's order: the main job first, then the field commands
   const std::vector<std::string> order = {

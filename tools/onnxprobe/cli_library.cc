@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli.h"
 
@@ -19,11 +20,19 @@ class LibraryCommand : public Command {
   Status Validate() override { return command_->Validate(); }
   int Run() override {
     ProgressLine line(isatty(STDERR_FILENO), "");
-    auto out = command_->Execute([&line](const std::string& phase, size_t done, size_t total) {
+    cmd::CommandContext context;
+    context.progress = [&line](const std::string& phase, size_t done, size_t total) {
       line.SetVerb(phase);
-      line.Update(done, total, "");
+      if (total == 0) {
+        line.Count(done, "");
+      } else {
+        line.Update(done, total, "");
+      }
       return true;
-    });
+    };
+    context.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    auto out = command_->Execute(context);
+    line.Done();
     if (!out.ok()) return Fail(out.status());
     for (const std::string& n : out->notes) std::fprintf(stderr, "onnxprobe: %s\n", n.c_str());
     std::fputs(out->text.c_str(), stdout);

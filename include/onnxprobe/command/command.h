@@ -33,6 +33,12 @@ struct CommandOutput {
 // check; returning false stops the command before its next step (with an error saying so).
 using CommandProgress = std::function<bool(const std::string&, size_t, size_t)>;
 
+// What the caller's surroundings say about the output.
+struct CommandContext {
+  CommandProgress progress;  // may be empty; total 0: a count without a known end
+  bool color = false;        // the console text may use ANSI colour (a terminal, NO_COLOR unset)
+};
+
 class Command {
  public:
   virtual ~Command() = default;
@@ -42,7 +48,7 @@ class Command {
   virtual void Declare(OptionSink& sink) = 0;
   // Checks across options (and options that would do nothing), before any work.
   virtual Status Validate() { return Status::Ok(); }
-  virtual Expected<CommandOutput> Execute(const CommandProgress& progress) = 0;
+  virtual Expected<CommandOutput> Execute(const CommandContext& context) = 0;
 };
 
 // A fresh instance of every library command, in --help order.

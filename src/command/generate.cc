@@ -1,15 +1,11 @@
-// onnxprobe generate A B: two decoders generating from one prompt, step by step with their cache.
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
-
-#include "cli.h"
+// generate A B: two decoders generating from one prompt, step by step with their cache.
 #include "onnxprobe/generate/generate.h"
+
+#include "command/commands.h"
 #include "onnxprobe/pipeline/options.h"
 #include "onnxprobe/report/generate_report.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 constexpr const char* kFooter =
@@ -223,13 +219,10 @@ class GenerateCommand : public Command {
     return Status::Ok();
   }
 
-  int Run() override {
-    if (!color_forced_)
-      console_.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  Expected<CommandOutput> Execute(const CommandContext& context) override {
+    if (!color_forced_) console_.color = context.color;
     if (!prompt_file_.empty()) {
-      auto ids = ReadPromptIds(prompt_file_);
-      if (!ids.ok()) return Fail(ids.status());
-      req_.prompt = *ids;
+      OP_ASSIGN_OR_RETURN(req_.prompt, ReadPromptIds(prompt_file_));
     }
     auto side = [&](const std::string& path, const SessionFlags& own, GenerateSide* out) -> Status {
       SessionFlags f = MergeSessionFlags(shared_, own);
@@ -239,29 +232,26 @@ class GenerateCommand : public Command {
       out->io.insert(out->io.begin(), io_both_.begin(), io_both_.end());
       return Status::Ok();
     };
-    Status st = side(a_, side_a_, &req_.a);
-    if (st.ok()) st = side(b_, side_b_, &req_.b);
-    if (!st.ok()) return Fail(st);
-    ProgressLine progress(!console_.quiet && isatty(STDERR_FILENO), "generating: step");
-    req_.on_step = [&progress](const std::string&, int step) {
-      progress.Count(static_cast<size_t>(step), "");
-    };
+    OP_RETURN_IF_ERROR(side(a_, side_a_, &req_.a));
+    OP_RETURN_IF_ERROR(side(b_, side_b_, &req_.b));
+    if (context.progress && !console_.quiet) {
+      req_.on_step = [&context](const std::string&, int step) {
+        context.progress("generating: step", static_cast<size_t>(step), 0);
+      };
+    }
     auto r = CompareGeneration(req_);
-    req_.on_step = nullptr;  // it refers to `progress`, which ends here
-    progress.Done();
-    if (!r.ok()) return Fail(r.status());
-    if (!json_.empty()) {
-      st = WriteGenerateJson(*r, json_);
-      if (!st.ok()) return Fail(st);
-    }
-    if (!html_.empty()) {
-      st = WriteGenerateHtml(*r, html_);
-      if (!st.ok()) return Fail(st);
-    }
-    std::fputs(RenderGenerateConsole(*r, console_).c_str(), stdout);
-    if (!json_.empty()) std::printf("JSON report: %s\n", json_.c_str());
-    if (!html_.empty()) std::printf("HTML report: %s\n", html_.c_str());
-    return r->passed() ? kExitOk : kExitMismatch;
+    req_.on_step = nullptr;  // it refers to `context`, which ends with this call
+    if (!r.ok()) return r.status();
+    CommandOutput out;
+    out.json = RenderGenerateJson(*r);
+    out.html = RenderGenerateHtml(*r);
+    if (!json_.empty()) OP_RETURN_IF_ERROR(WriteGenerateJson(*r, json_));
+    if (!html_.empty()) OP_RETURN_IF_ERROR(WriteGenerateHtml(*r, html_));
+    out.text = RenderGenerateConsole(*r, console_);
+    if (!json_.empty()) out.text += "JSON report: " + json_ + "\n";
+    if (!html_.empty()) out.text += "HTML report: " + html_ + "\n";
+    out.exit_code = r->passed() ? 0 : 1;
+    return out;
   }
 
  private:
@@ -279,4 +269,4 @@ class GenerateCommand : public Command {
 
 std::unique_ptr<Command> MakeGenerateCommand() { return std::make_unique<GenerateCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd
