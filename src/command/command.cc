@@ -69,6 +69,7 @@ std::vector<std::unique_ptr<Command>> MakeCommands() {
   std::vector<std::unique_ptr<Command>> out;
   out.push_back(MakeInspectCommand());
   out.push_back(MakeRunCommand());
+  out.push_back(MakeCompareCommand());
   out.push_back(MakeMergeCommand());
   out.push_back(MakeImportPolygraphyCommand());
   out.push_back(MakeGenerateCommand());

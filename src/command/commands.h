@@ -10,6 +10,7 @@ namespace onnxprobe::cmd {
 
 std::unique_ptr<Command> MakeInspectCommand();
 std::unique_ptr<Command> MakeRunCommand();
+std::unique_ptr<Command> MakeCompareCommand();
 std::unique_ptr<Command> MakeMergeCommand();
 std::unique_ptr<Command> MakeImportPolygraphyCommand();
 std::unique_ptr<Command> MakeGenerateCommand();

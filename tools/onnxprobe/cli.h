@@ -77,7 +77,6 @@ class Command {
   virtual int Run() = 0;
 };
 
-std::unique_ptr<Command> MakeCompareCommand();
 // A library command (onnxprobe/command/command.h) run by the command line: its text on stdout,
 // its notes and error on stderr, its exit code.
 std::unique_ptr<Command> AdaptLibraryCommand(std::unique_ptr<cmd::Command> command);
@@ -99,7 +98,12 @@ class ProgressLine {
   }
   void Update(size_t done, size_t total, const char* unit = "tensors");
   // What the line says before its count ("sample 3/8: comparing").
-  void SetVerb(std::string verb) { verb_ = std::move(verb); }
+  // A new verb is a new phase: its first count shows at once.
+  void SetVerb(std::string verb) {
+    if (verb == verb_) return;
+    verb_ = std::move(verb);
+    last_ms_ = -1000;
+  }
   // A phase whose length is not known ahead: "<verb> N <unit>", cleared by Done().
   void Count(size_t n, const char* unit);
   void Done();

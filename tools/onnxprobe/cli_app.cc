@@ -198,7 +198,6 @@ int RunCli(int argc, char** argv) {
   app.add_flag("--version", version, "onnxprobe and ONNX Runtime versions");
 
   std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(MakeCompareCommand());
   for (auto& c : cmd::MakeCommands()) commands.push_back(AdaptLibraryCommand(std::move(c)));
   // --help's order: the main job first, then the field commands
   const std::vector<std::string> order = {

@@ -22,15 +22,19 @@ class LibraryCommand : public Command {
     ProgressLine line(isatty(STDERR_FILENO), "");
     cmd::CommandContext context;
     context.progress = [&line](const std::string& phase, size_t done, size_t total) {
+      // what is counted, where the phase's words do not say it
+      bool rows = phase.size() >= 9 && phase.compare(phase.size() - 9, 9, "comparing") == 0;
+      const char* unit = rows ? "tensors" : phase == "isolating nodes:" ? "runs" : "";
       line.SetVerb(phase);
       if (total == 0) {
-        line.Count(done, "");
+        line.Count(done, unit);
       } else {
-        line.Update(done, total, "");
+        line.Update(done, total, unit);
       }
       return true;
     };
     context.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    context.documents = false;
     auto out = command_->Execute(context);
     line.Done();
     if (!out.ok()) return Fail(out.status());

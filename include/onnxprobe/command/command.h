@@ -37,6 +37,10 @@ using CommandProgress = std::function<bool(const std::string&, size_t, size_t)>;
 struct CommandContext {
   CommandProgress progress;  // may be empty; total 0: a count without a known end
   bool color = false;        // the console text may use ANSI colour (a terminal, NO_COLOR unset)
+  // Render the JSON/HTML documents into the output even where no option asked for a file
+  // (Python's results carry them); the command line sets false, so a compare renders only what
+  // it writes.
+  bool documents = true;
 };
 
 class Command {

@@ -1,16 +1,14 @@
-// onnxprobe compare A [B]: the main job.
-#include <unistd.h>
-
+// compare A [B]: the main job.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <optional>
 
-#include "cli.h"
+#include "command/commands.h"
 #include "onnxprobe/capture/dump.h"
+#include "onnxprobe/capture/output_guard.h"
+#include "onnxprobe/common/format.h"
 #include "onnxprobe/pipeline/engine.h"
 #include "onnxprobe/pipeline/options.h"
 #include "onnxprobe/pipeline/sample_compare.h"
@@ -20,7 +18,7 @@
 #include "onnxprobe/report/sample_report.h"
 #include "onnxprobe/report/sweep_report.h"
 
-namespace onnxprobe::cli {
+namespace onnxprobe::cmd {
 namespace {
 
 constexpr const char* kFooter =
@@ -401,75 +399,69 @@ class CompareCommand : public Command {
 
   // --inputs / --samples: one comparison per sample, aggregated; the console shows each sample's
   // verdict, the aggregates and the focus sample's full report.
-  int RunSamples(const CompareRequest& req, ProgressLine* rows) {
+  Expected<CommandOutput> RunSamples(const CompareRequest& req, const CommandContext& context,
+                                     std::string* verb) {
     CompareCli& o = o_;
     SampleOptions so = o.samples;
     so.base = o.inputs.options;
     auto samples = ListInputSamples(so);
-    if (!samples.ok()) return Fail(NameSampleFlag(samples.status(), o.samples));
-    // the rows' line says which sample of how many it is comparing
-    auto result = CompareSamples(req, *samples, o.shard,
-                                 [rows](size_t done, size_t total, const std::string&) {
-                                   if (done < total) {
-                                     rows->SetVerb("sample " + std::to_string(done + 1) + "/" +
-                                                   std::to_string(total) + ": comparing");
-                                   }
-                                   return true;
-                                 });
-    if (!result.ok()) return Fail(result.status());
-    const SamplesCompareReport& r = *result;
+    if (!samples.ok()) return NameSampleFlag(samples.status(), o.samples);
+    // the rows' progress says which sample of how many it is comparing
+    OP_ASSIGN_OR_RETURN(
+        SamplesCompareReport r,
+        CompareSamples(req, *samples, o.shard,
+                       [this, verb, &context](size_t done, size_t total, const std::string&) {
+                         if (done < total) {
+                           *verb = "sample " + std::to_string(done + 1) + "/" +
+                                   std::to_string(total) + ": comparing";
+                         }
+                         bool show = context.progress && !o_.console.quiet;
+                         return !show || context.progress("sample", done, total);
+                       }));
     const SampleCompare* focus = FocusSample(r);
     if (focus != nullptr && focus->report.comparison.aborted &&
         focus->report.comparison.rows.empty() && r.samples.size() == 1) {
-      return Fail(focus->report.comparison.abort_status);
+      return focus->report.comparison.abort_status;
     }
-    Status st;
-    if (!o.json.empty()) {
-      st = WriteSamplesJson(r, o.json);
-      if (!st.ok()) return Fail(st);
+    CommandOutput out;
+    out.json = RenderSamplesJson(r);
+    if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
+    if (focus != nullptr && (context.documents || !o.html.empty())) {
+      out.html = MakeHtmlReporter()->Render(focus->report);
+      if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.html, out.html));
     }
-    if (!o.html.empty() && focus != nullptr) {
-      st = WriteReport(*MakeHtmlReporter(), focus->report, o.html);
-      if (!st.ok()) return Fail(st);
-    }
-    if (!o.model_explorer.empty() && focus != nullptr) {
-      st = WriteReport(*MakeModelExplorerReporter(), focus->report, o.model_explorer);
-      if (!st.ok()) return Fail(st);
-    }
-    if (!o.junit.empty()) {
-      st = WriteJUnit(o.junit, "onnxprobe compare", SamplesJUnit(r, o.b));
-      if (!st.ok()) return Fail(st);
-    }
+    if (!o.model_explorer.empty() && focus != nullptr)
+      OP_RETURN_IF_ERROR(
+          WriteReport(*MakeModelExplorerReporter(), focus->report, o.model_explorer));
+    out.junit = RenderJUnit("onnxprobe compare", SamplesJUnit(r, o.b));
+    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.junit, out.junit));
+    std::string& text = out.text;
     if (focus != nullptr) {
-      for (const auto& n : focus->report.notes) Note(n);
-      std::printf("sample %s (%s):\n", focus->name.c_str(),
-                  focus->report.passed() ? "closest to its tolerance" : "first failing");
-      std::fputs(MakeConsoleReporter(o.console)->Render(focus->report).c_str(), stdout);
+      for (const auto& n : focus->report.notes) out.notes.push_back("note: " + n);
+      text += "sample " + focus->name + " (" +
+              (focus->report.passed() ? "closest to its tolerance" : "first failing") + "):\n";
+      text += MakeConsoleReporter(o.console)->Render(focus->report);
     }
-    std::fputs(RenderSamplesConsole(r).c_str(), stdout);
+    text += RenderSamplesConsole(r);
     if (r.shard.sharded()) {
-      std::printf("shard %zu/%zu: %zu of %zu samples (onnxprobe merge joins the shards' --json)\n",
-                  r.shard.index, r.shard.count, r.samples.size(), r.total_samples);
+      text += StringPrintf(
+          "shard %zu/%zu: %zu of %zu samples (onnxprobe merge joins the shards' --json)\n",
+          r.shard.index, r.shard.count, r.samples.size(), r.total_samples);
     }
-    if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
+    if (!o.json.empty()) text += "JSON report: " + o.json + "\n";
     if (!o.html.empty() && focus != nullptr)
-      std::printf("HTML report: %s (sample %s)\n", o.html.c_str(), focus->name.c_str());
-    if (!o.model_explorer.empty() && focus != nullptr) {
-      std::printf("Model Explorer node data: %s (sample %s)\n", o.model_explorer.c_str(),
-                  focus->name.c_str());
-    }
-    if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
-    if (r.aborted) {
-      std::fflush(stdout);
-      return Fail(r.abort_status);
-    }
-    return r.passed() ? kExitOk : kExitMismatch;
+      text += "HTML report: " + o.html + " (sample " + focus->name + ")\n";
+    if (!o.model_explorer.empty() && focus != nullptr)
+      text += "Model Explorer node data: " + o.model_explorer + " (sample " + focus->name + ")\n";
+    if (!o.junit.empty()) text += "JUnit report: " + o.junit + "\n";
+    if (r.aborted) out.error = r.abort_status;
+    out.exit_code = r.passed() ? 0 : 1;
+    return out;
   }
 
-  int Run() override {
+  Expected<CommandOutput> Execute(const CommandContext& context) override {
     CompareCli& o = o_;
-    if (!o.color_forced)
-      o.console.color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    if (!o.color_forced) o.console.color = context.color;
     CompareRequest req;
     auto side = [&](const std::string& path, const SessionFlags& own) -> Expected<SideRequest> {
       SessionFlags f = MergeSessionFlags(o.shared, own);
@@ -477,12 +469,8 @@ class CompareCommand : public Command {
       // shared options reach a dump side only when both are dumps, refused in Validate()
       return SideRequest{path, f.session, !own.given.empty(), lib};
     };
-    auto sa = side(o.a, o.side_a);
-    if (!sa.ok()) return Fail(sa.status());
-    auto sb = side(o.b, o.side_b);
-    if (!sb.ok()) return Fail(sb.status());
-    req.a = *sa;
-    req.b = *sb;
+    OP_ASSIGN_OR_RETURN(req.a, side(o.a, o.side_a));
+    OP_ASSIGN_OR_RETURN(req.b, side(o.b, o.side_b));
     req.inputs = o.inputs.options;
     req.inputs_given = !o.inputs.given.empty();
     req.job = o.job;
@@ -500,96 +488,88 @@ class CompareCommand : public Command {
     req.quant.isolate = o.isolate;
     req.diagnose = o.diagnose;
     if (!o.isolate) req.diagnose.max_cases = 0;
-    if (!o.sweep.empty()) return RunSweep(req);
-    ProgressLine progress(!o.console.quiet && isatty(STDERR_FILENO), "comparing");
+    if (!o.sweep.empty()) return RunSweep(req, context);
+    bool show = context.progress && !o.console.quiet;
     auto started = std::chrono::steady_clock::now();
     const auto t0 = started;
     std::map<std::string, double> row_seconds;  // for JUnit: time since the previous row
+    std::string verb = "comparing";
     req.on_row = [&](const TensorResult& row, size_t d, size_t t) {
       auto now = std::chrono::steady_clock::now();
       row_seconds[row.name] = std::chrono::duration<double>(now - started).count();
       started = now;
-      progress.Update(d, t);
+      if (show) context.progress(verb, d, t);
     };
     // isolation can take longer than the comparison: say that it is going on
-    ProgressLine isolating(!o.console.quiet && isatty(STDERR_FILENO), "isolating nodes:");
-    req.localize_options.on_run = [&isolating](size_t runs) { isolating.Count(runs, "runs"); };
-    if (SamplesGiven()) return RunSamples(req, &progress);
-    auto result = Compare(req);
-    progress.Update(1, 1);
-    isolating.Done();
-    if (!result.ok()) return Fail(result.status());
-    for (const auto& n : result->notes) Note(n);
-    const ComparisonResult& r = result->comparison;
+    if (show) {
+      req.localize_options.on_run = [&context](size_t runs) {
+        context.progress("isolating nodes:", runs, 0);
+      };
+    }
+    if (SamplesGiven()) return RunSamples(req, context, &verb);
+    OP_ASSIGN_OR_RETURN(CompareReport result, Compare(req));
+    CommandOutput out;
+    for (const auto& n : result.notes) out.notes.push_back("note: " + n);
+    const ComparisonResult& r = result.comparison;
     // nothing compared (e.g. a provider this runtime lacks): the error alone, no empty report
-    if (r.aborted && r.rows.empty()) return Fail(r.abort_status);
+    if (r.aborted && r.rows.empty()) return r.abort_status;
     // reports first: rows compared before a failure must reach the files
-    Status st;
-    if (!o.json.empty()) {
-      st = WriteReport(*MakeJsonReporter(), *result, o.json);
-      if (!st.ok()) return Fail(st);
-    }
-    if (!o.html.empty()) {
-      st = WriteReport(*MakeHtmlReporter(), *result, o.html);
-      if (!st.ok()) return Fail(st);
-    }
-    if (!o.junit.empty()) {
-      JUnitSuite suite = JUnitSuiteFor(*result, "compare", o.b, "", row_seconds);
-      suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      st = WriteJUnit(o.junit, "onnxprobe compare", {suite});
-      if (!st.ok()) return Fail(st);
-    }
-    if (!o.model_explorer.empty()) {
-      st = WriteReport(*MakeModelExplorerReporter(), *result, o.model_explorer);
-      if (!st.ok()) return Fail(st);
-    }
-    std::fputs(MakeConsoleReporter(o.console)->Render(*result).c_str(), stdout);
-    if (!o.json.empty()) std::printf("JSON report: %s\n", o.json.c_str());
-    if (!o.html.empty()) std::printf("HTML report: %s\n", o.html.c_str());
-    if (!o.junit.empty()) std::printf("JUnit report: %s\n", o.junit.c_str());
+    if (context.documents || !o.json.empty()) out.json = MakeJsonReporter()->Render(result);
+    if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
+    if (context.documents || !o.html.empty()) out.html = MakeHtmlReporter()->Render(result);
+    if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.html, out.html));
+    JUnitSuite suite = JUnitSuiteFor(result, "compare", o.b, "", row_seconds);
+    suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.junit = RenderJUnit("onnxprobe compare", {suite});
+    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.junit, out.junit));
     if (!o.model_explorer.empty())
-      std::printf("Model Explorer node data: %s\n", o.model_explorer.c_str());
+      OP_RETURN_IF_ERROR(WriteReport(*MakeModelExplorerReporter(), result, o.model_explorer));
+    out.text = MakeConsoleReporter(o.console)->Render(result);
+    if (!o.json.empty()) out.text += "JSON report: " + o.json + "\n";
+    if (!o.html.empty()) out.text += "HTML report: " + o.html + "\n";
+    if (!o.junit.empty()) out.text += "JUnit report: " + o.junit + "\n";
+    if (!o.model_explorer.empty())
+      out.text += "Model Explorer node data: " + o.model_explorer + "\n";
+    out.exit_code = r.failures > 0 ? 1 : 0;
     if (r.aborted) {
-      std::fflush(stdout);
-      return Fail(r.abort_status);
+      out.error = r.abort_status;
+    } else if (!result.localization.repro_status.ok()) {
+      // a bundle asked for and not written is a failed write (exit 2), after the report it
+      // explains
+      out.error = result.localization.repro_status.WithContext("--repro");
     }
-    // a bundle asked for and not written is a failed write (exit 2), after the report it explains
-    if (!result->localization.repro_status.ok()) {
-      std::fflush(stdout);
-      return Fail(result->localization.repro_status.WithContext("--repro"));
-    }
-    return r.failures > 0 ? kExitMismatch : kExitOk;
+    return out;
   }
 
   // The comparison at each shape: each shape's console report, then one line per shape.
-  int RunSweep(CompareRequest req) {
+  Expected<CommandOutput> RunSweep(CompareRequest req, const CommandContext& context) {
     CompareCli& o = o_;
     SweepRequest sweep{std::move(req), o.sweep};
-    auto result = CompareSweep(sweep);
-    if (!result.ok()) return Fail(result.status());
+    OP_ASSIGN_OR_RETURN(SweepReport result, CompareSweep(sweep));
+    CommandOutput out;
     bool backend_failed = false;
-    for (const SweepPoint& p : result->points) {
-      std::printf("== %s ==\n", SweepPointLabel(p).c_str());
+    for (const SweepPoint& p : result.points) {
+      out.text += "== " + SweepPointLabel(p) + " ==\n";
       const ComparisonResult& r = p.report.comparison;
       if (!p.error.ok() || (r.aborted && r.rows.empty())) {
         backend_failed = true;
-        std::printf("runtime failed: %s\n\n",
-                    (p.error.ok() ? r.abort_status : p.error).message().c_str());
+        out.text +=
+            "runtime failed: " + (p.error.ok() ? r.abort_status : p.error).message() + "\n\n";
         continue;
       }
-      for (const auto& n : p.report.notes) Note(n);
-      std::fputs(MakeConsoleReporter(o.console)->Render(p.report).c_str(), stdout);
+      for (const auto& n : p.report.notes) out.notes.push_back("note: " + n);
+      out.text += MakeConsoleReporter(o.console)->Render(p.report);
       backend_failed |= r.aborted;
-      std::printf("\n");
+      out.text += "\n";
     }
-    std::fputs(RenderSweepText(*result).c_str(), stdout);
+    out.text += RenderSweepText(result);
+    if (context.documents || !o.json.empty()) out.json = RenderSweepJson(result);
     if (!o.json.empty()) {
-      Status st = WriteSweepJson(*result, o.json);
-      if (!st.ok()) return Fail(st);
-      std::printf("JSON report: %s\n", o.json.c_str());
+      OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
+      out.text += "JSON report: " + o.json + "\n";
     }
-    if (backend_failed) return kExitBackend;
-    return result->passed() ? kExitOk : kExitMismatch;
+    out.exit_code = backend_failed ? 3 : result.passed() ? 0 : 1;
+    return out;
   }
 
  private:
@@ -600,4 +580,4 @@ class CompareCommand : public Command {
 
 std::unique_ptr<Command> MakeCompareCommand() { return std::make_unique<CompareCommand>(); }
 
-}  // namespace onnxprobe::cli
+}  // namespace onnxprobe::cmd
