@@ -56,13 +56,13 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
-class Cli11Sink : public OptionSink {
+class Cli11Sink : public cmd::OptionSink {
  public:
   explicit Cli11Sink(CLI::App* app) : app_(app) {}
 
   void Section(const std::string& title) override { section_ = title; }
 
-  void Add(const OptionSpec& spec, std::function<Status(const std::string&)> parse) override {
+  void Add(const cmd::OptionSpec& spec, std::function<Status(const std::string&)> parse) override {
     CLI::Option* opt = nullptr;
     if (!spec.bare_value.empty()) {
       auto target = std::make_shared<std::string>();
@@ -197,13 +197,12 @@ int RunCli(int argc, char** argv) {
   bool version = false;
   app.add_flag("--version", version, "onnxprobe and ONNX Runtime versions");
 
-  std::vector<std::unique_ptr<Command>> commands;
-  for (auto& c : cmd::MakeCommands()) commands.push_back(AdaptLibraryCommand(std::move(c)));
+  std::vector<std::unique_ptr<cmd::Command>> commands = cmd::MakeCommands();
   // --help's order: the main job first, then the field commands
   const std::vector<std::string> order = {
       "inspect",     "run",  "compare", "replay", "merge",         "import-polygraphy", "generate",
       "determinism", "lint", "diff",    "fp16",   "baseline save", "baseline check",    "profile"};
-  auto rank = [&order](const std::unique_ptr<Command>& c) {
+  auto rank = [&order](const std::unique_ptr<cmd::Command>& c) {
     return std::find(order.begin(), order.end(), c->name()) - order.begin();
   };
   std::stable_sort(commands.begin(), commands.end(),
@@ -269,7 +268,7 @@ int RunCli(int argc, char** argv) {
     Status st = subs[i].second->Check(commands[i]->name());
     if (st.ok()) st = commands[i]->Validate();
     if (!st.ok()) return Fail(st);
-    return commands[i]->Run();
+    return RunLibraryCommand(*commands[i]);
   }
   std::string what = app.remaining().empty() ? "no command given"
                                              : "unknown command '" + app.remaining().front() + "'";

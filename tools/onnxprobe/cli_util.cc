@@ -22,10 +22,6 @@ int Fail(const Status& s) {
   return ExitCodeFor(s);
 }
 
-void Note(const std::string& message) {
-  std::fprintf(stderr, "onnxprobe: note: %s\n", message.c_str());
-}
-
 void ProgressLine::Update(size_t done, size_t total, const char* unit) {
   if (!enabled_) return;
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
