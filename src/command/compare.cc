@@ -424,7 +424,7 @@ class CompareCommand : public Command {
       return focus->report.comparison.abort_status;
     }
     CommandOutput out;
-    out.json = RenderSamplesJson(r);
+    if (context.documents || !o.json.empty()) out.json = RenderSamplesJson(r);
     if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
     if (focus != nullptr && (context.documents || !o.html.empty())) {
       out.html = MakeHtmlReporter()->Render(focus->report);
@@ -433,7 +433,8 @@ class CompareCommand : public Command {
     if (!o.model_explorer.empty() && focus != nullptr)
       OP_RETURN_IF_ERROR(
           WriteReport(*MakeModelExplorerReporter(), focus->report, o.model_explorer));
-    out.junit = RenderJUnit("onnxprobe compare", SamplesJUnit(r, o.b));
+    if (context.documents || !o.junit.empty())
+      out.junit = RenderJUnit("onnxprobe compare", SamplesJUnit(r, o.b));
     if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.junit, out.junit));
     std::string& text = out.text;
     if (focus != nullptr) {
@@ -518,9 +519,11 @@ class CompareCommand : public Command {
     if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
     if (context.documents || !o.html.empty()) out.html = MakeHtmlReporter()->Render(result);
     if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.html, out.html));
-    JUnitSuite suite = JUnitSuiteFor(result, "compare", o.b, "", row_seconds);
-    suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out.junit = RenderJUnit("onnxprobe compare", {suite});
+    if (context.documents || !o.junit.empty()) {
+      JUnitSuite suite = JUnitSuiteFor(result, "compare", o.b, "", row_seconds);
+      suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.junit = RenderJUnit("onnxprobe compare", {suite});
+    }
     if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.junit, out.junit));
     if (!o.model_explorer.empty())
       OP_RETURN_IF_ERROR(WriteReport(*MakeModelExplorerReporter(), result, o.model_explorer));
