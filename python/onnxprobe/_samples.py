@@ -81,6 +81,9 @@ class MergedReport(SamplesReport):
     def json(self, path=None):
         if path is None:
             return self._text()
+        # the output guard as `onnxprobe merge --json`: a report of the shards' kind may be replaced
+        kind = "baseline-check-json" if self.to_dict().get("schema") == "onnxprobe-baseline-check" else "compare-json"
+        _onnxprobe.guard_output(os.fspath(path), kind)
         _onnxprobe.write_json_output(os.fspath(path), self._text())
         return os.fspath(path)
 

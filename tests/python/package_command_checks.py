@@ -320,4 +320,8 @@ def test_a_sweep_is_the_clis_and_python_writes_only_where_the_cli_would(tmp_path
             write(precious)
     with pytest.raises(onnxprobe.InvalidArgument):
         report.json(m)  # the model itself
+    shard = onnxprobe.compare(m, b_opt_level="all", samples=2, shard=(0, 1))
+    with pytest.raises(onnxprobe.InvalidArgument):
+        onnxprobe.merge([shard], json=precious)
     assert precious.read_text() == "mine"
+    assert onnxprobe.merge([shard], json=tmp_path / "merged.json").passed  # a new file is fine
