@@ -148,6 +148,7 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
     OP_RETURN_IF_ERROR(SetCandidates(isolate, &r.localize, &r.localize_options));
   if (Get(d, "latency_runs", &r.latency_runs)) r.latency_max_ms = 0;  // exactly N, as the CLI
   OP_RETURN_IF_ERROR(QuantFromDict(d, &r.quant));
+  r.quant.isolate = r.localize;  // as --isolate none: no quantized layer run alone either
   Get(d, "diagnose_cases", &r.diagnose.max_cases);
   Get(d, "knowledge_file", &r.diagnose.knowledge_file);
   if (!r.localize) r.diagnose.max_cases = 0;

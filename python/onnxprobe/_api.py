@@ -47,9 +47,12 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
     ``--json``'s document; exit code 1 when a NaN/Inf tensor was found or the observer check
     failed); inputs are then files (not arrays).
     """
-    if any(v not in (None, False) for v in (output, inputs_dir, samples, fail_on_nonfinite, check_observer,
-                                             capture_fused, json)):
+    if (output is not None or inputs_dir is not None or samples is not None or json not in (None, False)
+            or fail_on_nonfinite or check_observer or capture_fused):
         return _run_to_dump(locals())
+    idle = [k for k, v in (("force", force), ("quiet", quiet), ("progress", progress)) if v not in (None, False)]
+    if idle:
+        raise InvalidArgument(f"{idle[0]} does nothing without output= (the tensors are returned, nothing is written)")
     session = rq.session_dict(provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
                               custom_op_lib, allow_fallback, session_config)
     selection = rq.selection_dict(tensors, op_types, regex)
@@ -189,6 +192,9 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     }
     if latency_runs is not None and not 0 <= int(latency_runs) <= 10000:
         raise InvalidArgument("latency_runs must be between 0 and 10000")
+    if latency_runs and isolate_runtime:
+        raise InvalidArgument("latency_runs does nothing with isolate_runtime (latency is measured in this "
+                              "process, which an isolated comparison keeps free of the runtime)")
     if request["diagnose_cases"] < 0:
         raise InvalidArgument(f"diagnose must be True, 'all' or False, not {diagnose!r}")
     if request["repro_dir"]:

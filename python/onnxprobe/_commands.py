@@ -15,6 +15,7 @@ Each call runs in this process (GIL released) and returns a ``CommandResult``.
 import inspect as _inspect
 import json as _json
 import keyword as _keyword
+import numbers
 import os
 import re
 
@@ -87,8 +88,10 @@ def _text(value, what):
         raise InvalidArgument(f"{what}: expected a value, not {value!r} (True/False are for switches)")
     if isinstance(value, (str, os.PathLike)):
         return os.fspath(value)
-    if isinstance(value, (int, float)):
-        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, numbers.Integral):  # numpy's integers too
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
     raise InvalidArgument(f"{what}: expected a string, number or path, not {type(value).__name__}")
 
 
@@ -111,6 +114,8 @@ def occurrences(option, value):
         return [(flag, "")]
     if option["bare_value"] and value is True:  # --json alone
         return [(flag, "")]
+    if option["bare_value"] and isinstance(value, (str, os.PathLike)) and not os.fspath(value):
+        raise InvalidArgument(f"{what}: an empty file name (give a file, or True for stdout)")
     sep = "/" if "/" in value_name and "," not in value_name else ","
     if isinstance(value, dict):
         kv = ":" if ":" in value_name and "=" not in value_name else "="
@@ -133,7 +138,8 @@ def _docstring(table, names):
     for o in table["options"]:
         value = f" {o['value_name']}" if o["value_name"] else ""
         lines.append(f"  {keyword_of(o['name'])} ({o['name']}{value}): {o['help']}")
-    lines.append("  progress: True (a tqdm bar), or a callable (phase, done, total); raising stops the call")
+    lines.append("  progress: True (a tqdm bar), or a callable (phase, done, total); an exception it raises is "
+                 "raised again, stopping the call at its next sample where it has samples")
     lines += ["", "Returns a CommandResult; raises onnxprobe.Error subclasses with the command line's messages."]
     return "\n".join(lines)
 
@@ -172,8 +178,10 @@ def _make(table):
         pairs = []
         for kw, o in options.items():
             pairs += occurrences(o, bound.arguments.get(kw))
-        # no runtime named: the one the package resolves (the onnxruntime package's in a wheel)
-        if "ort_lib" in options and not any(bound.arguments.get(k) for k in _RUNTIME_KEYWORDS):
+        # no runtime named: the one the package resolves (the onnxruntime package's in a wheel);
+        # replay's bundle records its own runtime, which a flag would override
+        if ("ort_lib" in options and command != "replay"
+                and not any(bound.arguments.get(k) for k in _RUNTIME_KEYWORDS)):
             library = _runtime.resolve()
             if library:
                 pairs.append(("--ort-lib", library))

@@ -83,7 +83,7 @@ class MergedReport(SamplesReport):
             return self._text()
         # the output guard as `onnxprobe merge --json`: a report of the shards' kind may be replaced
         kind = "baseline-check-json" if self.to_dict().get("schema") == "onnxprobe-baseline-check" else "compare-json"
-        _onnxprobe.guard_output(os.fspath(path), kind)
+        _onnxprobe.guard_output(os.fspath(path), kind, getattr(self, "_shard_files", []))
         _onnxprobe.write_json_output(os.fspath(path), self._text())
         return os.fspath(path)
 
@@ -113,8 +113,12 @@ def merge(shards, json=None):
     """Joins the shards of a comparison over samples (``onnxprobe merge SHARD.json...``): each a
     SamplesReport, its dict, its JSON text or a file. Returns a MergedReport; `json`: also
     written there. Raises InvalidArgument when they do not make one comparison."""
+    shards = list(shards)
     native = _onnxprobe.merge_shards([_shard_text(i, s) for i, s in enumerate(shards)])
     report = MergedReport(native)
+    # files given as shards are inputs: never replaced by the merged report
+    report._shard_files = [os.fspath(s) for s in shards if isinstance(s, os.PathLike)
+                           or (isinstance(s, str) and not s.lstrip().startswith("{") and os.path.isfile(s))]
     if json is not None:
         report.json(json)
     return report

@@ -103,6 +103,7 @@ class BaselineSaveCommand : public Command {
     if (context.progress && !o.quiet)
       req.on_sample = [&](size_t d, size_t t) { return context.progress("sample", d, t); };
     auto saved = SaveBaseline(req);
+    req.on_sample = nullptr;  // it refers to `context`, which ends with this call
     if (!saved.ok()) return NameSampleFlag(saved.status(), o.samples);
     CommandOutput out;
     for (const auto& n : saved->notes) out.notes.push_back("note: " + n);
@@ -229,7 +230,9 @@ class BaselineCheckCommand : public Command {
     req.shard = o.shard;
     if (context.progress && !o.quiet)
       req.on_sample = [&](size_t d, size_t t) { return context.progress("sample", d, t); };
-    OP_ASSIGN_OR_RETURN(BaselineCheckReport r, CheckBaseline(req));
+    auto checked = CheckBaseline(req);
+    req.on_sample = nullptr;
+    OP_ASSIGN_OR_RETURN(BaselineCheckReport r, std::move(checked));
     bool nothing_compared = true;
     for (const auto& s : r.samples) nothing_compared &= s.report.comparison.rows.empty();
     // nothing compared (e.g. a provider this runtime lacks): the error alone, as compare does

@@ -512,8 +512,12 @@ class CompareCommand : public Command {
     CommandOutput out;
     for (const auto& n : result.notes) out.notes.push_back("note: " + n);
     const ComparisonResult& r = result.comparison;
-    // nothing compared (e.g. a provider this runtime lacks): the error alone, no empty report
-    if (r.aborted && r.rows.empty()) return r.abort_status;
+    // nothing compared (e.g. a provider this runtime lacks): the notes and the error, no empty
+    // report
+    if (r.aborted && r.rows.empty()) {
+      out.error = r.abort_status;
+      return out;
+    }
     // reports first: rows compared before a failure must reach the files
     if (context.documents || !o.json.empty()) out.json = MakeJsonReporter()->Render(result);
     if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
@@ -568,7 +572,8 @@ class CompareCommand : public Command {
     out.text += RenderSweepText(result);
     if (context.documents || !o.json.empty()) out.json = RenderSweepJson(result);
     if (!o.json.empty()) {
-      OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
+      out.error = WriteJsonOutput(o.json, out.json);  // the shapes' reports are printed first
+      if (!out.error.ok()) return out;
       out.text += "JSON report: " + o.json + "\n";
     }
     out.exit_code = backend_failed ? 3 : result.passed() ? 0 : 1;

@@ -37,6 +37,7 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
       picks.push_back(idx);
     }
     if (picks.empty()) break;
+    if (job.Stopped()) return InvalidArgument("comparison stopped by the caller while bisecting");
     ++r.bisect_rounds;
     std::vector<Pair> batch;
     for (size_t i : picks) batch.push_back(pairs[i]);

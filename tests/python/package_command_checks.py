@@ -325,3 +325,11 @@ def test_a_sweep_is_the_clis_and_python_writes_only_where_the_cli_would(tmp_path
         onnxprobe.merge([shard], json=precious)
     assert precious.read_text() == "mine"
     assert onnxprobe.merge([shard], json=tmp_path / "merged.json").passed  # a new file is fine
+    (tmp_path / "s0.json").write_text(shard.json())
+    with pytest.raises(onnxprobe.InvalidArgument):  # a shard is an input, never the output
+        onnxprobe.merge([tmp_path / "s0.json"], json=tmp_path / "s0.json")
+    with pytest.raises(onnxprobe.InvalidArgument, match="empty file name"):
+        onnxprobe.lint(m, json="")
+    with pytest.raises(onnxprobe.InvalidArgument, match="quiet does nothing"):
+        onnxprobe.run(m, quiet=True)
+    assert onnxprobe.determinism(m, runs=np.int64(2)).passed  # numpy numbers are numbers

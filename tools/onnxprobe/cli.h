@@ -54,7 +54,7 @@ class ProgressLine {
   bool enabled_;
   std::string verb_;
   int64_t last_ms_ = -1000;
-  bool counting_ = false;  // a Count() line is on the terminal
+  bool counting_ = false;  // a line is on the terminal (Count, or Update before its end)
 };
 
 }  // namespace onnxprobe::cli

@@ -30,6 +30,7 @@ void ProgressLine::Update(size_t done, size_t total, const char* unit) {
   if (done != total && now - last_ms_ < 100) return;
   last_ms_ = now;
   std::fprintf(stderr, "\r  %s %zu/%zu%s%s", verb_.c_str(), done, total, *unit ? " " : "", unit);
+  counting_ = done != total;  // a line on the terminal until Done() (or the last count) clears it
   if (done == total) std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
 }
