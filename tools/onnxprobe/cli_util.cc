@@ -1,8 +1,6 @@
-#include <cerrno>
+// Exit codes, the one-line error and the terminal's progress line.
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 #include "cli.h"
 
