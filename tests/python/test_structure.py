@@ -69,6 +69,23 @@ def test_the_command_line_and_python_use_public_headers_only():
     assert not wrong, "\n".join(wrong)
 
 
+PUBLIC = re.compile(r'^\s*#\s*include\s+"onnxprobe/([a-z_0-9]+)/', re.M)
+
+
+def test_the_command_line_only_parses_calls_and_prints():
+    """tools/onnxprobe holds no command of its own: it reaches the library through the commands'
+    interface (command/) and the foundation's errors, version and cleanup, never a computing
+    module, so every command's request, call and report live in the library, shared with Python."""
+    allowed = {"command", "common", "backend"}  # backend: `onnxprobe --version` names the runtime
+    wrong = []
+    for path in _sources(os.path.join(SRC, "tools", "onnxprobe")):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            wrong += [f"{os.path.relpath(path, SRC)} includes onnxprobe/{m}/"
+                      for m in PUBLIC.findall(f.read()) if m not in allowed]
+    assert not wrong, "\n".join(wrong)
+    assert os.path.isfile(os.path.join(SRC, "tools", "onnxprobe", "cli_app.cc"))
+
+
 def test_the_rules_see_the_tree():
     # the checks above pass vacuously on an empty tree: the modules they walk must be there
     assert {"engine", "pipeline", "localize", "side", "common"} <= set(_modules())
