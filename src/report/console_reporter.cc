@@ -153,21 +153,16 @@ class ConsoleReporter : public Reporter {
     std::string out;
     out += "A (reference): " + r.describe_a + "\n";
     out += "B (under test): " + r.describe_b + "\n";
-    char line[512];
-    std::snprintf(line, sizeof(line),
-                  "compared %zu tensors: %zu passed, %zu failed; %zu only in A, %zu only in B; "
-                  "atol %g%s rtol %g (%s)\n",
-                  r.rows.size(), r.rows.size() - r.failures, r.failures, r.only_a.size(),
-                  r.only_b.size(), r.policy.global.atol,
-                  r.policy.global.scale_atol ? " x scale" : "", r.policy.global.rtol,
-                  JudgeByName(r.policy.judge));
+    out += StringPrintf(
+        "compared %zu tensors: %zu passed, %zu failed; %zu only in A, %zu only in B; ",
+        r.rows.size(), r.rows.size() - r.failures, r.failures, r.only_a.size(), r.only_b.size());
     if (report.quant.active()) {  // the tolerance does not judge these rows: say what does
-      std::string l = line;
-      l = l.substr(0, l.find("; atol")) +
-          "; judged by SQNR >= " + FormatNumber(report.quant.min_sqnr_db) + " dB\n";
-      std::snprintf(line, sizeof(line), "%s", l.c_str());
+      out += "judged by SQNR >= " + FormatNumber(report.quant.min_sqnr_db) + " dB\n";
+    } else {
+      out += StringPrintf("atol %g%s rtol %g (%s)\n", r.policy.global.atol,
+                          r.policy.global.scale_atol ? " x scale" : "", r.policy.global.rtol,
+                          JudgeByName(r.policy.judge));
     }
-    out += line;
     if (r.bisected) {
       out += "bisection: " + std::to_string(r.bisect_rounds) + " rounds (" +
              std::to_string(r.runs_a) + " runs on A, " + std::to_string(r.runs_b) + " on B), " +
