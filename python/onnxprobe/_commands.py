@@ -204,16 +204,16 @@ def _make(table):
     return call
 
 
-def build():
-    """{function name: function} for every library command."""
-    return {function_name(t["name"]): _make(t) for t in _onnxprobe.command_tables()}
-
-
 _BUILT = {}
+
+
+def build():
+    """{function name: function} for every library command (built once, at the first call)."""
+    if not _BUILT:
+        _BUILT.update({function_name(t["name"]): _make(t) for t in _onnxprobe.command_tables()})
+    return dict(_BUILT)
 
 
 def build_one(name):
     """The function of one library command ("run", "baseline check")."""
-    if not _BUILT:
-        _BUILT.update(build())
-    return _BUILT[function_name(name)]
+    return build()[function_name(name)]

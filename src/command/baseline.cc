@@ -1,7 +1,6 @@
 // baseline save MODEL -o BASE / baseline check MODEL BASE: a precision gate for CI.
 #include "onnxprobe/baseline/baseline.h"
 
-#include <cstdio>
 #include <filesystem>
 
 #include "command/commands.h"
@@ -110,15 +109,13 @@ class BaselineSaveCommand : public Command {
     if (o.quiet) return out;
     const Baseline& b = saved->baseline;
     const Environment& e = b.environment;
-    char line[256];
-    std::snprintf(line, sizeof line, "%.2f s", saved->seconds);
     auto plural = [](size_t n) { return n == 1 ? "" : "s"; };
     out.text = "baseline: " + std::to_string(b.samples.size()) + " sample" +
                plural(b.samples.size()) + " x " + std::to_string(b.tensors.size()) + " tensor" +
                plural(b.tensors.size()) + " of " + o.model + " (" +
-               FormatBytes(saved->bytes_written) + ", " + line + "), onnxruntime " +
-               e.runtime_version + " " + e.session.provider + ", optimizations " +
-               OptLevelName(e.session.optimization_level) + "\n";
+               FormatBytes(saved->bytes_written) + ", " + StringPrintf("%.2f s", saved->seconds) +
+               "), onnxruntime " + e.runtime_version + " " + e.session.provider +
+               ", optimizations " + OptLevelName(e.session.optimization_level) + "\n";
     out.text += "thresholds: atol " + FormatNumber(b.policy.global.atol) + ", rtol " +
                 FormatNumber(b.policy.global.rtol) + ", judge " + JudgeByName(b.policy.judge) +
                 "; " + std::to_string(b.policy.rules.size()) + " rule" +

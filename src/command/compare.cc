@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "command/commands.h"
+#include "common/file_util.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/capture/output_guard.h"
 #include "onnxprobe/common/format.h"
@@ -428,14 +429,14 @@ class CompareCommand : public Command {
     if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
     if (focus != nullptr && (context.documents || !o.html.empty())) {
       out.html = MakeHtmlReporter()->Render(focus->report);
-      if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.html, out.html));
+      if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
     }
     if (!o.model_explorer.empty() && focus != nullptr)
       OP_RETURN_IF_ERROR(
           WriteReport(*MakeModelExplorerReporter(), focus->report, o.model_explorer));
     if (context.documents || !o.junit.empty())
       out.junit = RenderJUnit("onnxprobe compare", SamplesJUnit(r, o.b));
-    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.junit, out.junit));
+    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.junit, out.junit));
     std::string& text = out.text;
     if (focus != nullptr) {
       for (const auto& n : focus->report.notes) out.notes.push_back("note: " + n);
@@ -522,13 +523,13 @@ class CompareCommand : public Command {
     if (context.documents || !o.json.empty()) out.json = MakeJsonReporter()->Render(result);
     if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
     if (context.documents || !o.html.empty()) out.html = MakeHtmlReporter()->Render(result);
-    if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.html, out.html));
+    if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
     if (context.documents || !o.junit.empty()) {
       JUnitSuite suite = JUnitSuiteFor(result, "compare", o.b, "", row_seconds);
       suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       out.junit = RenderJUnit("onnxprobe compare", {suite});
     }
-    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.junit, out.junit));
+    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.junit, out.junit));
     if (!o.model_explorer.empty())
       OP_RETURN_IF_ERROR(WriteReport(*MakeModelExplorerReporter(), result, o.model_explorer));
     out.text = MakeConsoleReporter(o.console)->Render(result);

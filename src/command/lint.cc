@@ -2,10 +2,9 @@
 //                      | --runtime-version V] [--list-rules]
 #include "onnxprobe/lint/lint.h"
 
-#include <cstdio>
-
 #include "command/commands.h"
 #include "onnxprobe/backend/backend.h"
+#include "onnxprobe/common/format.h"
 #include "onnxprobe/model/model.h"
 #include "onnxprobe/report/lint_report.h"
 
@@ -83,11 +82,9 @@ class LintCommand : public Command {
   Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     CommandOutput out;
     if (list_rules_) {
-      char line[512];
       for (const LintRuleInfo& r : LintRules()) {
-        std::snprintf(line, sizeof line, "%s  %-7s  %-26s %s\n", r.code.c_str(),
-                      LintSeverityName(r.severity), r.name.c_str(), r.summary.c_str());
-        out.text += line;
+        out.text += StringPrintf("%s  %-7s  %-26s %s\n", r.code.c_str(),
+                                 LintSeverityName(r.severity), r.name.c_str(), r.summary.c_str());
       }
       return out;
     }
