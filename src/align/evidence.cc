@@ -6,6 +6,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "onnxprobe/common/budget_planner.h"
+
 namespace onnxprobe::align {
 namespace {
 
@@ -56,24 +58,20 @@ double RelativeDistance(const Tensor& a, const Tensor& b) {
 Status FetchInBatches(Side& side, const std::vector<std::string>& names, uint64_t budget,
                       const std::function<void(const RunOutput&)>& fn) {
   std::unordered_map<std::string, uint64_t> size;
-  for (const auto& t : side.tensors()) size[t.name] = t.est_bytes;
-  std::vector<std::string> batch;
-  uint64_t bytes = 0;
-  auto flush = [&]() -> Status {
-    if (batch.empty()) return Status::Ok();
+  uint64_t largest = 0;
+  for (const auto& t : side.tensors()) {
+    size[t.name] = t.est_bytes;
+    largest = std::max(largest, t.est_bytes);
+  }
+  auto bytes_of = [&](const std::string& n) {
+    auto it = size.find(n);
+    return it == size.end() ? uint64_t{0} : it->second;
+  };
+  for (const auto& batch : PlanNameBatches(names, bytes_of, budget, largest)) {
     OP_ASSIGN_OR_RETURN(auto outs, side.Fetch(batch));
     for (const auto& o : outs) fn(o);
-    batch.clear();
-    bytes = 0;
-    return Status::Ok();
-  };
-  for (const auto& n : names) {
-    uint64_t b = size.count(n) ? size[n] : 0;
-    if (budget > 0 && !batch.empty() && bytes + b > budget) OP_RETURN_IF_ERROR(flush());
-    batch.push_back(n);
-    bytes += b;
   }
-  return flush();
+  return Status::Ok();
 }
 
 int ChooseByValue(const std::vector<double>& d, std::string* why) {

@@ -29,8 +29,8 @@ double RelativeDistance(const Tensor& a, const Tensor& b);
 bool SameValuesOtherLayout(const Tensor& reference, const Tensor& candidate, double* in_order,
                            double* as_sets);
 
-// Fetches `names` from `side` in runs of at most `budget` estimated bytes (0: one run), calling
-// `fn` for each.
+// Fetches `names` from `side` in runs of at most `budget` estimated bytes (0: one run; the rule
+// of common/budget_planner.h), calling `fn` for each.
 Status FetchInBatches(Side& side, const std::vector<std::string>& names, uint64_t budget,
                       const std::function<void(const RunOutput&)>& fn);
 

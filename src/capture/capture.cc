@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "onnxprobe/common/budget_planner.h"
 #include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
@@ -91,26 +92,18 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
     sizes = EstimateTensorBytes(model, inputs);
     for (const auto& [n, b] : sizes) known_max = std::max(known_max, b);
   }
-  std::vector<std::vector<std::string>> batches(1);
-  uint64_t in_batch = 0;
   for (const auto& name : tensors) {
-    uint64_t bytes = 0;
     auto it = sizes.find(name);
-    if (it != sizes.end()) {
-      bytes = it->second;
-    } else {
-      ++report.unknown_sizes;
-      bytes = known_max;  // conservative guess for what inference could not size
-    }
-    report.estimated_bytes += bytes;
-    if (options.max_memory > 0 && !batches.back().empty() &&
-        in_batch + bytes > options.max_memory) {
-      batches.emplace_back();
-      in_batch = 0;
-    }
-    batches.back().push_back(name);
-    in_batch += bytes;
+    if (it == sizes.end()) ++report.unknown_sizes;
+    report.estimated_bytes += it != sizes.end() ? it->second : known_max;
   }
+  auto bytes_of = [&](const std::string& name) {
+    auto it = sizes.find(name);
+    return it == sizes.end() ? uint64_t{0} : it->second;
+  };
+  std::vector<std::vector<std::string>> batches =
+      PlanNameBatches(tensors, bytes_of, options.max_memory, known_max);
+  if (batches.empty()) batches.emplace_back();  // no tensor: one run for the graph outputs
 
   // under a memory budget, allocations that are freed when done keep the peak near what is alive
   SessionOptions session_options = options.session;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "common/file_util.h"
+#include "onnxprobe/common/budget_planner.h"
 #include "onnxprobe/common/json.h"
 #include "onnxprobe/common/json_value.h"
 
@@ -66,25 +67,17 @@ std::vector<std::vector<std::string>> Groups(const Model& model,
                                              const std::vector<NamedTensor>& inputs,
                                              const std::vector<std::string>& names,
                                              uint64_t budget) {
-  std::vector<std::vector<std::string>> groups(1);
-  if (budget == 0) {
-    groups[0] = names;
-    return groups;
-  }
+  if (budget == 0) return {names};
   auto sizes = EstimateTensorBytes(model, inputs);
   uint64_t known_max = 0;
   for (const auto& [n, b] : sizes) known_max = std::max(known_max, b);
-  uint64_t in_group = 0;
-  for (const auto& n : names) {
+  auto bytes_of = [&](const std::string& n) {
     auto it = sizes.find(n);
-    uint64_t bytes = 2 * (it == sizes.end() ? known_max : it->second);
-    if (!groups.back().empty() && in_group + bytes > budget) {
-      groups.emplace_back();
-      in_group = 0;
-    }
-    groups.back().push_back(n);
-    in_group += bytes;
-  }
+    return it == sizes.end() ? uint64_t{0} : it->second;
+  };
+  // each tensor is held twice (the reference and a run's copy): half the budget per copy
+  auto groups = PlanNameBatches(names, bytes_of, std::max<uint64_t>(budget / 2, 1), known_max);
+  if (groups.empty()) groups.emplace_back();
   return groups;
 }
 

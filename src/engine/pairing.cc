@@ -185,29 +185,26 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
 }
 
 BatchPlanner::BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory)
-    : pairs_(pairs), max_memory_(max_memory) {
-  for (const auto& p : pairs) largest_ = std::max({largest_, p.a->est_bytes, p.b->est_bytes});
+    : pairs_(pairs), planner_(max_memory) {
+  for (const auto& p : pairs) planner_.Learn(std::max(p.a->est_bytes, p.b->est_bytes));
 }
 
 std::vector<Pair> BatchPlanner::Next() {
   std::vector<Pair> batch;
-  uint64_t in_batch = 0;
+  planner_.Close();
   for (; next_ < pairs_.size(); ++next_) {
     const Pair& p = pairs_[next_];
-    bool unknown = p.a->est_bytes == 0 || p.b->est_bytes == 0;
-    uint64_t bytes =
-        (p.a->est_bytes ? p.a->est_bytes : largest_) + (p.b->est_bytes ? p.b->est_bytes : largest_);
-    if (max_memory_ > 0 && !batch.empty() &&
-        (in_batch + bytes > max_memory_ || (unknown && largest_ == 0)))
-      break;
+    // both sides' tensors are held; unnamed, as A and B may share a name
+    std::vector<HeldTensor> held{{"", p.a->est_bytes}, {"", p.b->est_bytes}};
+    if (!planner_.Fits(held)) break;
+    planner_.Take(held);
     batch.push_back(p);
-    in_batch += bytes;
   }
   return batch;
 }
 
 void BatchPlanner::Learn(const std::vector<RunOutput>& fetched) {
-  for (const auto& o : fetched) largest_ = std::max(largest_, o.tensor.byte_size());
+  for (const auto& o : fetched) planner_.Learn(o.tensor.byte_size());
 }
 
 bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<RunOutput>* fa,

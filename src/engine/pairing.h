@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/row_budgets.h"
+#include "onnxprobe/common/budget_planner.h"
 #include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
@@ -35,9 +36,10 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
 constexpr double kConfirmingShare = 0.5;
 
 // Splits pairs, in order, into batches whose tensors on both sides fit `max_memory` (0: one
-// batch), one batch at a time, so real sizes of what was fetched plan the next batch: a tensor
-// whose size shape inference could not give counts as the largest inferred or fetched one, and
-// while no size is known at all a batch is one pair, fetched to learn one.
+// batch; the rule of common/budget_planner.h), one batch at a time, so real sizes of what was
+// fetched plan the next batch: a tensor whose size shape inference could not give counts as the
+// largest inferred or fetched one, and while no size is known at all a batch is one pair, fetched
+// to learn one.
 class BatchPlanner {
  public:
   BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory);
@@ -47,8 +49,7 @@ class BatchPlanner {
 
  private:
   const std::vector<Pair>& pairs_;
-  uint64_t max_memory_;
-  uint64_t largest_ = 0;  // largest inferred or fetched tensor
+  BudgetPlanner planner_;  // unknown sizes count as the largest inferred or fetched tensor
   size_t next_ = 0;
 };
 

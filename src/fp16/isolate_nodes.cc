@@ -6,6 +6,7 @@
 
 #include "fp16/fp16_context.h"
 #include "fp16/fp16_metrics.h"
+#include "onnxprobe/common/budget_planner.h"
 
 namespace onnxprobe {
 namespace {
@@ -61,25 +62,24 @@ Status RunBatch(Fp16Context& cx, const std::vector<int>& nodes) {
 }  // namespace
 
 Status IsolateNodes(Fp16Context& cx) {
-  const GraphIndex& idx = cx.model.index();
-  std::vector<std::vector<int>> batches(1);
-  uint64_t bytes = 0;
-  for (const NodeInfo& n : idx.nodes()) {
-    if (cx.eligibility[n.topo_index] != Fp16Eligibility::kConvertible) continue;
-    uint64_t out = 0;
-    for (const auto& o : n.outputs) {
-      auto it = cx.values.find(o);
-      if (it != cx.values.end()) out += it->second->byte_size();
-    }
-    if (!batches.back().empty() && bytes + out > cx.req.isolation_batch_bytes) {
-      batches.emplace_back();
-      bytes = 0;
-    }
-    batches.back().push_back(n.topo_index);
-    bytes += out;
+  std::vector<int> nodes;
+  for (const NodeInfo& n : cx.model.index().nodes()) {
+    if (cx.eligibility[n.topo_index] == Fp16Eligibility::kConvertible)
+      nodes.push_back(n.topo_index);
   }
-  for (const auto& b : batches) {
-    if (!b.empty()) OP_RETURN_IF_ERROR(RunBatch(cx, b));
+  auto outputs_of = [&](size_t k) {
+    std::vector<HeldTensor> held;
+    for (const auto& o : cx.model.index().nodes()[nodes[k]].outputs) {
+      auto it = cx.values.find(o);
+      // known sizes (the float32 run's values); an empty tensor holds nothing
+      if (it != cx.values.end() && it->second->byte_size() > 0)
+        held.push_back({o, it->second->byte_size()});
+    }
+    return held;
+  };
+  for (const auto& [begin, end] :
+       PlanBatches(nodes.size(), outputs_of, cx.req.isolation_batch_bytes)) {
+    OP_RETURN_IF_ERROR(RunBatch(cx, std::vector<int>(nodes.begin() + begin, nodes.begin() + end)));
   }
   return Status::Ok();
 }

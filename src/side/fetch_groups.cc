@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "onnxprobe/common/budget_planner.h"
+
 namespace onnxprobe {
 
 std::vector<std::pair<size_t, size_t>> GroupByBudget(
@@ -14,30 +16,15 @@ std::vector<std::pair<size_t, size_t>> GroupByBudget(
     bytes.emplace(t.name, t.est_bytes);
     known_max = std::max(known_max, t.est_bytes);
   }
-  std::vector<std::pair<size_t, size_t>> ranges;
-  std::set<std::string> in_range;
-  uint64_t held = 0;
-  size_t begin = 0;
-  auto added = [&](const std::set<std::string>& want) {
-    uint64_t add = 0;
-    for (const auto& n : want) {
+  auto held = [&](size_t k) {
+    std::vector<HeldTensor> out;
+    for (const auto& n : needs[k]) {
       auto it = bytes.find(n);
-      if (it != bytes.end() && !in_range.count(n)) add += it->second ? it->second : known_max;
+      if (it != bytes.end()) out.push_back({n, it->second});
     }
-    return add;
+    return out;
   };
-  for (size_t k = 0; k < needs.size(); ++k) {
-    if (budget > 0 && k > begin && held + added(needs[k]) > budget) {
-      ranges.emplace_back(begin, k);
-      begin = k;
-      held = 0;
-      in_range.clear();
-    }
-    held += added(needs[k]);
-    in_range.insert(needs[k].begin(), needs[k].end());
-  }
-  if (begin < needs.size()) ranges.emplace_back(begin, needs.size());
-  return ranges;
+  return PlanBatches(needs.size(), held, budget, known_max);
 }
 
 }  // namespace onnxprobe

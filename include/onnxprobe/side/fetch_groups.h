@@ -13,9 +13,9 @@
 namespace onnxprobe {
 
 // Splits items, in order, into ranges [begin, end) whose tensors (`needs[i]`, each counted once
-// per range) fit `budget` bytes (0: one range). A tensor `captured` lists with an unknown size
-// counts as the largest known one; a name it does not list (a shared input) is not fetched and
-// costs nothing; an item larger than the budget gets a range of its own.
+// per range) fit `budget` bytes, by the one rule of common/budget_planner.h (0: one range). A
+// tensor `captured` lists with an unknown size counts as the largest known one; a name it does
+// not list (a shared input) is not fetched and costs nothing.
 std::vector<std::pair<size_t, size_t>> GroupByBudget(
     const std::vector<std::set<std::string>>& needs, const std::vector<SideTensor>& captured,
     uint64_t budget);
