@@ -3,13 +3,16 @@
 #include <algorithm>
 
 #include "onnxprobe/align/align.h"
+#include "onnxprobe/engine/comparison.h"
 #include "onnxprobe/graph/graph.h"
+#include "onnxprobe/side/run_alone.h"
 
 namespace onnxprobe {
 
 Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
                                             const Alignment& alignment, const ModuleSpan& span,
-                                            const Tolerance& tolerance, JudgeBy judge) {
+                                            const TolerancePolicy& policy,
+                                            const CompareOptions& kernel) {
   const Model* model = onnx_side.model();
   if (model == nullptr) return InvalidArgument("isolating a module needs a live ONNX side");
   ModuleIsolation iso;
@@ -77,17 +80,21 @@ Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
     feed.emplace_back(span.inputs[i], v);
   }
   spec.outputs = {iso.output_onnx};
-  OP_ASSIGN_OR_RETURN(std::string bytes, ExtractSubgraph(*model, spec));
-  auto out = onnx_side.RunOther(bytes, model->dir(), feed, {iso.output_onnx});
+  auto out = RunAlone(onnx_side, *model, spec, feed);
   if (!out.ok()) return out.status().WithContext("isolating module " + span.module);
-  if (out->empty() || (*out)[0].tensor.empty())
+  if ((*out)[0].tensor.empty())
     return BackendError("isolating module " + span.module + ": no value for '" + iso.output_onnx +
                         "'");
   const Tensor* reference = value_of(iso.output_torch);
   iso.nodes = span.nodes.size();
-  CompareOptions options;
-  iso.metrics = CompareTensors(*reference, (*out)[0].tensor, tolerance, -1, options);
-  iso.introduced = !Judge(iso.metrics, tolerance, judge, &iso.reason);
+  const TensorEntry* made = g.Find(iso.output_onnx);
+  TensorResult row;
+  row.tolerance = policy.For(iso.output_onnx, g.nodes()[made->producer].op_type);
+  JudgeRow(*reference, (*out)[0].tensor, policy, kernel, &row);
+  iso.tolerance = row.tolerance;
+  iso.metrics = row.metrics;
+  iso.introduced = !row.within_tolerance;
+  iso.reason = row.reason;
   return iso;
 }
 

@@ -9,6 +9,7 @@
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/engine/index_ties.h"
 #include "onnxprobe/graph/graph.h"
+#include "onnxprobe/side/run_alone.h"
 
 namespace onnxprobe::isolation {
 
@@ -185,17 +186,15 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
   auto ot = cx.b_dtypes.find(p.name_b);
   spec.output_types = {
       {ot != cx.b_dtypes.end() ? ot->second : e->second.dtype(), e->second.shape()}};
-  auto bytes = ExtractSubgraph(cx.g, spec);
-  if (!bytes.ok()) {
-    run.error = bytes.status().message();
-    return run;
-  }
-  run.bytes = std::move(*bytes);
   if (cx.job.Stopped()) {
     run.error = "stopped by the caller";
     return run;
   }
-  auto got = cx.b.RunOther(run.bytes, cx.g.dir(), run.feed, spec.outputs);
+  auto got = RunAlone(cx.b, cx.g, spec, run.feed, &run.bytes);
+  if (run.bytes.empty()) {  // not cut out: nothing ran
+    run.error = got.status().message();
+    return run;
+  }
   ++cx.out->isolation_runs;
   if (cx.on_run) cx.on_run(cx.out->isolation_runs);
   if (!got.ok()) {
@@ -332,9 +331,10 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   const Tensor& expected = cx.from_a.at(cx.AName(p.name_b));
   alone.outputs = {p.name_b};
   alone.output_types = {{expected.dtype(), expected.shape()}};
-  auto bytes = ExtractSubgraph(cx.g, alone);
-  if (!bytes.ok() || cx.job.Stopped()) return;
-  auto got = cx.b.RunOther(*bytes, cx.g.dir(), feed, alone.outputs);
+  if (cx.job.Stopped()) return;
+  std::string bytes;
+  auto got = RunAlone(cx.b, cx.g, alone, feed, &bytes);
+  if (bytes.empty()) return;  // not cut out: nothing ran
   ++cx.out->isolation_runs;
   if (cx.on_run) cx.on_run(cx.out->isolation_runs);
   if (!got.ok()) return;

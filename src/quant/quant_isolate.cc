@@ -13,6 +13,7 @@
 #include "onnxprobe/graph/graph.h"
 #include "onnxprobe/quant/quant_session.h"
 #include "onnxprobe/side/fetch_groups.h"
+#include "onnxprobe/side/run_alone.h"
 #include "quant/qlinear_ops.h"
 #include "quant/quant_metrics.h"
 #include "quant/quant_model.h"
@@ -206,13 +207,9 @@ Outcome Execute(Side& sb, const Model& b, const QuantPairing& p, const QuantPair
     spec.input_types.emplace_back(feed.back().second->dtype(), feed.back().second->shape());
   }
   spec.outputs = {l.tensor_b};
-  auto bytes = ExtractSubgraph(b, spec);
-  if (!bytes.ok()) {
-    o.error = bytes.status().message();
-    return o;
-  }
-  auto got = sb.RunOther(*bytes, b.dir(), feed, spec.outputs);
-  ++*runs;
+  std::string bytes;
+  auto got = RunAlone(sb, b, spec, feed, &bytes);
+  if (!bytes.empty()) ++*runs;  // cut out, so it ran
   if (!got.ok()) {
     o.error = got.status().message();
     return o;

@@ -125,18 +125,22 @@ Expected<Alignment> AlignTorchCapture(Side& torch_side, Side& onnx_side, uint64_
 struct ModuleIsolation {
   std::string output_torch, output_onnx;  // the call's output that was compared
   size_t nodes = 0;                       // ONNX nodes run
+  Tolerance tolerance;                    // the policy's for that output
   TensorMetrics metrics;                  // the isolated output against PyTorch's
   bool introduced = false;                // beyond tolerance on its own
-  std::string reason;                     // why it failed (Judge's reason)
+  std::string reason;                     // why it failed (the judge's reason)
 };
 
-// Runs a module call's ONNX nodes alone on `onnx_side`'s runtime, fed with PyTorch's values at
-// the call's inputs, and compares the call's first aligned output with PyTorch's: does the
-// module make the error by itself? Fails with kNotFound when an input has no PyTorch value or no
-// output of the call is aligned, kBackend when the runtime rejects the subgraph.
+// Runs a module call's ONNX nodes alone on `onnx_side`'s runtime (RunAlone, side/run_alone.h),
+// fed with PyTorch's values at the call's inputs, and judges the call's first aligned output
+// against PyTorch's by the comparison's one rule (JudgeRow: the policy's tolerance for that
+// tensor, judging mode, relative eps and the kernel options): does the module make the error by
+// itself? Fails with kNotFound when an input has no PyTorch value or no output of the call is
+// aligned, kBackend when the runtime rejects the subgraph.
 Expected<ModuleIsolation> IsolateModuleCall(Side& torch_side, Side& onnx_side,
                                             const Alignment& alignment, const ModuleSpan& span,
-                                            const Tolerance& tolerance, JudgeBy judge);
+                                            const TolerancePolicy& policy,
+                                            const CompareOptions& kernel = {});
 
 // The module path of a torch-exported node name; "" when the name carries no scope.
 // `call` receives the call index of the last component ("relu_2" -> 2) when `modules` knows

@@ -94,7 +94,7 @@ TEST_F(TorchCaptureTest, IsolatingTheAttentionModuleShowsItMakesTheError) {
   ASSERT_NE(span, nullptr);
   EXPECT_GT(span->nodes.size(), 32u);  // more than node-by-node isolation bridges
   EXPECT_EQ(span->inputs_torch, std::vector<std::string>(span->inputs.size(), "proj"));
-  auto iso = IsolateModuleCall(*torch_, *onnx_, al_, *span, Tolerance(), JudgeBy::kElementwise);
+  auto iso = IsolateModuleCall(*torch_, *onnx_, al_, *span, TolerancePolicy());
   ASSERT_TRUE(iso.ok()) << iso.status().message();
   EXPECT_EQ(iso->output_torch, "attn");
   EXPECT_TRUE(iso->introduced);
@@ -105,7 +105,7 @@ TEST_F(TorchCaptureTest, IsolatingAnUnfaultedModulePasses) {
   Open("attn.onnx");
   const ModuleSpan* span = Span("attn");
   ASSERT_NE(span, nullptr);
-  auto iso = IsolateModuleCall(*torch_, *onnx_, al_, *span, Tolerance(), JudgeBy::kElementwise);
+  auto iso = IsolateModuleCall(*torch_, *onnx_, al_, *span, TolerancePolicy());
   ASSERT_TRUE(iso.ok()) << iso.status().message();
   EXPECT_FALSE(iso->introduced) << iso->reason;
 }

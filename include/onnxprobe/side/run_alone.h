@@ -1,0 +1,26 @@
+// One way to run a node or subgraph alone, used by localization (a node or the smallest subgraph
+// around it, and the bypass check), the quantized layers' isolation and a PyTorch module call's
+// isolation. The result is judged by the comparison's one rule (JudgeRow, engine/comparison.h),
+// or, for quantized layers, by their SQNR against the float model.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxprobe/graph/graph.h"
+#include "onnxprobe/side/side.h"
+
+namespace onnxprobe {
+
+// The nodes of `spec` cut out of `model` (ExtractSubgraph: initializers embedded, opsets and
+// local functions kept) and run on `side`'s runtime with its provider, settings and custom ops,
+// fed `feed`; returns spec.outputs in order. When `model_bytes` is given it receives the cut-out
+// model (a repro writes it), also when the run fails. Fails with the cut's error (naming the
+// node input it cannot feed) or the runtime's.
+Expected<std::vector<RunOutput>> RunAlone(
+    Side& side, const Model& model, const SubgraphSpec& spec,
+    const std::vector<std::pair<std::string, const Tensor*>>& feed,
+    std::string* model_bytes = nullptr);
+
+}  // namespace onnxprobe
