@@ -115,7 +115,7 @@ class TimedSide : public Side {
 
 struct Case {
   const char* name;
-  int level_a, level_b;
+  OptLevel level_a, level_b;
   double target;  // times one plain inference at level_a
 };
 
@@ -126,8 +126,8 @@ void EndToEnd(const std::string& path, int runs) {
   for (const auto& o : model.summary().outputs) outs.push_back(o.name);
   SessionOptions opts;
   opts.intra_op_threads = 2;
-  std::map<int, std::unique_ptr<BackendSession>> plain;  // by optimization level
-  auto plain_run = [&](int level) {
+  std::map<OptLevel, std::unique_ptr<BackendSession>> plain;  // by optimization level
+  auto plain_run = [&](OptLevel level) {
     if (!plain.count(level)) {
       SessionOptions o = opts;
       o.optimization_level = level;
@@ -146,8 +146,9 @@ void EndToEnd(const std::string& path, int runs) {
       "intra-op threads, median of %d rounds; each round times one plain inference per side's "
       "level, then the comparison:\n",
       path.c_str(), opts.intra_op_threads, runs);
-  const Case cases[] = {
-      {"off vs all", 0, 99, 3.0}, {"off vs off", 0, 0, 1.5}, {"all vs all", 99, 99, 1.5}};
+  const Case cases[] = {{"off vs all", OptLevel::kDisabled, OptLevel::kAll, 3.0},
+                        {"off vs off", OptLevel::kDisabled, OptLevel::kDisabled, 1.5},
+                        {"all vs all", OptLevel::kAll, OptLevel::kAll, 1.5}};
   for (const Case& c : cases) {
     SideSpec sa{path, opts, "", true}, sb{path, opts, "", true};
     sa.session.optimization_level = c.level_a;

@@ -58,7 +58,9 @@ py::tuple Run(const std::string& model_path, const py::dict& selection, const py
       captured.append(py::make_tuple(t.name, ToNumpy(t.tensor)));
   }
   for (const auto& t : used) given.append(py::make_tuple(t.name, ToNumpy(t.tensor)));
-  return py::make_tuple(captured, given, report.skipped);
+  py::list skipped;
+  for (const auto& s : report.skipped) skipped.append(s.ToString());
+  return py::make_tuple(captured, given, skipped);
 }
 
 py::dict ImportPolygraphyOf(const std::string& results, const std::string& output,

@@ -322,7 +322,7 @@ class Parity {
       auto r = std::find_if(recorded.begin(), recorded.end(),
                             [&](const NamedTensor& x) { return x.name == i; });
       if (r != recorded.end())
-        values.push_back({i, r->tensor, ""});
+        values.push_back({i, r->tensor, {}});
       else
         fetch.push_back(i);
     }

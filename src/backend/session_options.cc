@@ -1,31 +1,52 @@
 // Names of session settings and runtimes, one table for every report, bundle and flag.
-#include <array>
-#include <utility>
+#include <string>
 
 #include "onnxprobe/backend/backend.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe {
-namespace {
-
-constexpr std::array<std::pair<int, const char*>, 4> kOptLevels{
-    {{0, "disabled"}, {1, "basic"}, {2, "extended"}, {99, "all"}}};
-
-}  // namespace
-
-std::string OptLevelName(int level) {
-  for (const auto& [n, name] : kOptLevels) {
-    if (n == level) return name;
+std::string OptLevelName(OptLevel level) {
+  switch (level) {
+    case OptLevel::kDisabled:
+      return "disabled";
+    case OptLevel::kBasic:
+      return "basic";
+    case OptLevel::kExtended:
+      return "extended";
+    case OptLevel::kAll:
+      return "all";
   }
-  return std::to_string(level);
+  return std::to_string(OptLevelNumber(level));
 }
 
-Expected<int> ParseOptLevelName(const std::string& s) {
-  for (const auto& [n, name] : kOptLevels) {
-    if (s == name || s == std::to_string(n)) return n;
+Expected<OptLevel> ParseOptLevelName(const std::string& s) {
+  for (OptLevel level : kOptLevels) {
+    if (s == OptLevelName(level) || s == std::to_string(OptLevelNumber(level))) return level;
   }
-  if (s == "off") return 0;
+  if (s == "off") return OptLevel::kDisabled;
   return InvalidArgument("optimization level '" + s +
                          "' is not one of disabled, basic, extended, all (or 0, 1, 2, 99)");
+}
+
+Expected<OptLevel> OptLevelFromNumber(double n) {
+  for (OptLevel level : kOptLevels) {
+    if (n == OptLevelNumber(level)) return level;
+  }
+  return InvalidArgument("optimization level " + FormatNumber(n) + " is not one of 0, 1, 2, 99");
+}
+
+const char* SkipKindName(SkipKind kind) {
+  switch (kind) {
+    case SkipKind::kNone:
+      return "";
+    case SkipKind::kNotATensor:
+      return "not_a_tensor";
+    case SkipKind::kUnsupportedType:
+      return "unsupported_type";
+    case SkipKind::kFixedByModel:
+      return "fixed_by_model";
+  }
+  return "";
 }
 
 std::string RuntimeLabel(const Backend& backend) {

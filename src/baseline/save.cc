@@ -119,7 +119,7 @@ Status SaveInto(const std::string& tmp, const BaselineSaveRequest& req, Baseline
     auto captured = Capture(model, *backend, *inputs, tensors, capture, *writer);
     if (!captured.ok()) return captured.status().WithContext(what);
     if (!captured->skipped.empty()) {
-      return Unsupported(what + ": tensor " + captured->skipped.front() +
+      return Unsupported(what + ": tensor " + captured->skipped.front().ToString() +
                          " cannot be stored (not a plain tensor)");
     }
     OP_RETURN_IF_ERROR(writer->Finish(*captured));

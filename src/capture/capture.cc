@@ -57,7 +57,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   for (const auto& o : model.summary().outputs) graph_outputs.push_back(o.name);
   // with optimizations on, only what the optimized graph keeps: marking more blocks fusions
   std::vector<std::string> tensors = requested;
-  if (options.session.optimization_level > 0 && !options.mark_fused_tensors) {
+  if (options.session.optimization_level > OptLevel::kDisabled && !options.mark_fused_tensors) {
     OP_ASSIGN_OR_RETURN(auto present,
                         OptimizedGraphTensors(model, backend, options.session, options.max_memory));
     tensors.clear();
@@ -76,8 +76,11 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
     for (const auto& n : tensors) {
       bool output = std::find(graph_outputs.begin(), graph_outputs.end(), n) != graph_outputs.end();
       if (!output && fixed.count(n)) {
-        report.skipped.push_back(n + ": fixed by the model alone (constants, copies of weights), " +
-                                 "not captured on " + FullProviderName(options.session.provider));
+        report.skipped.push_back({n,
+                                  {SkipKind::kFixedByModel,
+                                   "fixed by the model alone (constants, copies of weights), "
+                                   "not captured on " +
+                                       FullProviderName(options.session.provider)}});
       } else {
         kept.push_back(n);
       }
@@ -148,7 +151,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
       c.tensor = std::move(r.tensor);
       c.skipped = r.skipped;
       if (!c.skipped.empty()) {
-        report.skipped.push_back(c.name + ": " + c.skipped);
+        report.skipped.push_back({c.name, c.skipped});
       } else {
         ++report.captured;
       }

@@ -132,7 +132,9 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
   OP_RETURN_IF_ERROR(ReadString(m, "source", &r->meta_.source, manifest_name, false));
   const JsonValue* level = m.Find("optimization_level");
   if (level != nullptr && level->is_number()) {
-    r->meta_.optimization_level = static_cast<int>(level->as_number());
+    auto known = OptLevelFromNumber(level->as_number());
+    if (!known.ok()) return Corrupt(manifest_name + ": " + known.status().message());
+    r->meta_.optimization_level = *known;
   }
   const JsonValue* seed = m.Find("seed");
   if (seed != nullptr && seed->is_number() && seed->as_number() >= 0 && seed->as_number() < 2e19) {

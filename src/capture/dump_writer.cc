@@ -93,7 +93,7 @@ Status DumpWriter::AddInput(const NamedTensor& input) {
 
 Status DumpWriter::Consume(CapturedTensor&& t) {
   if (!t.skipped.empty()) {
-    skipped_.push_back(t.name + ": " + t.skipped);
+    skipped_.push_back({t.name, t.skipped});
     return Status::Ok();
   }
   return Write("tensor", t.name, t.tensor, &t);
@@ -106,7 +106,10 @@ Status DumpWriter::Finish(const CaptureReport& report) {
   j.Key("model").String(meta_.model_path).Key("model_sha256").String(meta_.model_sha256);
   j.Key("runtime").String(meta_.runtime).Key("runtime_version").String(meta_.runtime_version);
   j.Key("provider").String(meta_.provider);
-  j.Key("optimization_level").Int(meta_.optimization_level).Key("seed").UInt(meta_.seed);
+  j.Key("optimization_level")
+      .Int(OptLevelNumber(meta_.optimization_level))
+      .Key("seed")
+      .UInt(meta_.seed);
   j.Key("runs").UInt(report.runs);
   if (!meta_.settings.empty()) {
     j.Key("session").BeginObject();
@@ -116,9 +119,7 @@ Status DumpWriter::Finish(const CaptureReport& report) {
   if (report.observer_checked) {
     j.Key("observer_identical").Bool(report.observer_identical);
   }
-  j.Key("skipped").BeginArray();
-  for (const auto& s : skipped_) j.String(s);
-  j.EndArray();
+  WriteSkipped(skipped_, j);
   j.Key("tensors").BeginArray();
   for (const auto& e : entries_) {
     j.BeginObject();

@@ -141,7 +141,7 @@ Expected<ToleranceRule> ParseToleranceRule(const std::string& s, bool by_op_type
   return rule;
 }
 
-Expected<int> ParseOptLevel(const std::string& s, const std::string& what) {
+Expected<OptLevel> ParseOptLevel(const std::string& s, const std::string& what) {
   auto level = ParseOptLevelName(s);
   if (!level.ok()) return level.status().WithContext(what);
   return level;

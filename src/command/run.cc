@@ -178,9 +178,7 @@ class RunCommand : public Command {
       j.Key("output").String(o_.output).Key("captured").UInt(report->captured);
       j.Key("runs").UInt(report->runs).Key("bytes").UInt(dump->bytes_written);
       j.Key("seconds").Number(secs).Key("runtime").String(meta.runtime);
-      j.Key("skipped").BeginArray();
-      for (const auto& s : report->skipped) j.String(s);
-      j.EndArray();
+      WriteSkipped(report->skipped, j);
       if (report->observer_checked) {
         j.Key("observer_identical").Bool(report->observer_identical);
         j.Key("observer_differences").BeginArray();
@@ -216,7 +214,8 @@ class RunCommand : public Command {
                            report->captured, FormatBytes(dump->bytes_written).c_str(),
                            o_.model.c_str(), report->runs, report->runs == 1 ? "" : "s", secs,
                            meta.runtime.c_str(), meta.provider.c_str());
-      for (const auto& s : report->skipped) text += StringPrintf("skipped  %s\n", s.c_str());
+      for (const auto& s : report->skipped)
+        text += StringPrintf("skipped  %s\n", s.ToString().c_str());
       if (report->observer_checked) {
         if (report->observer_identical) {
           text += StringPrintf(

@@ -60,7 +60,7 @@ std::vector<std::string> RuntimeFlags(const DiagnoseSide& side) {
   if (s.provider != "CPU" && !s.provider.empty()) f.insert(f.end(), {"--provider", s.provider});
   for (const auto& [k, v] : s.provider_options)
     f.insert(f.end(), {"--provider-option", k + "=" + v});
-  if (s.optimization_level != 0)
+  if (s.optimization_level != OptLevel::kDisabled)
     f.insert(f.end(), {"--opt-level", OptLevelName(s.optimization_level)});
   if (s.intra_op_threads != 0)
     f.insert(f.end(), {"--intra-threads", std::to_string(s.intra_op_threads)});

@@ -114,7 +114,7 @@ bool Repeats(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>* 
 void Optimizer(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>* found,
                std::string* tried) {
   const DiagnoseSide &a = cx.in.a, &b = cx.in.b;
-  int la = a.session.optimization_level, lb = b.session.optimization_level;
+  OptLevel la = a.session.optimization_level, lb = b.session.optimization_level;
   if (a.model == nullptr || la == lb) return;
   const TolerancePolicy& policy = cx.in.comparison->policy;
   std::string op = c.culprit != nullptr ? c.culprit->op_type : "";
@@ -137,7 +137,7 @@ void Optimizer(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>
                Num(c.error) + " against side A, at side A's level (" + OptLevelName(la) + ") " +
                Num(d);
   // the ladder between the two levels: the first level at which the node leaves tolerance
-  for (int level : {1, 2, 99}) {
+  for (OptLevel level : kOptLevels) {
     if (level <= std::min(la, lb) || level >= std::max(la, lb)) continue;
     SessionOptions lo = b.session;
     lo.optimization_level = level;

@@ -168,7 +168,7 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   row.tolerance = Float32RoundingBudget(row.tolerance, p.a->float64_error);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
     row.state = RowState::kNotCompared;
-    row.reason = oa.skipped.empty() ? ob.skipped : oa.skipped;
+    row.reason = oa.skipped.empty() ? ob.skipped.detail : oa.skipped.detail;
     return row;
   }
   if (job.advisory.count(row.name)) row.state = RowState::kAdvisory;

@@ -155,9 +155,10 @@ Expected<ExplainResult> ExplainOptimizations(const ExplainRequest& req) {
 
   ExplainResult res;
   SessionOptions off = req.session;
-  off.optimization_level = 0;
+  off.optimization_level = OptLevel::kDisabled;
   OP_ASSIGN_OR_RETURN(auto reference, run.Run(off, {}));
-  for (int level : {1, 2, 99}) {
+  for (OptLevel level : kOptLevels) {
+    if (level == OptLevel::kDisabled) continue;
     if (level > req.session.optimization_level) break;
     SessionOptions o = req.session;
     o.optimization_level = level;
@@ -174,11 +175,11 @@ Expected<ExplainResult> ExplainOptimizations(const ExplainRequest& req) {
       step.max_abs = std::max(step.max_abs, m.max_abs);
       step.within_tolerance = step.within_tolerance && Judge(m, tol, req.policy.judge, &why);
     }
-    if (step.differing_outputs > 0 && res.first_level_with_difference < 0)
+    if (step.differing_outputs > 0 && !res.first_level_with_difference)
       res.first_level_with_difference = level;
     res.ladder.push_back(step);
   }
-  if (res.first_level_with_difference >= 0) {
+  if (res.first_level_with_difference) {
     OP_ASSIGN_OR_RETURN(auto all_off, run.Run(req.session, KnownOrtTransformers()));
     res.explained_by_transformers = Same(all_off, reference);
     OP_RETURN_IF_ERROR(Search(run, req.session, all_off, KnownOrtTransformers(), &res.responsible));

@@ -137,7 +137,10 @@ void WriteReproSettings(const ReproSettings& s, JsonWriter* jp) {
   j.Key("provider").String(so.provider).Key("provider_options").BeginObject();
   for (const auto& [k, v] : so.provider_options) j.Key(k).String(v);
   j.EndObject();
-  j.Key("optimization_level").Int(so.optimization_level).Key("sequential").Bool(so.sequential);
+  j.Key("optimization_level")
+      .Int(OptLevelNumber(so.optimization_level))
+      .Key("sequential")
+      .Bool(so.sequential);
   j.Key("intra_op_threads").Int(so.intra_op_threads);
   j.Key("inter_op_threads").Int(so.inter_op_threads);
   const TolerancePolicy& p = s.policy;
@@ -168,7 +171,9 @@ Expected<ReproSettings> ReadReproSettings(const std::string& dir) {
   };
   SessionOptions& so = out.session;
   if (!str("provider").empty()) so.provider = str("provider");
-  so.optimization_level = static_cast<int>(num("optimization_level", 0));
+  auto level = OptLevelFromNumber(num("optimization_level", 0));
+  if (!level.ok()) return Corrupt(path + ": " + level.status().message());
+  so.optimization_level = *level;
   so.sequential = flag("sequential", so.sequential);
   so.intra_op_threads = static_cast<int>(num("intra_op_threads", 0));
   so.inter_op_threads = static_cast<int>(num("inter_op_threads", 0));

@@ -433,10 +433,11 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     const SideRequest& x = req.a;
     const SideRequest& y = req.b;
     SessionOptions ya = x.session, yb = y.session;
-    ya.optimization_level = yb.optimization_level = 0;
+    ya.optimization_level = yb.optimization_level = OptLevel::kDisabled;
     bool same_model = x.path == y.path && sa.model() != nullptr && sb.model() != nullptr;
     if (!same_model || x.ort_library != y.ort_library || ya.provider != yb.provider ||
-        x.session.optimization_level != 0 || y.session.optimization_level == 0) {
+        x.session.optimization_level != OptLevel::kDisabled ||
+        y.session.optimization_level == OptLevel::kDisabled) {
       return InvalidArgument(
           "explaining optimizations needs one model on one runtime and provider, side A with "
           "optimizations disabled and side B with them enabled");

@@ -34,7 +34,7 @@ Status Probe::Prepare(const std::vector<NamedTensor>& inputs, ProbeFault* fault)
   std::vector<std::string> graph_outputs;
   for (const auto& o : model_->summary().outputs) graph_outputs.push_back(o.name);
   tensors_ = selected_;
-  if (options_.session.optimization_level > 0) {
+  if (options_.session.optimization_level > OptLevel::kDisabled) {
     OP_ASSIGN_OR_RETURN(auto present, OptimizedGraphTensors(*model_, *backend_, options_.session,
                                                             options_.max_memory));
     tensors_.clear();
@@ -90,7 +90,7 @@ Status Probe::WriteCaptured(DumpWriter& writer, CaptureReport* report) {
     if (c.skipped.empty()) {
       ++report->captured;
     } else {
-      report->skipped.push_back(c.name + ": " + c.skipped);
+      report->skipped.push_back({c.name, c.skipped});
     }
     OP_RETURN_IF_ERROR(writer.Consume(std::move(c)));
   }

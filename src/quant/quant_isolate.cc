@@ -343,7 +343,7 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
       // DequantizeLinear to fuse into a QLinear kernel), so the rerun would not compare like
       // with like: judge by the input's own quantization error then
       Outcome f;
-      if (b.info().optimization_level == 0)
+      if (b.info().optimization_level == OptLevel::kDisabled)
         f = Execute(b, mb, p, l, float_plans[i], from_a, &report->isolation_runs);
       if (f.ran) {
         q.float_input_sqnr_db = MeasureRow(*ea->second, f.out, nullptr).sqnr_db;
@@ -363,7 +363,7 @@ Status IsolateLayers(QuantSession& s, Side& a, Side& b, const std::vector<NamedT
   }
   size_t missing = 0;
   for (const QuantLayer& q : report->layers) missing += !q.isolated;
-  if (missing > 0 && a.info().optimization_level > 0) {
+  if (missing > 0 && a.info().optimization_level > OptLevel::kDisabled) {
     report->notes.push_back(std::to_string(missing) +
                             " layers were not isolated: side A runs with optimizations on and its "
                             "optimized graph fuses away their input or output tensors; run side A "

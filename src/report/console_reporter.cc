@@ -358,7 +358,7 @@ class ConsoleReporter : public Reporter {
              ";";
     }
     out.back() = '\n';
-    if (e.first_level_with_difference < 0) return out;
+    if (!e.first_level_with_difference) return out;
     std::string names;
     for (const auto& n : e.responsible) names += (names.empty() ? "" : ", ") + n;
     out += "transformers that change the outputs: " + (names.empty() ? "none found" : names) +

@@ -85,7 +85,10 @@ std::string RenderDumpSummaryJson(const DumpSummary& d) {
   } else {
     j.BeginObject().Key("model").String(m.model_path).Key("model_sha256").String(m.model_sha256);
     j.Key("runtime").String(m.runtime).Key("runtime_version").String(m.runtime_version);
-    j.Key("provider").String(m.provider).Key("optimization_level").Int(m.optimization_level);
+    j.Key("provider")
+        .String(m.provider)
+        .Key("optimization_level")
+        .Int(OptLevelNumber(m.optimization_level));
     j.Key("seed").UInt(m.seed).Key("source").String(m.source).EndObject();
   }
   j.Key("tensor_count").UInt(d.tensors.size()).Key("total_bytes").UInt(d.total_bytes);

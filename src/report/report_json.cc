@@ -24,7 +24,7 @@ void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) 
   j.Key("provider_options").BeginObject();
   for (const auto& [k, v] : s.provider_options) j.Key(k).String(v);
   j.EndObject();
-  j.Key("optimization_level").Int(s.optimization_level);
+  j.Key("optimization_level").Int(OptLevelNumber(s.optimization_level));
   j.Key("optimization").String(OptLevelName(s.optimization_level));
   j.Key("sequential").Bool(s.sequential);
   j.Key("intra_op_threads").Int(s.intra_op_threads).Key("inter_op_threads").Int(s.inter_op_threads);
@@ -326,10 +326,10 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
       j.Key("within_tolerance").Bool(st.within_tolerance).EndObject();
     }
     j.EndArray().Key("first_level_with_difference");
-    if (e.first_level_with_difference < 0)
+    if (!e.first_level_with_difference)
       j.Null();
     else
-      j.String(OptLevelName(e.first_level_with_difference));
+      j.String(OptLevelName(*e.first_level_with_difference));
     j.Key("responsible").BeginArray();
     for (const auto& n : e.responsible) j.String(n);
     j.EndArray().Key("explained_by_transformers").Bool(e.explained_by_transformers);

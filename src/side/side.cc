@@ -139,7 +139,7 @@ class LiveSide : public Side {
                                "' (the sides' inputs differ)");
     }
     inputs_ = &inputs;
-    if (options_.optimization_level > 0 && !mark_fused_ && !exposed_) {
+    if (options_.optimization_level > OptLevel::kDisabled && !mark_fused_ && !exposed_) {
       OP_RETURN_IF_ERROR(ExposeOptimizedOnly());
       exposed_ = true;
     }
@@ -303,7 +303,7 @@ class DumpSide : public Side {
       const DumpEntry* e = reader_->Find(n);
       if (e == nullptr) return NotFound(reader_->path() + ": no tensor '" + n + "'");
       OP_ASSIGN_OR_RETURN(Tensor t, reader_->Load(*e));
-      out.push_back({n, std::move(t), ""});
+      out.push_back({n, std::move(t), {}});
     }
     return out;
   }

@@ -283,7 +283,8 @@ Expected<int> PackTensors(const std::vector<TensorItem>& items, SharedRegion* re
   for (size_t i = 0; i < items.size(); ++i) {
     const TensorItem& it = items[i];
     w->Str(*it.name);
-    w->Str(it.skipped != nullptr ? *it.skipped : std::string());
+    w->U8(static_cast<uint8_t>(it.skipped != nullptr ? it.skipped->kind : SkipKind::kNone));
+    w->Str(it.skipped != nullptr ? it.skipped->detail : std::string());
     const Tensor* t = it.tensor;
     bool has = t != nullptr && !t->empty();
     w->U8(has ? 1 : 0);
@@ -410,7 +411,11 @@ Expected<std::vector<RunOutput>> RegionMap::Unpack(Reader* r, UniqueFd fd, Reuse
   for (uint64_t i = 0; i < n; ++i) {
     RunOutput o;
     o.name = r->Str();
-    o.skipped = r->Str();
+    uint8_t kind = r->U8();
+    if (kind > static_cast<uint8_t>(SkipKind::kFixedByModel))
+      return Corrupt("malformed tensor list from the child process");
+    o.skipped.kind = static_cast<SkipKind>(kind);
+    o.skipped.detail = r->Str();
     if (r->U8() != 0) {
       uint8_t dt = r->U8();
       uint64_t rank = r->Count(sizeof(int64_t));

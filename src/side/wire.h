@@ -132,7 +132,7 @@ class Reader {
 struct TensorItem {
   const std::string* name = nullptr;
   const Tensor* tensor = nullptr;
-  const std::string* skipped = nullptr;  // may be null
+  const SkipReason* skipped = nullptr;  // may be null
 };
 
 // Sending side of tensor transfers: a memfd mapped here. Its descriptor travels with the first

@@ -172,7 +172,7 @@ Outcome RunCase(Backend& backend, const fs::path& dir) {
     const RunOutput& r = (*results)[k];
     if (!r.skipped.empty()) {
       out.kind = Outcome::kSkipped;
-      out.reason = r.name + ": " + r.skipped;
+      out.reason = r.name + ": " + r.skipped.detail;
       return out;
     }
     std::string diff = CompareTensors(expected[k].tensor, r.tensor);

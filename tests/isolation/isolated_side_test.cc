@@ -363,7 +363,7 @@ TEST(IsolatedSide, OptimizedSideListsAndHidesWhatAnInProcessSideDoes) {
   ASSERT_TRUE(model.ok());
   SideSpec spec;
   spec.path = kDemo;
-  spec.session.optimization_level = 99;
+  spec.session.optimization_level = OptLevel::kAll;
   auto side = OpenIsolatedLiveSide(*model, spec);
   ASSERT_TRUE(side.ok()) << side.status().message();
   InputOptions io;

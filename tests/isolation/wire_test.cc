@@ -48,12 +48,13 @@ Expected<std::vector<RunOutput>> Transfer(const std::vector<RunOutput>& outputs,
 
 TEST(Wire, TensorsOfEveryKindArriveBitForBit) {
   std::vector<RunOutput> sent;
-  sent.push_back({"f32", Filled(DType::kFloat32, {2, 3, 5}, 1), ""});
-  sent.push_back({"i64", Filled(DType::kInt64, {7}, 2), ""});
-  sent.push_back({"f16 scalar", Filled(DType::kFloat16, {}, 3), ""});
-  sent.push_back({"bool", Filled(DType::kBool, {3, 1}, 4), ""});
-  sent.push_back({"empty", Filled(DType::kFloat32, {4, 0}, 5), ""});
-  sent.push_back({"seq", Tensor(), "not a tensor (sequence, map or optional value)"});
+  sent.push_back({"f32", Filled(DType::kFloat32, {2, 3, 5}, 1), {}});
+  sent.push_back({"i64", Filled(DType::kInt64, {7}, 2), {}});
+  sent.push_back({"f16 scalar", Filled(DType::kFloat16, {}, 3), {}});
+  sent.push_back({"bool", Filled(DType::kBool, {3, 1}, 4), {}});
+  sent.push_back({"empty", Filled(DType::kFloat32, {4, 0}, 5), {}});
+  sent.push_back(
+      {"seq", Tensor(), {SkipKind::kNotATensor, "not a tensor (sequence, map or optional value)"}});
   RegionPool pool;
   RegionMap map;
   auto got = Transfer(sent, &pool, &map);
@@ -61,7 +62,8 @@ TEST(Wire, TensorsOfEveryKindArriveBitForBit) {
   ASSERT_EQ(got->size(), sent.size());
   for (size_t i = 0; i < sent.size(); ++i) {
     EXPECT_EQ((*got)[i].name, sent[i].name);
-    EXPECT_EQ((*got)[i].skipped, sent[i].skipped);
+    EXPECT_EQ((*got)[i].skipped.kind, sent[i].skipped.kind);
+    EXPECT_EQ((*got)[i].skipped.detail, sent[i].skipped.detail);
     EXPECT_EQ((*got)[i].tensor.empty(), sent[i].tensor.empty());
     if (!sent[i].tensor.empty()) {
       EXPECT_TRUE((*got)[i].tensor.BitwiseEqual(sent[i].tensor)) << sent[i].name;
@@ -73,8 +75,8 @@ TEST(Wire, TensorsOfEveryKindArriveBitForBit) {
 TEST(Wire, ARegionIsReusedOnlyAfterEveryTensorInItIsReleased) {
   RegionPool pool;
   RegionMap map;
-  std::vector<RunOutput> a = {{"x", Filled(DType::kFloat32, {1000}, 10), ""}};
-  std::vector<RunOutput> b = {{"x", Filled(DType::kFloat32, {1000}, 20), ""}};
+  std::vector<RunOutput> a = {{"x", Filled(DType::kFloat32, {1000}, 10), {}}};
+  std::vector<RunOutput> b = {{"x", Filled(DType::kFloat32, {1000}, 20), {}}};
   auto got_a = Transfer(a, &pool, &map);
   ASSERT_TRUE(got_a.ok());
   pool.Released(map.TakeReleased());  // nothing released yet
@@ -114,7 +116,7 @@ TEST(Wire, MalformedPayloadsAreRejected) {
   EXPECT_EQ(rs.Finish("test").code(), ErrorCode::kCorrupt);
 
   // a tensor placed outside the region it names
-  std::vector<RunOutput> one = {{"x", Filled(DType::kFloat32, {4}, 1), ""}};
+  std::vector<RunOutput> one = {{"x", Filled(DType::kFloat32, {4}, 1), {}}};
   std::vector<TensorItem> items = {{&one[0].name, &one[0].tensor, &one[0].skipped}};
   SharedRegion region;
   Writer ok;

@@ -129,6 +129,44 @@ def test_memory_budget_splits_runs_and_keeps_values(onnxprobe, chain, tmp_path):
         np.testing.assert_allclose(tensors[name], expected, rtol=1e-6, atol=1e-7)
 
 
+def test_a_sequence_value_is_skipped_with_its_kind(onnxprobe, tmp_path):
+    """x -> Relu -> r; SequenceConstruct(r, r) -> seq (a graph output ONNX Runtime returns as a list)."""
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+         helper.make_node("SequenceConstruct", ["r", "r"], ["seq"], name="pack")],
+        "seq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, [2])])
+    path = tmp_path / "seq.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    # independent: ONNX Runtime's Python API returns the value as a list, not an array
+    py = os.environ.get("ONNXPROBE_PYENV")
+    assert py and os.path.exists(py), "ONNXPROBE_PYENV (bootstrap's test environment) is missing"
+    code = ("import sys, numpy as np, onnxruntime as ort\n"
+            "v = ort.InferenceSession(sys.argv[1]).run(['seq'], {'x': np.ones(2, np.float32)})[0]\n"
+            "print(type(v).__name__)\n")
+    assert run([py, "-c", code, path]).stdout.strip() == "list"
+    out, js = tmp_path / "dump", tmp_path / "run.json"
+    r = run([onnxprobe, "run", path, "-o", out, f"--json={js}"])
+    assert r.returncode == 0, r.stderr
+    for doc in (json.loads(js.read_text()), json.loads((out / "manifest.json").read_text())):
+        assert doc["skipped_tensors"] == [
+            {"name": "seq", "kind": "not_a_tensor", "reason": "not a tensor (sequence, map or optional value)"}]
+        assert doc["skipped"] == ["seq: not a tensor (sequence, map or optional value)"]
+    assert "skipped  seq: not a tensor" in r.stdout
+
+
+def test_a_dump_with_an_unknown_optimization_level_is_refused(onnxprobe, chain, tmp_path):
+    out = tmp_path / "dump"
+    assert run([onnxprobe, "run", chain, "--input", tmp_path / "X.npy", "-o", out]).returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["optimization_level"] = 3  # ONNX Runtime has 0, 1, 2 and 99
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    r = run([onnxprobe, "inspect", out])
+    assert r.returncode == 2
+    one_line_error(r, "manifest.json", "optimization level 3")
+
+
 def test_observer_check(onnxprobe, chain, tmp_path):
     r = run([onnxprobe, "run", chain, "--dim", "batch=2", "-o", tmp_path / "o", "--check-observer"])
     assert r.returncode == 0, r.stderr

@@ -132,7 +132,7 @@ Expected<std::vector<RunOutput>> FakeSide::Fetch(const std::vector<std::string>&
     o.name = n;
     auto s = skipped_.find(n);
     if (s != skipped_.end()) {
-      o.skipped = s->second;
+      o.skipped = {SkipKind::kUnsupportedType, s->second};
     } else {
       auto v = values_.find(n);
       if (v == values_.end()) return NotFound("fake side " + info_.path + " has no '" + n + "'");

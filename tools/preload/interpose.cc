@@ -123,10 +123,10 @@ OrtStatus* ORT_API_CALL SetOptLevelW(OrtSessionOptions* o,
   OrtStatus* st = g_real->SetSessionGraphOptimizationLevel(o, level);
   if (st == nullptr) {
     Record(o, [level](RecordedOptions& r) {
-      r.optimization_level = level == ORT_DISABLE_ALL       ? 0
-                             : level == ORT_ENABLE_BASIC    ? 1
-                             : level == ORT_ENABLE_EXTENDED ? 2
-                                                            : 99;
+      r.optimization_level = level == ORT_DISABLE_ALL       ? OptLevel::kDisabled
+                             : level == ORT_ENABLE_BASIC    ? OptLevel::kBasic
+                             : level == ORT_ENABLE_EXTENDED ? OptLevel::kExtended
+                                                            : OptLevel::kAll;
     });
   }
   return st;

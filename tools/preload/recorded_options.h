@@ -15,7 +15,7 @@
 namespace onnxprobe::preload {
 
 struct RecordedOptions {
-  int optimization_level = 99;  // ONNX Runtime's default is ORT_ENABLE_ALL
+  OptLevel optimization_level = OptLevel::kAll;  // ONNX Runtime's default, ORT_ENABLE_ALL
   bool sequential = true;
   int intra_op_threads = 0, inter_op_threads = 0;
   std::vector<std::string> providers;                   // in the order appended

@@ -22,14 +22,30 @@ inline bool IsCpuProvider(const std::string& name) {
   return FullProviderName(name) == "CPUExecutionProvider";
 }
 
+// ONNX Runtime's graph optimization levels, numbered as its C API numbers them (ORT_ENABLE_ALL is
+// 99); ordered, so `level > OptLevel::kBasic` reads as "more than basic".
+enum class OptLevel : int { kDisabled = 0, kBasic = 1, kExtended = 2, kAll = 99 };
+// The levels, weakest first.
+inline constexpr OptLevel kOptLevels[] = {OptLevel::kDisabled, OptLevel::kBasic,
+                                          OptLevel::kExtended, OptLevel::kAll};
+// "disabled", "basic", "extended", "all".
+std::string OptLevelName(OptLevel level);
+// The inverse of OptLevelName, also accepting the numbers (0, 1, 2, 99) and "off"; fails naming
+// the accepted values.
+Expected<OptLevel> ParseOptLevelName(const std::string& s);
+// The level as the number dumps, bundles and reports write ("optimization_level": 99), and back;
+// any other number fails naming the accepted ones.
+inline int OptLevelNumber(OptLevel level) { return static_cast<int>(level); }
+Expected<OptLevel> OptLevelFromNumber(double n);
+
 struct SessionOptions {
   // Execution provider by short or full name ("CPU", "CUDA", "TensorrtExecutionProvider").
   // Never falls back silently: an unavailable provider is an error, and CPU fallback is disabled
   // for any other provider.
   std::string provider = "CPU";
   std::map<std::string, std::string> provider_options;
-  // 0 disabled (default: debug the graph as exported), 1 basic, 2 extended, 99 all.
-  int optimization_level = 0;
+  // Disabled by default: debug the graph as exported.
+  OptLevel optimization_level = OptLevel::kDisabled;
   bool sequential = true;
   int intra_op_threads = 0;  // 0 lets the runtime decide
   int inter_op_threads = 0;
@@ -60,15 +76,33 @@ struct SessionOptions {
 // The side file, beside SessionOptions::save_optimized_model, that receives its large weights.
 inline constexpr const char kOptimizedModelWeightsFile[] = "weights.bin";
 
-// "disabled", "basic", "extended", "all" (99), or the number when unknown.
-std::string OptLevelName(int level);
-// The inverse of OptLevelName, also accepting the numbers; fails naming the accepted values.
-Expected<int> ParseOptLevelName(const std::string& s);
+// Why a selected tensor has no value.
+enum class SkipKind {
+  kNone,
+  kNotATensor,       // a sequence, map or optional value
+  kUnsupportedType,  // an element type onnxprobe does not hold (string, ...)
+  kFixedByModel,     // a constant a compiling provider folds and cannot expose
+};
+// "not_a_tensor", "unsupported_type", "fixed_by_model" ("" for kNone).
+const char* SkipKindName(SkipKind kind);
+
+struct SkipReason {
+  SkipKind kind = SkipKind::kNone;
+  std::string detail;  // what a person reads
+  bool empty() const { return kind == SkipKind::kNone; }
+};
+
+// A selected tensor with no value, and why.
+struct SkippedTensor {
+  std::string name;
+  SkipReason reason;
+  std::string ToString() const { return name + ": " + reason.detail; }  // "name: why"
+};
 
 struct RunOutput {
   std::string name;
-  Tensor tensor;        // empty when skipped
-  std::string skipped;  // why a value could not be captured (sequence, map, string tensor)
+  Tensor tensor;       // empty when skipped
+  SkipReason skipped;  // why no value was captured (sequence, map, string tensor)
 };
 
 class BackendSession {

@@ -16,6 +16,8 @@
 
 namespace onnxprobe {
 
+class JsonWriter;
+
 struct InputOptions {
   // .npy ("path" takes the input name from the file stem, or "name=path"), .npz (keys are input
   // names), or TensorProto .pb (name from the proto, else the model's input order).
@@ -74,8 +76,8 @@ struct CapturedTensor {
   int topo_index = -1;    // producing node's topological index
   std::string node_name;  // producing node
   std::string op_type;
-  Tensor tensor;        // empty when skipped
-  std::string skipped;  // reason when the value could not be captured
+  Tensor tensor;       // empty when skipped
+  SkipReason skipped;  // why the value could not be captured
 };
 
 class CaptureSink {
@@ -105,13 +107,17 @@ struct ObserverDifference {
   double max_rel = 0;                    // max |b - a| / |a| over elements with a != 0
 };
 
+// Writes `skipped` as two keys of the open JSON object: "skipped", lines "name: why" (the
+// format's first field), and "skipped_tensors", objects {"name", "kind" (SkipKindName), "reason"}.
+void WriteSkipped(const std::vector<SkippedTensor>& skipped, JsonWriter& j);
+
 struct CaptureReport {
   size_t runs = 0;  // inference runs it took (batches)
   size_t captured = 0;
-  std::vector<std::string> skipped;
-  uint64_t estimated_bytes = 0;    // of all selected tensors, from shape inference
-  size_t unknown_sizes = 0;        // tensors whose size shape inference could not tell
-  std::vector<std::string> fused;  // selected tensors fused away by the runtime's optimizations
+  std::vector<SkippedTensor> skipped;  // selected tensors without a value, and why
+  uint64_t estimated_bytes = 0;        // of all selected tensors, from shape inference
+  size_t unknown_sizes = 0;            // tensors whose size shape inference could not tell
+  std::vector<std::string> fused;      // selected tensors fused away by the runtime's optimizations
   bool observer_checked = false;
   bool observer_identical = false;
   std::vector<ObserverDifference> observer_differences;  // graph outputs that changed

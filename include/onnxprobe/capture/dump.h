@@ -18,7 +18,7 @@ struct DumpMetadata {
   std::string runtime;          // e.g. "onnxruntime 1.23.2"
   std::string runtime_version;  // e.g. "1.23.2"
   std::string provider;
-  int optimization_level = 0;
+  OptLevel optimization_level = OptLevel::kDisabled;
   uint64_t seed = 0;
   std::string source;  // kTorchCaptureSource for PyTorch activations
   // Session settings as recorded by the capturer (manifest "session" object; written when set)
@@ -52,7 +52,7 @@ class DumpWriter : public CaptureSink {
   DumpMetadata meta_;
   std::unique_ptr<class NpzWriter> npz_writer_;
   std::vector<std::unique_ptr<Entry>> entries_;
-  std::vector<std::string> skipped_;
+  std::vector<SkippedTensor> skipped_;
   uint64_t bytes_written_ = 0;
 };
 

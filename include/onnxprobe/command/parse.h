@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "onnxprobe/backend/backend.h"
 #include "onnxprobe/common/status.h"
 #include "onnxprobe/compare/compare.h"
 #include "onnxprobe/tensor/tensor.h"
@@ -33,6 +34,6 @@ Expected<double> ParseTolerance(const std::string& s, const std::string& what);
 Expected<ToleranceRule> ParseToleranceRule(const std::string& s, bool by_op_type,
                                            const std::string& what);
 // "disabled|basic|extended|all" or 0/1/2/99
-Expected<int> ParseOptLevel(const std::string& s, const std::string& what);
+Expected<OptLevel> ParseOptLevel(const std::string& s, const std::string& what);
 
 }  // namespace onnxprobe::cmd

@@ -4,6 +4,7 @@
 // session configuration) names the ones whose rewrite changes the numbers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct ExplainRequest {
 };
 
 struct LadderStep {
-  int level = 0;
+  OptLevel level = OptLevel::kBasic;
   double max_abs = 0;  // largest difference over the graph outputs vs optimizations disabled
   size_t differing_outputs = 0;
   bool within_tolerance = true;
@@ -30,7 +31,7 @@ struct LadderStep {
 
 struct ExplainResult {
   std::vector<LadderStep> ladder;  // every level above disabled, up to side B's
-  int first_level_with_difference = -1;
+  std::optional<OptLevel> first_level_with_difference;  // none: every step is bit-exact
   // Transformers and rewrite rules whose rewrite changes the outputs at side B's level (their
   // ONNX Runtime names), in the order the search found them.
   std::vector<std::string> responsible;

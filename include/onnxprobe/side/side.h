@@ -37,7 +37,7 @@ struct SideInfo {
   std::string runtime_library;
   std::string provider;
   std::map<std::string, std::string> provider_options;
-  int optimization_level = 0;
+  OptLevel optimization_level = OptLevel::kDisabled;
   bool sequential = true;
   int intra_op_threads = 0, inter_op_threads = 0;
 };

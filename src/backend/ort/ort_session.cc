@@ -130,23 +130,20 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
   OP_ORT(lib_, api->CreateSessionOptions(&so), "session options");
   std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> guard(
       so, lib_->api->ReleaseSessionOptions);
-  GraphOptimizationLevel level;
+  GraphOptimizationLevel level = ORT_DISABLE_ALL;
   switch (o.optimization_level) {
-    case 0:
+    case OptLevel::kDisabled:
       level = ORT_DISABLE_ALL;
       break;
-    case 1:
+    case OptLevel::kBasic:
       level = ORT_ENABLE_BASIC;
       break;
-    case 2:
+    case OptLevel::kExtended:
       level = ORT_ENABLE_EXTENDED;
       break;
-    case 99:
+    case OptLevel::kAll:
       level = ORT_ENABLE_ALL;
       break;
-    default:
-      return InvalidArgument("graph optimization level " + std::to_string(o.optimization_level) +
-                             " is not one of 0 (disabled), 1 (basic), 2 (extended), 99 (all)");
   }
   OP_ORT(lib_, api->SetSessionGraphOptimizationLevel(so, level), "session options");
   if (o.quiet)
@@ -241,7 +238,7 @@ Expected<RunOutput> OrtSession::Adopt(OrtValue* v, const std::string& name) {
   OP_ORT(lib_, api->GetValueType(v, &type), "output '" + name + "'");
   if (type != ONNX_TYPE_TENSOR) {
     api->ReleaseValue(v);
-    out.skipped = "not a tensor (sequence, map or optional value)";
+    out.skipped = {SkipKind::kNotATensor, "not a tensor (sequence, map or optional value)"};
     return out;
   }
   OrtTensorTypeAndShapeInfo* info = nullptr;
@@ -261,7 +258,7 @@ Expected<RunOutput> OrtSession::Adopt(OrtValue* v, const std::string& name) {
   auto dt = DTypeFromOnnx(static_cast<int>(et));
   if (!dt.ok()) {
     api->ReleaseValue(v);
-    out.skipped = dt.status().message();
+    out.skipped = {SkipKind::kUnsupportedType, dt.status().message()};
     return out;
   }
   void* data = nullptr;

@@ -30,7 +30,7 @@ class BaselineFile : public ::testing::Test {
     b.environment.runtime_version = "1.23.2";
     b.environment.session.provider = "CUDA";
     b.environment.session.provider_options = {{"device_id", "1"}};
-    b.environment.session.optimization_level = 99;
+    b.environment.session.optimization_level = OptLevel::kAll;
     b.environment.session.sequential = false;
     b.environment.session.intra_op_threads = 3;
     b.environment.cpu_flags = {"avx", "avx2"};
@@ -55,7 +55,7 @@ TEST_F(BaselineFile, RoundTrips) {
   const Environment& e = b->environment;
   EXPECT_EQ(e.session.provider, "CUDA");
   EXPECT_EQ(e.session.provider_options.at("device_id"), "1");
-  EXPECT_EQ(e.session.optimization_level, 99);
+  EXPECT_EQ(e.session.optimization_level, OptLevel::kAll);
   EXPECT_FALSE(e.session.sequential);
   EXPECT_EQ(e.session.intra_op_threads, 3);
   EXPECT_EQ(e.cpu_flags, (std::vector<std::string>{"avx", "avx2"}));

@@ -26,7 +26,7 @@ TEST(DiffEnvironments, NamesEachChangedFieldInOrder) {
   EXPECT_TRUE(DiffEnvironments(a, b).empty());
   b.runtime_version = "1.23.2";
   b.runtime_library_sha256 = "bb";
-  b.session.optimization_level = 99;
+  b.session.optimization_level = OptLevel::kAll;
   b.session.intra_op_threads = 2;
   b.cpu_flags = {"avx", "avx512f", "sse"};
   b.cpu_count = 16;
