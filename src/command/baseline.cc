@@ -35,38 +35,21 @@ class BaselineSaveCommand : public Command {
     SaveCli& o = o_;
     sink.Positional("MODEL", ".onnx model", &o.model, true);
     sink.Section("output");
-    sink.Add({"-o,--output", "DIR", "baseline folder (default: <model stem>.baseline)"},
-             [&o](const std::string& v) {
-               o.output = v;
-               return Status::Ok();
-             });
-    sink.Add({"--force", "", "(folders are replaced only when they hold a baseline)"},
-             [&o](const std::string&) {
-               o.force = true;
-               return Status::Ok();
-             });
-    sink.Add({"-q,--quiet", "", "no summary"}, [&o](const std::string&) {
-      o.quiet = true;
-      return Status::Ok();
-    });
+    DeclareString(sink, "-o,--output", "DIR", &o.output,
+                  "baseline folder (default: <model stem>.baseline)");
+    DeclareSwitch(sink, "--force", &o.force,
+                  "(folders are replaced only when they hold a baseline)");
+    DeclareSwitch(sink, "-q,--quiet", &o.quiet, "no summary");
     sink.Section("samples");
     DeclareSampleOptions(sink, &o.samples);
     DeclareInputOptions(sink, &o.inputs);
     sink.Section("what to store besides the graph outputs");
     DeclareSelectionOptions(sink, &o.req.selection);
-    sink.Add({"--all-tensors", "",
-              "every intermediate tensor: a failing check localizes from them alone"},
-             [&o](const std::string&) {
-               o.req.all_tensors = true;
-               return Status::Ok();
-             });
-    sink.Add({"--keep-model", "",
-              "copy the model into the baseline: a failing check on a changed model re-runs it "
-              "to name the node that changed the numbers"},
-             [&o](const std::string&) {
-               o.req.keep_model = true;
-               return Status::Ok();
-             });
+    DeclareSwitch(sink, "--all-tensors", &o.req.all_tensors,
+                  "every intermediate tensor: a failing check localizes from them alone");
+    DeclareSwitch(sink, "--keep-model", &o.req.keep_model,
+                  "copy the model into the baseline: a failing check on a changed model re-runs it "
+                  "to name the node that changed the numbers");
     sink.Section("runtime (recorded in the baseline; check runs with the same settings)");
     DeclareSessionOptions(sink, "", &o.session);
     DeclareMaxMemory(sink, &o.req.max_memory, "captured bytes alive at once (e.g. 512M)");
@@ -154,30 +137,16 @@ class BaselineCheckCommand : public Command {
     sink.Positional("MODEL", ".onnx model (the build under test)", &o.model, true);
     sink.Positional("BASE", "baseline folder from `onnxprobe baseline save`", &o.base, true);
     sink.Section("reports");
-    sink.Add({"--junit", "FILE", "JUnit XML: a test case per sample x stored tensor"},
-             [&o](const std::string& v) {
-               o.junit = v;
-               return Status::Ok();
-             });
+    DeclareString(sink, "--junit", "FILE", &o.junit,
+                  "JUnit XML: a test case per sample x stored tensor");
     sink.Add({"--json", "FILE", "JSON report (schema onnxprobe-baseline-check)"},
              [&o](const std::string& v) { return SetJsonFile(v, &o.json); });
-    sink.Add({"--html", "FILE",
-              "HTML report of the first failing sample's localization (else the sample closest "
-              "to its tolerance)"},
-             [&o](const std::string& v) {
-               o.html = v;
-               return Status::Ok();
-             });
-    sink.Add(
-        {"--force", "", "replace existing files that are not onnxprobe reports of the same kind"},
-        [&o](const std::string&) {
-          o.force = true;
-          return Status::Ok();
-        });
-    sink.Add({"-q,--quiet", "", "verdict line only"}, [&o](const std::string&) {
-      o.quiet = true;
-      return Status::Ok();
-    });
+    DeclareString(sink, "--html", "FILE", &o.html,
+                  "HTML report of the first failing sample's localization (else the sample closest "
+                  "to its tolerance)");
+    DeclareSwitch(sink, "--force", &o.force,
+                  "replace existing files that are not onnxprobe reports of the same kind");
+    DeclareSwitch(sink, "-q,--quiet", &o.quiet, "verdict line only");
     sink.Add({"--localize", "N",
               "localize the first N failing samples (default 1; 0: none): a sample without "
               "stored intermediates costs two full captures"},

@@ -81,37 +81,24 @@ class CompareCommand : public Command {
     DeclareToleranceOptions(sink, &o.tolerance);
     sink.Section("what to compare and how to pair");
     DeclareSelectionOptions(sink, &o.job.selection, "side A's tensors");
-    sink.Add({"--map", "FILE",
-              "renamed tensors: JSON {\"a\": \"b\"} or two columns (A name, B name) per line"},
-             [&o](const std::string& v) {
-               o.mapping = v;
-               return Status::Ok();
-             });
+    DeclareString(sink, "--map", "FILE", &o.mapping,
+                  "renamed tensors: JSON {\"a\": \"b\"} or two columns (A name, B name) per line");
     sink.Add({"--topk", "NAMES", "argmax/top-k agreement for these tensors (graph outputs get it)",
               true},
              [&o](const std::string& v) {
                for (auto& n : SplitList(v)) o.job.topk_tensors.push_back(n);
                return Status::Ok();
              });
-    sink.Add({"--model", "MODEL", "graph used to localize errors when both sides are dumps"},
-             [&o](const std::string& v) {
-               o.graph = v;
-               return Status::Ok();
-             });
-    sink.Add({"--isolate-runtime", "",
-              "run live sides in child processes: a runtime that crashes (a provider, a custom op) "
-              "ends the comparison with exit 3, the rows compared so far and the crashing node"},
-             [&o](const std::string&) {
-               o.isolate_runtime = true;
-               return Status::Ok();
-             });
-    sink.Add({"--explain-optimizations", "",
-              "(one model, A optimizations off, B on) the level at which outputs change and the "
-              "runtime's graph transformers that change them"},
-             [&o](const std::string&) {
-               o.explain = true;
-               return Status::Ok();
-             });
+    DeclareString(sink, "--model", "MODEL", &o.graph,
+                  "graph used to localize errors when both sides are dumps");
+    DeclareSwitch(
+        sink, "--isolate-runtime", &o.isolate_runtime,
+        "run live sides in child processes: a runtime that crashes (a provider, a custom op) "
+        "ends the comparison with exit 3, the rows compared so far and the crashing node");
+    DeclareSwitch(
+        sink, "--explain-optimizations", &o.explain,
+        "(one model, A optimizations off, B on) the level at which outputs change and the "
+        "runtime's graph transformers that change them");
     sink.Add({"--latency-runs", "N",
               "plain runs of each live side after the comparison, in a session of its own: median "
               "latency and peak memory (default 0: not measured)"},
@@ -123,20 +110,12 @@ class CompareCommand : public Command {
                o.latency_given = true;
                return Status::Ok();
              });
-    sink.Add({"--noise-floor", "FILE",
-              "per-tensor run-to-run noise from determinism --save-noise-floor: differences "
-              "up to it are never failures"},
-             [&o](const std::string& v) {
-               o.noise_floor = v;
-               return Status::Ok();
-             });
-    sink.Add({"--fixed-tolerance", "",
-              "accepted for older scripts: every row is judged at the given tolerance, which "
-              "no error measured upstream raises (docs/metrics.md)"},
-             [&o](const std::string&) {
-               o.fixed_tolerance = true;
-               return Status::Ok();
-             });
+    DeclareString(sink, "--noise-floor", "FILE", &o.noise_floor,
+                  "per-tensor run-to-run noise from determinism --save-noise-floor: differences "
+                  "up to it are never failures");
+    DeclareSwitch(sink, "--fixed-tolerance", &o.fixed_tolerance,
+                  "accepted for older scripts: every row is judged at the given tolerance, which "
+                  "no error measured upstream raises (docs/metrics.md)");
     DeclareMaxMemory(sink, &o.job.max_memory, "both sides' tensors alive at once (e.g. 1G)");
     sink.Section("float A vs quantized B (QDQ or QOperator; docs/quantization.md)");
     sink.Add({"--quant", "MODE",
@@ -183,11 +162,8 @@ class CompareCommand : public Command {
                o.localize.candidates = c->candidates;
                return Status::Ok();
              });
-    sink.Add({"--repro", "DIR", "write a standalone repro bundle for the top culprit"},
-             [&o](const std::string& v) {
-               o.localize.repro_dir = v;
-               return Status::Ok();
-             });
+    DeclareString(sink, "--repro", "DIR", &o.localize.repro_dir,
+                  "write a standalone repro bundle for the top culprit");
     sink.Add({"--diagnose", "",
               "why, for every introduced culprit (default: the first 2): repeats, thread count, "
               "side A's optimization level and runtime, the models' diff, quantization ranges; "
@@ -226,34 +202,17 @@ class CompareCommand : public Command {
     sink.Section("reports");
     sink.Add({"--json", "FILE", "versioned JSON report (docs/report-json.md)"},
              [&o](const std::string& v) { return SetJsonFile(v, &o.json); });
-    sink.Add({"--html", "FILE",
-              "self-contained HTML report (with samples: the first failing sample, else the one "
-              "closest to its tolerance)"},
-             [&o](const std::string& v) {
-               o.html = v;
-               return Status::Ok();
-             });
-    sink.Add({"--junit", "FILE", "JUnit XML: a test case per compared tensor (and sample)"},
-             [&o](const std::string& v) {
-               o.junit = v;
-               return Status::Ok();
-             });
-    sink.Add({"--model-explorer", "FILE",
-              "per-node error / allowed error as Google Model Explorer node data (JSON)"},
-             [&o](const std::string& v) {
-               o.model_explorer = v;
-               return Status::Ok();
-             });
-    sink.Add(
-        {"--force", "", "replace existing files that are not onnxprobe reports of the same kind"},
-        [&o](const std::string&) {
-          o.force = true;
-          return Status::Ok();
-        });
-    sink.Add({"-q,--quiet", "", "summary lines only"}, [&o](const std::string&) {
-      o.console.quiet = true;
-      return Status::Ok();
-    });
+    DeclareString(
+        sink, "--html", "FILE", &o.html,
+        "self-contained HTML report (with samples: the first failing sample, else the one "
+        "closest to its tolerance)");
+    DeclareString(sink, "--junit", "FILE", &o.junit,
+                  "JUnit XML: a test case per compared tensor (and sample)");
+    DeclareString(sink, "--model-explorer", "FILE", &o.model_explorer,
+                  "per-node error / allowed error as Google Model Explorer node data (JSON)");
+    DeclareSwitch(sink, "--force", &o.force,
+                  "replace existing files that are not onnxprobe reports of the same kind");
+    DeclareSwitch(sink, "-q,--quiet", &o.console.quiet, "summary lines only");
     sink.Add({"--rows", "N", "at most N table rows (default 40)"},
              [&o](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--rows"));

@@ -36,19 +36,12 @@ class DeterminismCommand : public Command {
                return Status::Ok();
              });
     sink.Section("output");
-    sink.Add({"--save-noise-floor", "FILE",
-              "per-tensor run-to-run differences, for compare --noise-floor"},
-             [this](const std::string& v) {
-               noise_file_ = v;
-               return Status::Ok();
-             });
+    DeclareString(sink, "--save-noise-floor", "FILE", &noise_file_,
+                  "per-tensor run-to-run differences, for compare --noise-floor");
     sink.Add({"--json", "FILE", "the report as JSON"},
              [this](const std::string& v) { return SetJsonFile(v, &json_file_); });
-    sink.Add({"--force", "", "replace existing files that are not onnxprobe outputs of the kind"},
-             [this](const std::string&) {
-               force_ = true;
-               return Status::Ok();
-             });
+    DeclareSwitch(sink, "--force", &force_,
+                  "replace existing files that are not onnxprobe outputs of the kind");
     sink.Section("what to compare");
     DeclareSelectionOptions(sink, &req_.selection);
     DeclareInputOptions(sink, &inputs_);

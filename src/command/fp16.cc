@@ -68,11 +68,8 @@ class Fp16Command : public Command {
                rows_ = static_cast<size_t>(n);
                return Status::Ok();
              });
-    sink.Add({"--force", "", "replace existing files that are not onnxprobe outputs of the kind"},
-             [this](const std::string&) {
-               force_ = true;
-               return Status::Ok();
-             });
+    DeclareSwitch(sink, "--force", &force_,
+                  "replace existing files that are not onnxprobe outputs of the kind");
     DeclareInputOptions(sink, &inputs_);
     sink.Section("runtime");
     DeclareSessionOptions(sink, "", &session_);

@@ -138,27 +138,14 @@ class GenerateCommand : public Command {
     sink.Section("reports");
     sink.Add({"--json", "FILE", "versioned JSON report (docs/generate.md)"},
              [this](const std::string& v) { return SetJsonFile(v, &json_); });
-    sink.Add({"--save-a", "DIR",
-              "save side A's generation (logits and cache per step) as a folder a later "
-              "generate takes as side A"},
-             [this](const std::string& v) {
-               req_.save_a = v;
-               return Status::Ok();
-             });
-    sink.Add({"--html", "FILE", "self-contained HTML page: per-step chart, cache heat map"},
-             [this](const std::string& v) {
-               html_ = v;
-               return Status::Ok();
-             });
-    sink.Add({"--force", "", "replace existing files that are not onnxprobe reports"},
-             [this](const std::string&) {
-               force_ = true;
-               return Status::Ok();
-             });
-    sink.Add({"-q,--quiet", "", "summary lines only"}, [this](const std::string&) {
-      console_.quiet = true;
-      return Status::Ok();
-    });
+    DeclareString(sink, "--save-a", "DIR", &req_.save_a,
+                  "save side A's generation (logits and cache per step) as a folder a later "
+                  "generate takes as side A");
+    DeclareString(sink, "--html", "FILE", &html_,
+                  "self-contained HTML page: per-step chart, cache heat map");
+    DeclareSwitch(sink, "--force", &force_,
+                  "replace existing files that are not onnxprobe reports");
+    DeclareSwitch(sink, "-q,--quiet", &console_.quiet, "summary lines only");
     sink.Add({"--rows", "N", "at most N step rows (default 40)"},
              [this](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--rows"));

@@ -28,26 +28,14 @@ class ImportPolygraphyCommand : public Command {
   void Declare(OptionSink& sink) override {
     sink.Positional("RESULTS", "Polygraphy results JSON (--save-outputs)", &req_.outputs_file,
                     true);
-    sink.Add({"-o,--output", "DUMP", "dump to write: a folder, or FILE.npz"},
-             [this](const std::string& v) {
-               req_.output = v;
-               return Status::Ok();
-             });
-    sink.Add({"--inputs", "FILE", "Polygraphy inputs JSON (--save-inputs) of the same run"},
-             [this](const std::string& v) {
-               req_.inputs_file = v;
-               return Status::Ok();
-             });
-    sink.Add({"--model", "MODEL", "the .onnx model the results come from"},
-             [this](const std::string& v) {
-               req_.model_path = v;
-               return Status::Ok();
-             });
-    sink.Add({"--runner", "NAME", "which runner's results (needed when the file holds several)"},
-             [this](const std::string& v) {
-               req_.runner = v;
-               return Status::Ok();
-             });
+    DeclareString(sink, "-o,--output", "DUMP", &req_.output,
+                  "dump to write: a folder, or FILE.npz");
+    DeclareString(sink, "--inputs", "FILE", &req_.inputs_file,
+                  "Polygraphy inputs JSON (--save-inputs) of the same run");
+    DeclareString(sink, "--model", "MODEL", &req_.model_path,
+                  "the .onnx model the results come from");
+    DeclareString(sink, "--runner", "NAME", &req_.runner,
+                  "which runner's results (needed when the file holds several)");
     sink.Add({"--iteration", "K", "which iteration (default 0)"},
              [this](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t k, ParseInt(v, "--iteration"));
@@ -55,15 +43,9 @@ class ImportPolygraphyCommand : public Command {
                req_.iteration = static_cast<size_t>(k);
                return Status::Ok();
              });
-    sink.Add({"--force", "", "replace an existing file that is not an onnxprobe dump"},
-             [this](const std::string&) {
-               force_ = true;
-               return Status::Ok();
-             });
-    sink.Add({"-q,--quiet", "", "no summary"}, [this](const std::string&) {
-      quiet_ = true;
-      return Status::Ok();
-    });
+    DeclareSwitch(sink, "--force", &force_,
+                  "replace an existing file that is not an onnxprobe dump");
+    DeclareSwitch(sink, "-q,--quiet", &quiet_, "no summary");
   }
 
   Status Validate() override {

@@ -27,11 +27,8 @@ class InspectCommand : public Command {
   }
   void Declare(OptionSink& sink) override {
     sink.Positional("MODEL", ".onnx model, or a dump (folder or .npz) from run", &model_, true);
-    sink.Add({"--tensors", "", "list every tensor in topological order with its producing node"},
-             [this](const std::string&) {
-               o_.tensors = true;
-               return Status::Ok();
-             });
+    DeclareSwitch(sink, "--tensors", &o_.tensors,
+                  "list every tensor in topological order with its producing node");
     sink.Add(JsonOption("machine-readable output"),
              [this](const std::string& v) { return SetJsonOutput(v, &o_.json); });
   }

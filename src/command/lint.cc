@@ -44,25 +44,13 @@ class LintCommand : public Command {
                for (const auto& c : SplitList(v)) lint_.disabled.insert(c);
                return Status::Ok();
              });
-    sink.Add({"--ort-lib", "PATH", "check opset/IR support against this ONNX Runtime library"},
-             [this](const std::string& v) {
-               ort_lib_ = v;
-               return Status::Ok();
-             });
-    sink.Add({"--ort-version", "V", "... against the bootstrap's ONNX Runtime V"},
-             [this](const std::string& v) {
-               ort_version_ = v;
-               return Status::Ok();
-             });
-    sink.Add({"--runtime-version", "V", "... against ONNX Runtime version V, without loading it"},
-             [this](const std::string& v) {
-               runtime_version_ = v;
-               return Status::Ok();
-             });
-    sink.Add({"--list-rules", "", "print the rules and exit"}, [this](const std::string&) {
-      list_rules_ = true;
-      return Status::Ok();
-    });
+    DeclareString(sink, "--ort-lib", "PATH", &ort_lib_,
+                  "check opset/IR support against this ONNX Runtime library");
+    DeclareString(sink, "--ort-version", "V", &ort_version_,
+                  "... against the bootstrap's ONNX Runtime V");
+    DeclareString(sink, "--runtime-version", "V", &runtime_version_,
+                  "... against ONNX Runtime version V, without loading it");
+    DeclareSwitch(sink, "--list-rules", &list_rules_, "print the rules and exit");
   }
   Status Validate() override {
     int given = !ort_lib_.empty() + !ort_version_.empty() + !runtime_version_.empty();

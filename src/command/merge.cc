@@ -31,17 +31,11 @@ class MergeCommand : public Command {
   void Declare(OptionSink& sink) override {
     sink.Positionals("SHARD.json", "a shard's JSON report", &shards_);
     sink.Section("output");
-    sink.Add({"--json", "FILE",
-              "the merged report (schema onnxprobe-compare-samples or onnxprobe-baseline-check)"},
-             [this](const std::string& v) {
-               json_ = v;
-               return Status::Ok();
-             });
-    sink.Add({"--force", "", "replace an existing file that is not an onnxprobe report"},
-             [this](const std::string&) {
-               force_ = true;
-               return Status::Ok();
-             });
+    DeclareString(
+        sink, "--json", "FILE", &json_,
+        "the merged report (schema onnxprobe-compare-samples or onnxprobe-baseline-check)");
+    DeclareSwitch(sink, "--force", &force_,
+                  "replace an existing file that is not an onnxprobe report");
   }
   Status Validate() override {
     if (json_.empty() || shards_.empty()) return Status::Ok();

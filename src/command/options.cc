@@ -73,13 +73,10 @@ void DeclareInputOptions(OptionSink& sink, InputFlags* f) {
              o->seed = static_cast<uint64_t>(n);
              return Status::Ok();
            });
-  sink.Add({"--allow-nonfinite-inputs", "",
-            "run a given input that is NaN/Inf in every value (refused by default: NaN compares "
-            "equal to NaN, so nothing computed from it can fail)"},
-           [o](const std::string&) {
-             o->allow_nonfinite = true;
-             return Status::Ok();
-           });
+  DeclareSwitch(
+      sink, "--allow-nonfinite-inputs", &o->allow_nonfinite,
+      "run a given input that is NaN/Inf in every value (refused by default: NaN compares "
+      "equal to NaN, so nothing computed from it can fail)");
 }
 
 std::vector<std::string> InputFilePaths(const InputFlags& flags) {
@@ -93,13 +90,9 @@ std::vector<std::string> InputFilePaths(const InputFlags& flags) {
 }
 
 void DeclareSampleOptions(OptionSink& sink, SampleOptions* s) {
-  sink.Add({"--inputs", "DIR",
-            "input samples: a folder of .npz files (keys = input names) and/or ONNX "
-            "test_data_set_N/ folders (input_K.pb)"},
-           [s](const std::string& v) {
-             s->inputs_dir = v;
-             return Status::Ok();
-           });
+  DeclareString(sink, "--inputs", "DIR", &s->inputs_dir,
+                "input samples: a folder of .npz files (keys = input names) and/or ONNX "
+                "test_data_set_N/ folders (input_K.pb)");
   sink.Add({"--samples", "N", "N seeded random samples (seeds --seed, --seed+1, ...)"},
            [s](const std::string& v) -> Status {
              OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--samples"));
@@ -145,6 +138,21 @@ void DeclareSelectionOptions(OptionSink& sink, TensorSelection* selection,
              selection->regex = v;
              return Status::Ok();
            });
+}
+
+void DeclareSwitch(OptionSink& sink, const std::string& flags, bool* on, const std::string& help) {
+  sink.Add({flags, "", help}, [on](const std::string&) {
+    *on = true;
+    return Status::Ok();
+  });
+}
+
+void DeclareString(OptionSink& sink, const std::string& flags, const std::string& value_name,
+                   std::string* value, const std::string& help) {
+  sink.Add({flags, value_name, help}, [value](const std::string& v) {
+    *value = v;
+    return Status::Ok();
+  });
 }
 
 void DeclareMaxMemory(OptionSink& sink, uint64_t* bytes, const std::string& help) {
@@ -338,11 +346,8 @@ void DeclareToleranceOptions(OptionSink& sink, ToleranceFlags* f) {
             "atol * max(1, max|a|)"},
            number(&f->atol, "--atol"));
   sink.Add({"--rtol", "X", "relative tolerance (default 1e-3)"}, number(&f->rtol, "--rtol"));
-  sink.Add({"--absolute-atol", "", "apply atol as given, not per unit of scale"},
-           [f](const std::string&) {
-             f->absolute_atol = true;
-             return Status::Ok();
-           });
+  DeclareSwitch(sink, "--absolute-atol", &f->absolute_atol,
+                "apply atol as given, not per unit of scale");
   sink.Add({"--tol", "REGEX=ATOL,RTOL", "override for tensors whose name matches", true},
            [f](const std::string& v) -> Status {
              OP_ASSIGN_OR_RETURN(auto r, ParseToleranceRule(v, false, "--tol"));

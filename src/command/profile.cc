@@ -40,17 +40,11 @@ class ProfileCommand : public Command {
     sink.Section("output");
     sink.Add(JsonOption("print the profile as JSON (docs/profile.md)"),
              [this](const std::string& v) { return SetJsonOutput(v, &json_); });
-    sink.Add({"--trace", "FILE",
-              "keep ONNX Runtime's trace (Chrome trace-event JSON: chrome://tracing, Perfetto)"},
-             [this](const std::string& v) {
-               req_.trace_output = v;
-               return Status::Ok();
-             });
-    sink.Add({"--force", "", "replace an existing file that is not a profiler trace"},
-             [this](const std::string&) {
-               force_ = true;
-               return Status::Ok();
-             });
+    DeclareString(
+        sink, "--trace", "FILE", &req_.trace_output,
+        "keep ONNX Runtime's trace (Chrome trace-event JSON: chrome://tracing, Perfetto)");
+    DeclareSwitch(sink, "--force", &force_,
+                  "replace an existing file that is not a profiler trace");
     sink.Add({"--top", "N", "slowest nodes listed (default 10)"},
              [this](const std::string& v) -> Status {
                OP_ASSIGN_OR_RETURN(int64_t n, ParseInt(v, "--top"));

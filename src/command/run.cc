@@ -50,23 +50,14 @@ class RunCommand : public Command {
                o_.output = v;
                return Status::Ok();
              });
-    sink.Add({"--force", "", "replace an existing file that is not an onnxprobe dump"},
-             [this](const std::string&) {
-               o_.force = true;
-               return Status::Ok();
-             });
+    DeclareSwitch(sink, "--force", &o_.force,
+                  "replace an existing file that is not an onnxprobe dump");
     sink.Add(JsonOption("print the run summary as JSON"),
              [this](const std::string& v) { return SetJsonOutput(v, &o_.json); });
-    sink.Add({"-q,--quiet", "", "no progress and no summary"}, [this](const std::string&) {
-      o_.quiet = true;
-      return Status::Ok();
-    });
-    sink.Add({"--fail-on-nonfinite", "",
-              "name the first tensor (topological order) holding NaN or Inf and its node; exit 1"},
-             [this](const std::string&) {
-               o_.fail_on_nonfinite = true;
-               return Status::Ok();
-             });
+    DeclareSwitch(sink, "-q,--quiet", &o_.quiet, "no progress and no summary");
+    DeclareSwitch(
+        sink, "--fail-on-nonfinite", &o_.fail_on_nonfinite,
+        "name the first tensor (topological order) holding NaN or Inf and its node; exit 1");
     sink.Section("what to capture (default: every intermediate tensor)");
     DeclareSelectionOptions(sink, &o_.selection);
     DeclareInputOptions(sink, &o_.inputs);
@@ -75,19 +66,12 @@ class RunCommand : public Command {
     DeclareSessionOptions(sink, "", &o_.session);
     DeclareMaxMemory(sink, &o_.capture.max_memory,
                      "captured bytes alive at once (e.g. 512M); splits into runs");
-    sink.Add(
-        {"--check-observer", "", "confirm graph outputs are identical with and without capture"},
-        [this](const std::string&) {
-          o_.capture.check_observer = true;
-          return Status::Ok();
-        });
-    sink.Add({"--capture-fused", "",
-              "with optimizations on, also capture tensors the optimized graph fuses away (marking "
-              "them blocks those fusions: the run then measures another graph)"},
-             [this](const std::string&) {
-               o_.capture.mark_fused_tensors = true;
-               return Status::Ok();
-             });
+    DeclareSwitch(sink, "--check-observer", &o_.capture.check_observer,
+                  "confirm graph outputs are identical with and without capture");
+    DeclareSwitch(
+        sink, "--capture-fused", &o_.capture.mark_fused_tensors,
+        "with optimizations on, also capture tensors the optimized graph fuses away (marking "
+        "them blocks those fusions: the run then measures another graph)");
   }
 
   bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }

@@ -36,6 +36,11 @@ void DeclareShardOption(OptionSink& sink, const std::string& which, SampleShard*
 // ("side A's tensors") where they restrict a default of every tensor, "" where they select.
 void DeclareSelectionOptions(OptionSink& sink, TensorSelection* selection,
                              const std::string& restricts = "");
+// A switch (`flags` such as "--force" or "-q,--quiet", no value) that sets `*on`.
+void DeclareSwitch(OptionSink& sink, const std::string& flags, bool* on, const std::string& help);
+// A flag taking one string (a path, a name) into `*value`; `value_name` is shown in help (FILE).
+void DeclareString(OptionSink& sink, const std::string& flags, const std::string& value_name,
+                   std::string* value, const std::string& help);
 // --max-memory SIZE into `bytes`; `help` says what the budget covers.
 void DeclareMaxMemory(OptionSink& sink, uint64_t* bytes, const std::string& help);
 // Names the sample option an error from ListInputSamples is about.
