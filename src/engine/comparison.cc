@@ -7,7 +7,6 @@
 
 #include "engine/pairing.h"
 #include "engine/row_budgets.h"
-#include "onnxprobe/align/align.h"
 #include "onnxprobe/engine/index_ties.h"
 
 namespace onnxprobe {

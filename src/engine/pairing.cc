@@ -6,7 +6,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onnxprobe/align/align.h"
 
 namespace onnxprobe {
 namespace {

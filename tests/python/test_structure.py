@@ -57,6 +57,67 @@ def test_the_foundation_layers_form_no_cycle():
     assert not cycles, f"foundation modules include each other in a cycle: {cycles} ({edges})"
 
 
+def _module_edges():
+    """module -> {(module it includes, first file that does)}: public and private includes of the
+    module's sources and of its public headers."""
+    modules = set(_modules())
+    any_include = re.compile(r'^\s*#\s*include\s+"(?:onnxprobe/)?([a-z_0-9]+)/[^"]+"', re.M)
+    edges = {m: {} for m in modules}
+    for m in modules:
+        for base in (os.path.join(SRC, "src", m), os.path.join(SRC, "include", "onnxprobe", m)):
+            for path in _sources(base) if os.path.isdir(base) else ():
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for target in any_include.findall(f.read()):
+                        if target in modules and target != m:
+                            edges[m].setdefault(target, os.path.relpath(path, SRC))
+    return edges
+
+
+def test_no_two_modules_include_each_other_through_any_chain():
+    edges = _module_edges()
+
+    def path_to(start, goal):
+        todo, seen = [[start]], {start}
+        while todo:
+            chain = todo.pop()
+            for n in edges[chain[-1]]:
+                if n == goal:
+                    return chain + [n]
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(chain + [n])
+        return None
+
+    cycles = []
+    for m in sorted(edges):
+        chain = path_to(m, m)
+        if chain:
+            cycles.append(" -> ".join(f"{a} ({edges[a][b]})" for a, b in zip(chain, chain[1:])))
+    assert not cycles, "modules that include each other:\n" + "\n".join(cycles)
+
+
+# src/README.md's layers, bottom up: a module uses only its own layer and those below
+LAYERS = [
+    {"common", "tensor", "model", "graph"},
+    {"backend", "side", "capture"},
+    {"compare", "engine"},
+    {"localize", "quant", "align", "diagnose", "fp16", "lint", "profile", "preload"},
+    {"pipeline", "baseline", "generate"},
+    {"report"},
+    {"command"},
+]
+
+
+def test_no_module_uses_a_higher_layer():
+    layer = {m: k for k, names in enumerate(LAYERS) for m in names}
+    edges = _module_edges()
+    unknown = sorted(set(edges) - set(layer))
+    assert not unknown, f"modules missing from LAYERS (and src/README.md's layers): {unknown}"
+    upward = [f"{m} (layer {layer[m] + 1}) uses {t} (layer {layer[t] + 1}) in {f}"
+              for m in sorted(edges) for t, f in sorted(edges[m].items()) if layer[t] > layer[m]]
+    assert not upward, "a module using a higher layer:\n" + "\n".join(upward)
+
+
 def test_the_command_line_and_python_use_public_headers_only():
     modules = set(_modules())
     wrong = []
