@@ -6,7 +6,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-
 namespace onnxprobe {
 namespace {
 
