@@ -4,9 +4,9 @@
 #include <chrono>
 #include <filesystem>
 
-#include "baseline/file_sha256.h"
 #include "onnxprobe/baseline/baseline.h"
 #include "onnxprobe/capture/dump.h"
+#include "onnxprobe/common/hash.h"
 #include "onnxprobe/pipeline/comparison_session.h"
 
 namespace fs = std::filesystem;

@@ -7,7 +7,6 @@
 #include <sstream>
 #include <thread>
 
-#include "baseline/file_sha256.h"
 #include "onnxprobe/baseline/baseline.h"
 #include "onnxprobe/common/hash.h"
 #include "onnxprobe/common/version.h"
@@ -55,19 +54,6 @@ std::string JoinOptions(const std::map<std::string, std::string>& m) {
 }
 
 }  // namespace
-
-std::string FileSha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  Sha256 h;
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) h.Update(buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return "";
-  return h.HexDigest();
-}
 
 const char* EnvFieldName(EnvField f) {
   switch (f) {

@@ -48,4 +48,11 @@ struct FileHashes {
 
 std::string Sha256Hex(const void* data, size_t size);
 
+// SHA-256 of the file at `path` (lowercase hex), streamed; remembered for this process by the
+// file's identity (device, inode, size, modification time), so a file hashed again while it is
+// unchanged is not read again (a model checked against its baseline, then opened for the
+// comparison; a runtime library named twice). "" when it cannot be read. `size`, when given,
+// receives the bytes hashed.
+std::string FileSha256(const std::string& path, uint64_t* size = nullptr);
+
 }  // namespace onnxprobe

@@ -1,6 +1,10 @@
 #include "onnxprobe/common/hash.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
 
 namespace onnxprobe {
 namespace {
@@ -44,6 +48,39 @@ TEST(Md5, StreamingEqualsOneShot) {
   for (size_t i = 0; i < data.size(); i += 29)
     parts.Update(data.data() + i, std::min<size_t>(29, data.size() - i));
   EXPECT_EQ(parts.HexDigest(), one.HexDigest());
+}
+
+void Write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+// Sets the file's modification time `seconds_ago` seconds in the past.
+void Age(const std::string& path, int seconds_ago) {
+  struct timespec times[2] = {{0, UTIME_OMIT}, {time(nullptr) - seconds_ago, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
+const char kAbc[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+const char kAbd[] = "a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9";
+
+TEST(FileSha256, AFileRewrittenAtOnceAtTheSameSizeIsHashedAgain) {
+  std::string path = ::testing::TempDir() + "/racy.bin";
+  Write(path, "abc");
+  EXPECT_EQ(FileSha256(path), kAbc);
+  Write(path, "abd");  // within the same tick of the file clock, likely
+  EXPECT_EQ(FileSha256(path), kAbd);
+}
+
+TEST(FileSha256, AnOlderFileIsRememberedUntilItChanges) {
+  std::string path = ::testing::TempDir() + "/old.bin";
+  Write(path, "abc");
+  Age(path, 60);
+  EXPECT_EQ(FileSha256(path), kAbc);
+  EXPECT_EQ(FileSha256(path), kAbc);  // from the cache
+  Write(path, "abd");                 // same size, a new modification time
+  Age(path, 30);
+  EXPECT_EQ(FileSha256(path), kAbd);
+  EXPECT_EQ(FileSha256(::testing::TempDir() + "/no such file"), "");
 }
 
 }  // namespace
