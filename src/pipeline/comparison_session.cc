@@ -360,13 +360,17 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
 
   // a side held from one run to the next counts every run it made: this run's are the difference
   const size_t runs_a0 = sa.runs(), runs_b0 = sb.runs();
-  auto compared = req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
-                                         : RunComparison(sa, sb, job, run.on_row);
+  bool reuse = run.compared != nullptr && !quantized && sa.info().kind != SideKind::kTorchCapture;
+  auto compared = reuse                    ? Expected<ComparisonResult>(*run.compared)
+                  : req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
+                                           : RunComparison(sa, sb, job, run.on_row);
   if (!compared.ok()) return NameRefusedNodes(compared.status(), sa, sb, req, inputs);
   report.comparison = std::move(*compared);
   ComparisonResult& r = report.comparison;
-  r.runs_a = r.runs_a >= runs_a0 ? r.runs_a - runs_a0 : r.runs_a;
-  r.runs_b = r.runs_b >= runs_b0 ? r.runs_b - runs_b0 : r.runs_b;
+  if (!reuse) {
+    r.runs_a = r.runs_a >= runs_a0 ? r.runs_a - runs_a0 : r.runs_a;
+    r.runs_b = r.runs_b >= runs_b0 ? r.runs_b - runs_b0 : r.runs_b;
+  }
   if (r.aborted) {
     Status named = NameRefusedNodes(r.abort_status, sa, sb, req, inputs);
     if (named.code() == ErrorCode::kUnsupported) return named;

@@ -106,7 +106,8 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
     if (aborted) break;
   }
   if (on_sample && !rep.stopped) on_sample(rep.samples.size(), samples.size(), "");
-  // every sample passed: the focus sample is run again to say where its differences are born
+  // every sample passed: the focus sample's comparison is localized to say where its
+  // differences are born (its sides run again only for what isolation needs)
   const SampleCompare* focus = FocusSample(rep);
   bool drift = request.localize && request.localize_options.drift;
   if (of_several && drift && !rep.aborted && !rep.stopped && rep.failed_samples == 0 &&
@@ -117,6 +118,7 @@ Expected<SamplesCompareReport> CompareSamples(const CompareRequest& request,
     run.inputs = samples[i].inputs;
     run.inputs_given = true;
     run.measure_resources = false;
+    run.compared = &sc.report.comparison;
     auto t0 = Clock::now();
     auto again = session->Run(run);
     if (!again.ok()) return again.status().WithContext("sample '" + sc.name + "'");

@@ -25,6 +25,11 @@ struct SessionRun {
   bool drift = true;
   bool measure_resources = true;  // and request.latency_runs > 0
   RowCallback on_row;
+  // The comparison an earlier run of this session made of these same inputs: taken as this run's
+  // instead of running both sides again, so the run only localizes (the focus sample's drift
+  // origins). Ignored where the comparison depends on more than the sides (a PyTorch capture's
+  // alignment, a quantized side B). Must outlive the call.
+  const ComparisonResult* compared = nullptr;
 };
 
 struct SessionOpenOptions {
