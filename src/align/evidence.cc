@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -57,17 +58,9 @@ double RelativeDistance(const Tensor& a, const Tensor& b) {
 
 Status FetchInBatches(Side& side, const std::vector<std::string>& names, uint64_t budget,
                       const std::function<void(const RunOutput&)>& fn) {
-  std::unordered_map<std::string, uint64_t> size;
-  uint64_t largest = 0;
-  for (const auto& t : side.tensors()) {
-    size[t.name] = t.est_bytes;
-    largest = std::max(largest, t.est_bytes);
-  }
-  auto bytes_of = [&](const std::string& n) {
-    auto it = size.find(n);
-    return it == size.end() ? uint64_t{0} : it->second;
-  };
-  for (const auto& batch : PlanNameBatches(names, bytes_of, budget, largest)) {
+  std::map<std::string, uint64_t> sizes;
+  for (const auto& t : side.tensors()) sizes[t.name] = t.est_bytes;
+  for (const auto& batch : PlanNameBatches(names, sizes, budget)) {
     OP_ASSIGN_OR_RETURN(auto outs, side.Fetch(batch));
     for (const auto& o : outs) fn(o);
   }

@@ -100,12 +100,8 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
     if (it == sizes.end()) ++report.unknown_sizes;
     report.estimated_bytes += it != sizes.end() ? it->second : known_max;
   }
-  auto bytes_of = [&](const std::string& name) {
-    auto it = sizes.find(name);
-    return it == sizes.end() ? uint64_t{0} : it->second;
-  };
   std::vector<std::vector<std::string>> batches =
-      PlanNameBatches(tensors, bytes_of, options.max_memory, known_max);
+      PlanNameBatches(tensors, sizes, options.max_memory);
   if (batches.empty()) batches.emplace_back();  // no tensor: one run for the graph outputs
 
   // under a memory budget, allocations that are freed when done keep the peak near what is alive

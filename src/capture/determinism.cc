@@ -68,15 +68,9 @@ std::vector<std::vector<std::string>> Groups(const Model& model,
                                              const std::vector<std::string>& names,
                                              uint64_t budget) {
   if (budget == 0) return {names};
-  auto sizes = EstimateTensorBytes(model, inputs);
-  uint64_t known_max = 0;
-  for (const auto& [n, b] : sizes) known_max = std::max(known_max, b);
-  auto bytes_of = [&](const std::string& n) {
-    auto it = sizes.find(n);
-    return it == sizes.end() ? uint64_t{0} : it->second;
-  };
   // each tensor is held twice (the reference and a run's copy): half the budget per copy
-  auto groups = PlanNameBatches(names, bytes_of, std::max<uint64_t>(budget / 2, 1), known_max);
+  auto groups =
+      PlanNameBatches(names, EstimateTensorBytes(model, inputs), std::max<uint64_t>(budget / 2, 1));
   if (groups.empty()) groups.emplace_back();
   return groups;
 }

@@ -1,5 +1,7 @@
 #include "onnxprobe/common/budget_planner.h"
 
+#include <algorithm>
+
 namespace onnxprobe {
 
 uint64_t BudgetPlanner::Cost(const std::vector<HeldTensor>& tensors, bool* unknown) const {
@@ -15,6 +17,7 @@ uint64_t BudgetPlanner::Cost(const std::vector<HeldTensor>& tensors, bool* unkno
 
 bool BudgetPlanner::Fits(const std::vector<HeldTensor>& tensors) const {
   if (budget_ == 0 || items_ == 0) return true;
+  if (alone_) return false;
   bool unknown = false;
   uint64_t cost = Cost(tensors, &unknown);
   if (unknown && largest_ == 0) return false;
@@ -29,12 +32,13 @@ void BudgetPlanner::Take(const std::vector<HeldTensor>& tensors) {
   }
   ++items_;
   // an unsized item while nothing is known stands alone: nothing may join it
-  if (budget_ > 0 && unknown && largest_ == 0) held_ = budget_ + 1;
+  alone_ = alone_ || (unknown && largest_ == 0);
 }
 
 void BudgetPlanner::Close() {
   held_ = 0;
   items_ = 0;
+  alone_ = false;
   names_.clear();
 }
 
@@ -57,17 +61,17 @@ std::vector<std::pair<size_t, size_t>> PlanBatches(
   return ranges;
 }
 
-std::vector<std::vector<std::string>> PlanNameBatches(
-    const std::vector<std::string>& names,
-    const std::function<uint64_t(const std::string&)>& bytes_of, uint64_t budget,
-    uint64_t largest_known) {
+std::vector<std::vector<std::string>> PlanNameBatches(const std::vector<std::string>& names,
+                                                      const std::map<std::string, uint64_t>& sizes,
+                                                      uint64_t budget) {
+  uint64_t largest = 0;
+  for (const auto& [name, bytes] : sizes) largest = std::max(largest, bytes);
+  auto held = [&](size_t i) {
+    auto it = sizes.find(names[i]);
+    return std::vector<HeldTensor>{{names[i], it == sizes.end() ? 0 : it->second}};
+  };
   std::vector<std::vector<std::string>> batches;
-  auto ranges = PlanBatches(
-      names.size(),
-      [&](size_t i) {
-        return std::vector<HeldTensor>{{names[i], bytes_of(names[i])}};
-      },
-      budget, largest_known);
+  auto ranges = PlanBatches(names.size(), held, budget, largest);
   for (const auto& [begin, end] : ranges)
     batches.emplace_back(names.begin() + begin, names.begin() + end);
   return batches;

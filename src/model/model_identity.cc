@@ -77,6 +77,13 @@ struct IdentityParts {
 // holds none, streamed from the file.
 Expected<ModelIdentity> IdentityFromBytes(const Model::Impl& m, IdentityParts want) {
   const std::string& bytes = m.serialized;
+  if (bytes.empty() && want.sha256 && !want.md5 && !want.initializers) {
+    // the file's SHA-256 alone: the process's cache of file hashes (a baseline check hashed this
+    // file before opening it); a file it cannot read fails below, naming it
+    ModelIdentity id;
+    id.file.sha256 = FileSha256(m.path, &id.file.size);
+    if (!id.file.sha256.empty()) return id;
+  }
   uint64_t size = bytes.size();
   if (bytes.empty()) {
     OP_ASSIGN_OR_RETURN(size, CheckModelFile(m.path));
@@ -198,11 +205,6 @@ FileHashes Model::Hashes(bool with_md5) const {
   if (impl_->mode == LoadMode::kGraphOnly) return impl_->identity.file;
   std::lock_guard<std::mutex> lock(impl_->hashes_mu);
   FileHashes& h = impl_->hashes;
-  if (h.sha256.empty() && !with_md5 && impl_->serialized.empty()) {
-    // the file's SHA-256 alone, read from the file anyway: the process's cache of file hashes
-    // (a baseline check hashed this file before opening it)
-    h.sha256 = FileSha256(impl_->path, &h.size);
-  }
   if (h.sha256.empty() || (with_md5 && h.md5.empty())) {
     // cannot fail: no initializer is hashed
     h = IdentityFromBytes(*impl_, {with_md5, true, false})->file;

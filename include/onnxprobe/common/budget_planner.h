@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -52,6 +53,7 @@ class BudgetPlanner {
   uint64_t largest_;
   uint64_t held_ = 0;
   size_t items_ = 0;
+  bool alone_ = false;  // the open batch holds an unsized item while no size is known
   std::unordered_set<std::string> names_;
 };
 
@@ -61,11 +63,11 @@ std::vector<std::pair<size_t, size_t>> PlanBatches(
     size_t count, const std::function<std::vector<HeldTensor>(size_t)>& tensors_of, uint64_t budget,
     uint64_t largest_known = 0);
 
-// The same for a list of names, each one item of the given size (`bytes_of` returns 0 when
-// unknown); returns the names batch by batch.
-std::vector<std::vector<std::string>> PlanNameBatches(
-    const std::vector<std::string>& names,
-    const std::function<uint64_t(const std::string&)>& bytes_of, uint64_t budget,
-    uint64_t largest_known = 0);
+// The same for a list of names, each one item of its size in `sizes` (a name it lacks, or holds
+// as 0, is unknown; the largest size it holds is the largest known); returns the names batch by
+// batch.
+std::vector<std::vector<std::string>> PlanNameBatches(const std::vector<std::string>& names,
+                                                      const std::map<std::string, uint64_t>& sizes,
+                                                      uint64_t budget);
 
 }  // namespace onnxprobe

@@ -69,8 +69,8 @@ TEST(BudgetPlanner, LearnedSizesPlanTheNextBatch) {
 
 TEST(BudgetPlanner, NameBatchesKeepOrder) {
   std::vector<std::string> names{"a", "b", "c", "d", "e"};
-  auto batches = PlanNameBatches(
-      names, [](const std::string& n) { return n == "c" ? uint64_t{70} : uint64_t{20}; }, 100);
+  std::map<std::string, uint64_t> sizes{{"a", 20}, {"b", 20}, {"c", 70}, {"d", 20}, {"e", 20}};
+  auto batches = PlanNameBatches(names, sizes, 100);
   // 20 + 20 = 40, + 70 over; 70 + 20 = 90, + 20 over; 20
   EXPECT_EQ(batches, (std::vector<std::vector<std::string>>{{"a", "b"}, {"c", "d"}, {"e"}}));
 }
