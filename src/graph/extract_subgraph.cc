@@ -1,4 +1,5 @@
-// Cuts nodes out of a model into a standalone model (single-node isolation, repro bundles).
+// Cuts nodes out of a model into a model of their own (single-node isolation, repro bundles),
+// its weights embedded or referenced from the model's files.
 // The weights the nodes read are parsed alone out of the model's serialization: isolating one
 // node of a 1.5 GB model costs that node's weights, not a parse of every weight held until exit.
 #include <google/protobuf/io/coded_stream.h>
@@ -84,7 +85,27 @@ bool InitializersFromBytes(const std::string& bytes, const std::set<std::string>
   return in.ConsumedEntireMessage();
 }
 
+// Reads an initializer's external data into its raw_data.
+Status Embed(onnx::TensorProto* t, const std::string& dir) {
+  if (t->data_location() != onnx::TensorProto::EXTERNAL) return Status::Ok();
+  OP_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(*t, dir));
+  t->clear_external_data();
+  t->set_data_location(onnx::TensorProto::DEFAULT);
+  t->set_raw_data(std::move(bytes));
+  return Status::Ok();
+}
+
 }  // namespace
+
+Expected<std::string> EmbedExternalData(const std::string& model_bytes,
+                                        const std::string& model_dir) {
+  onnx::ModelProto proto;
+  if (model_bytes.size() >= size_t(INT_MAX) || !proto.ParseFromString(model_bytes))
+    return Corrupt("a cut-out model does not parse");
+  for (auto& t : *proto.mutable_graph()->mutable_initializer())
+    OP_RETURN_IF_ERROR(Embed(&t, model_dir));
+  return proto.SerializeAsString();
+}
 
 Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& spec) {
   OP_RETURN_IF_ERROR(model.impl().RequireBytes());
@@ -153,12 +174,7 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
       }
       onnx::TensorProto* t = g->add_initializer();
       *t = *it->second;
-      if (t->data_location() == onnx::TensorProto::EXTERNAL) {
-        OP_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(*it->second, model.dir()));
-        t->clear_external_data();
-        t->set_data_location(onnx::TensorProto::DEFAULT);
-        t->set_raw_data(std::move(bytes));
-      }
+      if (spec.weights == SubgraphWeights::kEmbedded) OP_RETURN_IF_ERROR(Embed(t, model.dir()));
       available.insert(in);
       embedded.insert(in);
     }

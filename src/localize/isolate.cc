@@ -46,7 +46,8 @@ using isolation::StandOutLevel;
 void MaybeWriteRepro(Ctx& cx, const LocalizeOptions& o, const Plan& p, const Run& run,
                      const Culprit& c) {
   if (o.repro_dir.empty() || !cx.out->repro_dir.empty()) return;
-  ReproBundle bundle{run.bytes, run.feed, {{p.name_b, run.expected}}, {{p.name_b, &run.observed}}};
+  ReproBundle bundle{
+      run.bytes, cx.g.dir(), run.feed, {{p.name_b, run.expected}}, {{p.name_b, &run.observed}}};
   Status st = WriteReproBundle(o.repro_dir, bundle, c, cx.b, cx.r);
   cx.out->repro_status = st;
   if (st.ok())

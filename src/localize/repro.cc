@@ -25,6 +25,8 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
     return InvalidArgument(dir +
                            ": exists and is not an onnxprobe repro bundle; refusing to replace it");
   }
+  auto standalone = EmbedExternalData(bundle.model_bytes, bundle.model_dir);
+  if (!standalone.ok()) return standalone.status().WithContext(dir + ": the isolated model");
   std::string tmp = TempSiblingPath(dir);
   fs::create_directories(fs::path(tmp) / "test_data_set_0", ec);
   fs::create_directories(fs::path(tmp) / "observed", ec);
@@ -39,7 +41,7 @@ Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const
       m.replace(at, tmp.size(), dir);
     return Status(st.code(), m);
   };
-  Status st = WriteFileAtomic(tmp + "/model.onnx", bundle.model_bytes);
+  Status st = WriteFileAtomic(tmp + "/model.onnx", *standalone);
   for (size_t k = 0; st.ok() && k < bundle.inputs.size(); ++k) {
     st = WriteTensorProto(tmp + "/test_data_set_0/input_" + std::to_string(k) + ".pb",
                           *bundle.inputs[k].second, bundle.inputs[k].first);

@@ -5,7 +5,10 @@ namespace onnxprobe {
 Expected<std::vector<RunOutput>> RunAlone(
     Side& side, const Model& model, const SubgraphSpec& spec,
     const std::vector<std::pair<std::string, const Tensor*>>& feed, std::string* model_bytes) {
-  OP_ASSIGN_OR_RETURN(std::string bytes, ExtractSubgraph(model, spec));
+  // a run on the spot: no copy of each weight read, serialized and parsed again
+  SubgraphSpec referenced = spec;
+  referenced.weights = SubgraphWeights::kReferenced;
+  OP_ASSIGN_OR_RETURN(std::string bytes, ExtractSubgraph(model, referenced));
   auto got = side.RunOther(bytes, model.dir(), feed, spec.outputs);
   if (model_bytes != nullptr) *model_bytes = std::move(bytes);
   if (!got.ok()) return got.status();

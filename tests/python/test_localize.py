@@ -324,3 +324,61 @@ def test_a_conv_fused_with_its_relu_is_named_by_the_conv(onnxprobe, tmp_path):
     assert fused, rep["drift_origins"]
     for d in fused:
         assert op[d["node"]] == "Conv" and any(op[n] == "Relu" for n in d["nodes"]), d
+
+
+ORT_RUN = r"""
+import sys, numpy as np, onnxruntime as ort
+from onnx import numpy_helper, TensorProto
+def pb(p):
+    t = TensorProto()
+    t.ParseFromString(open(p, "rb").read())
+    return numpy_helper.to_array(t)
+folder = sys.argv[1]
+s = ort.InferenceSession(folder + "/model.onnx", providers=["CPUExecutionProvider"])
+feed = {i.name: pb(f"{folder}/test_data_set_0/input_{k}.pb") for k, i in enumerate(s.get_inputs())}
+np.save(sys.argv[2], s.run(None, feed)[0])
+"""
+
+
+def test_a_bundle_of_a_node_with_a_large_weight_stands_alone(onnxprobe, tmp_path):
+    """Isolated runs reference large weights from the model's file; the bundle must embed them: it is
+    moved away from a model folder that no longer exists, and ONNX Runtime's Python API runs it."""
+    from onnx import helper
+    rng = np.random.default_rng(3)
+    w1 = rng.standard_normal((64, 64)).astype(np.float32)  # 16 KB each: beyond what a load keeps
+    w2 = rng.standard_normal((64, 16)).astype(np.float32)
+    models = tmp_path / "models"
+    models.mkdir()
+    for name, first in (("base.onnx", w1), ("faulty.onnx", w1 * np.float32(1.5))):
+        g = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "w2"], ["y"], name="mm2")],
+            "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 64])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 16])],
+            [numpy_helper.from_array(first, "w1"), numpy_helper.from_array(w2, "w2")])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(models / name))
+    repro = tmp_path / "repro"
+    r = run([onnxprobe, "compare", models / "base.onnx", models / "faulty.onnx", "--repro", repro,
+             "--json", tmp_path / "r.json"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["localization"]["culprits"][0]["node"] == "mm1"
+    moved = tmp_path / "elsewhere" / "bundle"
+    moved.parent.mkdir()
+    repro.rename(moved)
+    for f in models.iterdir():
+        f.unlink()
+    models.rmdir()
+    model = onnx.load(str(moved / "model.onnx"), load_external_data=False)
+    weights = {t.name: t for t in model.graph.initializer}
+    assert weights["w1"].data_location == onnx.TensorProto.DEFAULT and not weights["w1"].external_data
+    assert np.array_equal(numpy_helper.to_array(weights["w1"]), w1 * np.float32(1.5))
+    x = load_pb(moved / "test_data_set_0" / "input_0.pb")
+    assert np.allclose(load_pb(moved / "observed" / "output_0.pb"), x @ (w1 * np.float32(1.5)), rtol=1e-5, atol=1e-4)
+    py = os.environ.get("ONNXPROBE_PYENV")
+    assert py and os.path.exists(py), "ONNXPROBE_PYENV (bootstrap's test environment) is missing"
+    out = subprocess.run([py, "-c", ORT_RUN, str(moved), str(tmp_path / "y.npy")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert np.array_equal(np.load(tmp_path / "y.npy"), load_pb(moved / "observed" / "output_0.pb"))
+    r = run([onnxprobe, "replay", moved])
+    assert r.returncode == 1 and "REPRODUCED" in r.stdout, r.stdout + r.stderr

@@ -21,6 +21,15 @@ Expected<std::string> MarkOutputs(const Model& model, const std::vector<std::str
 Expected<std::string> LiftExternalInitializers(const Model& model, uint64_t max_bytes,
                                                const std::vector<std::string>& outputs = {});
 
+// How a cut-out model holds the weights its nodes read.
+enum class SubgraphWeights {
+  kEmbedded,    // in the model: standalone, a file to write anywhere (a repro bundle's)
+  kReferenced,  // those the model's sessions read from a file (external data, and large
+                // embedded weights: LoadMode::kFull) stay references into it, resolved against
+                // the model's folder: a model to run at once with that folder, and no copy of
+                // each weight read, serialized and parsed again per run
+};
+
 struct SubgraphSpec {
   std::vector<int> nodes;  // topological indices into model.index().nodes()
   std::vector<std::string> inputs;
@@ -30,13 +39,21 @@ struct SubgraphSpec {
   // (from, to): an Identity node making tensor `to` from `from`, for a tensor whose producer is
   // left out (e.g. a Cast round trip bypassed)
   std::vector<std::pair<std::string, std::string>> aliases;
+  SubgraphWeights weights = SubgraphWeights::kEmbedded;
 };
 
-// A standalone model running `nodes` with `inputs` as graph inputs and `outputs` as graph
-// outputs: the initializers the nodes read are embedded (external data read in), opsets and
-// model-local functions kept. Fails naming a node input that is neither an input nor an
-// initializer nor produced inside the set.
+// A model running `nodes` with `inputs` as graph inputs and `outputs` as graph outputs: the
+// initializers the nodes read held as `spec.weights` says, opsets and model-local functions kept.
+// Fails naming a node input that is neither an input nor an initializer nor produced inside the
+// set.
 Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& spec);
+
+// `model_bytes` (a serialized model) with every main-graph initializer stored as external data
+// read in from `model_dir`: a standalone model. Fails naming the initializer whose data cannot
+// be read (see Model::Load for what a reference may not do), or kCorrupt when the bytes do not
+// parse.
+Expected<std::string> EmbedExternalData(const std::string& model_bytes,
+                                        const std::string& model_dir);
 
 // An integer attribute of a main-graph node (`def` when it is absent or not an integer).
 int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,

@@ -13,11 +13,13 @@
 
 namespace onnxprobe {
 
-// The nodes of `spec` cut out of `model` (ExtractSubgraph: initializers embedded, opsets and
-// local functions kept) and run on `side`'s runtime with its provider, settings and custom ops,
-// fed `feed`; returns spec.outputs in order. When `model_bytes` is given it receives the cut-out
-// model (a repro writes it), also when the run fails. Fails with the cut's error (naming the
-// node input it cannot feed) or the runtime's.
+// The nodes of `spec` cut out of `model` (ExtractSubgraph: opsets and local functions kept, the
+// weights the model's sessions read from its files referenced there, whatever spec.weights says)
+// and run on `side`'s runtime with its provider, settings and custom ops, fed `feed`; returns
+// spec.outputs in order. When `model_bytes` is given it receives the cut-out model, also when the
+// run fails: it runs with model.dir() as its folder (EmbedExternalData makes it standalone, as a
+// repro bundle needs). Fails with the cut's error (naming the node input it cannot feed) or the
+// runtime's.
 Expected<std::vector<RunOutput>> RunAlone(
     Side& side, const Model& model, const SubgraphSpec& spec,
     const std::vector<std::pair<std::string, const Tensor*>>& feed,

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "../proto_wire.h"
 #include "onnxprobe/graph/graph.h"
@@ -47,8 +48,9 @@ class ExtractSubgraphTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // The initializers of the subgraph cut around the node producing `out` from input `in`.
-  std::map<std::string, std::string> Cut(const std::string& in, const std::string& out) {
+  // The serialized subgraph cut around the node producing `out` from input `in`.
+  std::string CutBytes(const std::string& in, const std::string& out,
+                       SubgraphWeights weights = SubgraphWeights::kEmbedded) {
     auto m = Model::Load(path_);
     EXPECT_TRUE(m.ok()) << m.status().message();
     if (!m.ok()) return {};
@@ -60,16 +62,25 @@ class ExtractSubgraphTest : public ::testing::Test {
     spec.inputs = {in};
     spec.input_types = {{DType::kFloat32, {4}}};
     spec.outputs = {out};
+    spec.weights = weights;
     auto bytes = ExtractSubgraph(*m, spec);
     EXPECT_TRUE(bytes.ok()) << bytes.status().message();
-    if (!bytes.ok()) return {};
+    return bytes.ok() ? *bytes : std::string();
+  }
+
+  // Its initializers' raw bytes, by name.
+  static std::map<std::string, std::string> Initializers(const std::string& bytes) {
     onnx::ModelProto p;
-    EXPECT_TRUE(p.ParseFromString(*bytes));
+    EXPECT_TRUE(p.ParseFromString(bytes));
     EXPECT_EQ(p.graph().node_size(), 1);
     EXPECT_EQ(p.opset_import(0).version(), 13);
     std::map<std::string, std::string> inits;
     for (const auto& i : p.graph().initializer()) inits[i.name()] = i.raw_data();
     return inits;
+  }
+
+  std::map<std::string, std::string> Cut(const std::string& in, const std::string& out) {
+    return Initializers(CutBytes(in, out));
   }
 
   std::filesystem::path dir_;
@@ -90,6 +101,35 @@ TEST_F(ExtractSubgraphTest, ReadsTheSecondGraphOccurrenceAndKeepsTheLaterOfTwoNa
   auto small = Cut("y", "z");
   ASSERT_EQ(small.size(), 1u);
   EXPECT_EQ(small["w_small"], small_);
+}
+
+TEST_F(ExtractSubgraphTest, ReferencesLargeWeightsInTheFileAndEmbedsThemOnRequest) {
+  std::string referenced = CutBytes("x", "y", SubgraphWeights::kReferenced);
+  onnx::ModelProto p;
+  ASSERT_TRUE(p.ParseFromString(referenced));
+  ASSERT_EQ(p.graph().initializer_size(), 1);
+  const onnx::TensorProto& w = p.graph().initializer(0);
+  ASSERT_EQ(w.data_location(), onnx::TensorProto::EXTERNAL);
+  EXPECT_TRUE(w.raw_data().empty());
+  std::map<std::string, std::string> ref;
+  for (const auto& kv : w.external_data()) ref[kv.key()] = kv.value();
+  EXPECT_EQ(ref["location"], "m.onnx");
+  // the reference points at the weight's own bytes in the file written above
+  std::ifstream in(path_, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(std::stoull(ref["length"]), big_.size());
+  EXPECT_EQ(file.substr(std::stoull(ref["offset"]), big_.size()), big_);
+
+  auto standalone = EmbedExternalData(referenced, dir_.string());
+  ASSERT_TRUE(standalone.ok()) << standalone.status().message();
+  auto inits = Initializers(*standalone);
+  EXPECT_EQ(inits["w_big"], big_);
+
+  auto elsewhere = EmbedExternalData(referenced, (dir_ / "nowhere").string());
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_NE(elsewhere.status().message().find("'w_big'"), std::string::npos)
+      << elsewhere.status().message();
+  EXPECT_EQ(EmbedExternalData("not a model", dir_.string()).status().code(), ErrorCode::kCorrupt);
 }
 
 TEST_F(ExtractSubgraphTest, NamesAnInputThatIsNeitherGivenNorAWeight) {
