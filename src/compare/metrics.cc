@@ -600,7 +600,8 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   // model starts and joins threads per tensor, and on a busy machine each join can wait a
   // scheduler time slice (measured: ResNet-50's 169 tensors split at 2^16 spent 4-6x their
   // compute time waiting on a loaded 2-core machine)
-  threads = static_cast<unsigned>(std::min<uint64_t>(threads, std::max<uint64_t>(1, n >> 20)));
+  threads = static_cast<unsigned>(
+      std::min<uint64_t>(threads, std::max<uint64_t>(1, n / kElementsPerCompareThread)));
   std::vector<Acc> parts(threads);
   // histograms (p99, the report's error histogram) sample at most ~64K elements per tensor:
   // binning every element would cost more than the rest of the pass together

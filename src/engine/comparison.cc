@@ -1,7 +1,9 @@
 #include "onnxprobe/engine/comparison.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -64,6 +66,53 @@ void JudgeRow(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
   row->tolerance_ratio = ToleranceRatio(row->metrics, row->tolerance, policy.judge);
 }
 
+namespace {
+
+// Tensors compared two at a time need this many elements together to pay for a second thread:
+// comparing costs about a nanosecond an element (2^20 elements, a millisecond: see
+// kElementsPerCompareThread), starting and joining a thread tens of microseconds, so at 2^18
+// (about 0.25 ms) the thread costs a tenth or less of what it takes over.
+constexpr uint64_t kParallelRowsElements = uint64_t(1) << 18;
+
+// Compares rows [begin, end) of a batch into `rows`, each with its budget already set in
+// `budgets`, freeing each pair's tensors once compared. The side's runtime idles meanwhile: rows
+// the kernel splits across threads itself go one by one, the others two at a time (each row is
+// computed as it would be alone, whatever thread takes it).
+void CompareRows(const std::vector<Pair>& batch, std::vector<RunOutput>* va,
+                 std::vector<RunOutput>* vb, const CompareJob& job,
+                 const std::vector<RowBudget>& budgets, size_t begin, size_t end,
+                 std::vector<TensorResult>* rows) {
+  auto one = [&](size_t i) {
+    (*rows)[i] = ComparePair(batch[i], (*va)[i], (*vb)[i], job, budgets[i]);
+    (*va)[i] = RunOutput();  // free both sides' tensor before the next one
+    (*vb)[i] = RunOutput();
+  };
+  std::vector<size_t> shared;
+  uint64_t elements = 0;
+  for (size_t i = begin; i < end; ++i) {
+    uint64_t n = (*va)[i].tensor.num_elements();
+    if (n >= 2 * kElementsPerCompareThread || job.judge) {
+      one(i);  // the kernel's own threads (a custom judge is called from this thread only)
+    } else {
+      shared.push_back(i);
+      elements += n;
+    }
+  }
+  std::atomic<size_t> next{0};
+  auto take = [&] {
+    for (size_t k = next++; k < shared.size(); k = next++) one(shared[k]);
+  };
+  if (elements < kParallelRowsElements || std::thread::hardware_concurrency() < 2) {
+    take();
+    return;
+  }
+  std::thread second(take);
+  take();
+  second.join();
+}
+
+}  // namespace
+
 Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job,
                                          const RowCallback& on_row) {
   auto t0 = std::chrono::steady_clock::now();
@@ -89,16 +138,21 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     if (!FetchBoth(a, b, batch, &va, &vb, &r)) break;
     planner.Learn(va);
     planner.Learn(vb);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      RunOutput& oa = va[i];
-      RunOutput& ob = vb[i];
-      TensorResult row = ComparePair(batch[i], oa, ob, job, budgets.For(batch[i].b->name));
-      budgets.Record(row);
-      oa = RunOutput();  // free both sides' tensor before the next one
-      ob = RunOutput();
-      r.rows.push_back(std::move(row));
-      ++done;
-      if (on_row) on_row(r.rows.back(), done, pairs.size());
+    // a row whose budget reads earlier rows starts a run of rows compared together: the rows
+    // before it are recorded by then, and no other row of the run reads any
+    std::vector<TensorResult> rows(batch.size());
+    std::vector<RowBudget> row_budgets(batch.size());
+    for (size_t begin = 0, end = 0; begin < batch.size(); begin = end) {
+      end = begin + 1;
+      while (end < batch.size() && !budgets.ReadsEarlierRows(batch[end].b->name)) ++end;
+      for (size_t i = begin; i < end; ++i) row_budgets[i] = budgets.For(batch[i].b->name);
+      CompareRows(batch, &va, &vb, job, row_budgets, begin, end, &rows);
+      for (size_t i = begin; i < end; ++i) {
+        budgets.Record(rows[i]);
+        r.rows.push_back(std::move(rows[i]));
+        ++done;
+        if (on_row) on_row(r.rows.back(), done, pairs.size());
+      }
     }
   }
 

@@ -15,6 +15,14 @@ bool MovesDataOnly(const std::string& op_type) {
   return kOps.count(op_type) > 0;
 }
 
+bool RowBudgets::ReadsEarlierRows(const std::string& name_b) const {
+  if (graph_ == nullptr) return false;
+  const TensorEntry* e = graph_->index().Find(name_b);
+  if (e == nullptr || e->producer < 0) return false;
+  const std::string& op = graph_->index().nodes()[e->producer].op_type;
+  return op == "Sin" || op == "Cos" || MovesDataOnly(op);
+}
+
 RowBudget RowBudgets::For(const std::string& name_b) const {
   RowBudget out;
   if (graph_ == nullptr) return out;

@@ -21,6 +21,8 @@ class RowBudgets {
   explicit RowBudgets(const Model* graph_b) : graph_(graph_b) {}
   // The budget of the row for side B's tensor `name_b` (rows come in topological order).
   RowBudget For(const std::string& name_b) const;
+  // Whether For(name_b) reads what earlier rows recorded (a Sin/Cos, a data-movement node).
+  bool ReadsEarlierRows(const std::string& name_b) const;
   // Records a compared row's magnitude and the absolute allowance it was judged with.
   void Record(const TensorResult& row);
 

@@ -133,6 +133,10 @@ constexpr int kHistBins = kHistOctaves * kHistPerOctave;
 int HistogramBin(double v);
 double HistogramEdge(int k);
 
+// A tensor is split across threads only with at least this many elements per thread (each
+// costs about a millisecond: fewer would spend more on starting and joining threads).
+constexpr uint64_t kElementsPerCompareThread = uint64_t(1) << 20;
+
 struct CompareOptions {
   int threads = 0;       // 0: hardware concurrency
   bool channels = true;  // per-channel breakdown when the tensor fails

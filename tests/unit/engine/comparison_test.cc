@@ -420,6 +420,44 @@ TEST(RunComparison, DataMovementCarriesTheBudgetOfWhatItCopies) {
   EXPECT_FALSE(r->rows[3].pass);
 }
 
+TEST(RunComparison, RowsComparedTwoAtATimeKeepTheirOrderAndTheirOwnErrors) {
+  // twelve rows of 2^16 elements: together enough for a second thread (two at a time); row k
+  // of B differs from A at element 1000 * k by (k + 1) * 1e-3 (beyond 1e-3 + 1e-3 * |a| or not)
+  std::vector<std::string> names;
+  for (int k = 0; k < 12; ++k) names.push_back("t" + std::to_string(k));
+  Model m = ChainModel(names);
+  FakeSide a("A"), b("B");
+  std::vector<float> ref(1 << 16);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = 0.5f + float(i % 7);
+  std::vector<double> injected;
+  std::vector<uint64_t> beyond;
+  for (int k = 0; k < 12; ++k) {
+    std::vector<float> changed = ref;
+    size_t at = 1000 * size_t(k);
+    changed[at] += float((k + 1) * 1e-3);
+    injected.push_back(double(changed[at]) - double(ref[at]));
+    beyond.push_back(injected.back() > 1e-3 + 1e-3 * ref[at] ? 1 : 0);
+    a.Add(names[k], NodeOf(names[k]), "Relu", MakeF32({1, int64_t(ref.size())}, ref));
+    b.Add(names[k], NodeOf(names[k]), "Relu", MakeF32({1, int64_t(ref.size())}, changed));
+  }
+  b.SetModel(&m);
+  std::vector<std::pair<std::string, size_t>> seen;
+  auto r = RunComparison(a, b, PlainJob(), [&](const TensorResult& row, size_t done, size_t) {
+    seen.emplace_back(row.name, done);
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), names.size());
+  ASSERT_EQ(seen.size(), names.size());
+  for (size_t k = 0; k < names.size(); ++k) {
+    EXPECT_EQ(r->rows[k].name, names[k]);
+    EXPECT_EQ(seen[k], std::make_pair(names[k], k + 1));
+    EXPECT_EQ(r->rows[k].metrics.max_abs, injected[k]) << names[k];
+    EXPECT_EQ(r->rows[k].metrics.mismatches, beyond[k]) << names[k];
+  }
+  EXPECT_GT(std::count(beyond.begin(), beyond.end(), 1u), 0);
+  EXPECT_GT(std::count(beyond.begin(), beyond.end(), 0u), 0);
+}
+
 TEST(RunComparison, SidesWithNothingInCommonFail) {
   FakeSide a("A"), b("B");
   a.Add("a", "A", "Relu", MakeF32({1, 4}, kRef));
