@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "onnxprobe/common/budget_planner.h"
 #include "onnxprobe/graph/graph.h"
@@ -55,16 +56,25 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   const GraphIndex& idx = model.index();
   std::vector<std::string> graph_outputs;
   for (const auto& o : model.summary().outputs) graph_outputs.push_back(o.name);
+  // under a memory budget, allocations that are freed when done keep the peak near what is alive
+  SessionOptions session_options = options.session;
+  session_options.low_memory = session_options.low_memory || options.max_memory > 0;
+
   // with optimizations on, only what the optimized graph keeps: marking more blocks fusions
   std::vector<std::string> tensors = requested;
+  std::unique_ptr<BackendSession> made;  // the one run's session, made while confirming
+  std::set<std::string> made_outputs;
   if (options.session.optimization_level > OptLevel::kDisabled && !options.mark_fused_tensors) {
-    OP_ASSIGN_OR_RETURN(auto present,
-                        OptimizedGraphTensors(model, backend, options.session, options.max_memory));
+    // without a budget every tensor is captured in one run: its session, made now, confirms the
+    // blocked-layout tensors by its own graph
+    OP_ASSIGN_OR_RETURN(
+        KeptTensors k,
+        KeptForCapture(model, backend, options.session, options.max_memory, requested,
+                       options.max_memory == 0 ? &session_options : nullptr));
     tensors.clear();
-    for (const auto& n : requested) {
-      bool output = std::find(graph_outputs.begin(), graph_outputs.end(), n) != graph_outputs.end();
-      (output || present.count(n) ? tensors : report.fused).push_back(n);
-    }
+    for (const auto& n : requested) (k.kept.count(n) ? tensors : report.fused).push_back(n);
+    made = std::move(k.session);
+    if (made != nullptr) made_outputs = std::move(k.kept);
   }
 
   // on a provider other than CPU, values fixed by the model alone are not marked: compiling
@@ -104,19 +114,23 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
       PlanNameBatches(tensors, sizes, options.max_memory);
   if (batches.empty()) batches.emplace_back();  // no tensor: one run for the graph outputs
 
-  // under a memory budget, allocations that are freed when done keep the peak near what is alive
-  SessionOptions session_options = options.session;
-  session_options.low_memory = session_options.low_memory || options.max_memory > 0;
-
   auto refs = InputRefs(inputs);
   std::vector<std::pair<std::string, Tensor>>
       observed_outputs;  // graph outputs seen while capturing
   size_t done = 0;
   for (const auto& batch : batches) {
-    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, batch));
-    auto created = backend.CreateSession(bytes, model.dir(), session_options);
-    if (!created.ok()) return created.status().WithContext(model.path());
-    auto session = std::move(*created);
+    std::unique_ptr<BackendSession> session;
+    bool covered = std::all_of(batch.begin(), batch.end(),
+                               [&](const std::string& n) { return made_outputs.count(n) > 0; });
+    if (made != nullptr && covered) {
+      session = std::move(made);
+    } else {
+      made.reset();
+      OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, batch));
+      auto created = backend.CreateSession(bytes, model.dir(), session_options);
+      if (!created.ok()) return created.status().WithContext(model.path());
+      session = std::move(*created);
+    }
     std::vector<std::string> fetch = batch;
     for (const auto& o : graph_outputs) {
       if (std::find(fetch.begin(), fetch.end(), o) == fetch.end()) fetch.push_back(o);

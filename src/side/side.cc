@@ -155,13 +155,25 @@ class LiveSide : public Side {
   const std::vector<std::string>& hidden() const override { return hidden_; }
 
   // Keeps the tensors that exist in the runtime's optimized graph (same names: a fused node
-  // keeps its last output's name); the others are hidden, not captured.
+  // keeps its last output's name); the others are hidden, not captured. Tensors the runtime keeps
+  // in its blocked layout are kept when marking them blocks no fusion: without a memory budget,
+  // the session that captures every kept tensor is made now and its own graph confirms them
+  // (held for the fetches it covers; it lives while side A runs: ResNet-50, 0.30 -> 0.34 GB
+  // peak); else sessions of their own confirm them.
   Status ExposeOptimizedOnly() {
-    auto present = OptimizedGraphTensors(model_, *backend_, options_, max_memory_);
-    if (!present.ok()) return present.status();
+    std::vector<std::string> names;
+    for (const auto& t : tensors_) names.push_back(t.name);
+    SessionOptions capture = SessionRunOptions();
+    bool one_session = max_memory_ == 0 && !keep_session_;
+    OP_ASSIGN_OR_RETURN(KeptTensors k, KeptForCapture(model_, *backend_, options_, max_memory_,
+                                                      names, one_session ? &capture : nullptr));
+    if (k.session != nullptr) {
+      eager_ = std::move(k.session);
+      eager_names_ = k.kept;
+    }
     std::vector<SideTensor> kept;
     for (auto& t : tensors_) {
-      if (t.is_graph_output || present->count(t.name))
+      if (k.kept.count(t.name))
         kept.push_back(std::move(t));
       else
         hidden_.push_back(t.name);
@@ -183,10 +195,12 @@ class LiveSide : public Side {
       return InvalidArgument("live side " + model_.path() + " has no inputs set");
     std::vector<std::pair<std::string, const Tensor*>> refs;
     for (const auto& nt : *inputs_) refs.emplace_back(nt.name, &nt.tensor);
-    if (hold_session_ && (held_ == nullptr || names == held_names_)) {
+    if (hold_session_ && held_ == nullptr && TakeEager(names, &held_))
+      held_marked_ = std::move(eager_names_);
+    if (hold_session_ && (held_ == nullptr || Covers(held_marked_, names))) {
       if (held_ == nullptr) {
         OP_ASSIGN_OR_RETURN(held_, CaptureSession(names));
-        held_names_ = names;
+        held_marked_ = std::set<std::string>(names.begin(), names.end());
       }
       ++runs_;
       auto r = held_->Run(refs, names);
@@ -196,7 +210,9 @@ class LiveSide : public Side {
     if (session_ == nullptr || names != session_names_) {
       session_.reset();
       reused_.clear();
-      OP_ASSIGN_OR_RETURN(session_, CaptureSession(names));
+      if (!TakeEager(names, &session_)) {
+        OP_ASSIGN_OR_RETURN(session_, CaptureSession(names));
+      }
       session_names_ = names;
     }
     ++runs_;
@@ -214,6 +230,22 @@ class LiveSide : public Side {
   }
 
  private:
+  static bool Covers(const std::set<std::string>& marked, const std::vector<std::string>& names) {
+    return std::all_of(names.begin(), names.end(),
+                       [&](const std::string& n) { return marked.count(n) > 0; });
+  }
+
+  // Moves the session made while exposing into `*to` when it has every one of `names` as an
+  // output; a fetch it does not cover drops it (one full session at a time).
+  bool TakeEager(const std::vector<std::string>& names, std::unique_ptr<BackendSession>* to) {
+    if (eager_ == nullptr) return false;
+    bool covers = Covers(eager_names_, names);
+    if (covers) *to = std::move(eager_);
+    eager_.reset();
+    if (!covers) eager_names_.clear();
+    return covers;
+  }
+
   // A session of the model with `names` marked as outputs.
   Expected<std::unique_ptr<BackendSession>> CaptureSession(const std::vector<std::string>& names) {
     OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model_, names));
@@ -239,7 +271,9 @@ class LiveSide : public Side {
   bool keep_session_ = false;
   bool hold_session_ = false;
   std::unique_ptr<BackendSession> held_;
-  std::vector<std::string> held_names_;
+  std::set<std::string> held_marked_;      // the held session's outputs
+  std::unique_ptr<BackendSession> eager_;  // made while exposing (ExposeOptimizedOnly)
+  std::set<std::string> eager_names_;
   mutable SideInfo info_;
   std::shared_future<std::string> hash_;
   std::vector<SideTensor> tensors_;

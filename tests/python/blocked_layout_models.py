@@ -6,7 +6,10 @@ Runs in the test environment that has PyPI onnxruntime (ONNXPROBE_PYENV):
 writes OUT_DIR/cnn.onnx, OUT_DIR/faulty.onnx (one weight of the second Conv changed),
 OUT_DIR/input.npy and OUT_DIR/ref.npz: every intermediate tensor with optimizations off, the
 graph output of a plain session at "all", `layout`, the optimized graph's NCHWc node count, and
-`optimized_outputs`, the tensor names in the graph onnxruntime runs at "all".
+`optimized_outputs`, the tensor names in the graph onnxruntime runs at "all". OUT_DIR/plain.onnx
+is the model without its HardSwish branch, OUT_DIR/samples/ two inputs for it and
+OUT_DIR/plain_ref.npz, for each input K: every tensor at "off" ("off/K/NAME"), the output of a
+plain session at "all" ("all/K/y") and of one with the blocked tensors marked ("all marked/K/NAME").
 """
 import os
 import sys
@@ -19,7 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 FAULTY_CONV = "conv2"
 
 
-def build(rng):
+def build(rng, hardswish=True):
     def weight(name, *shape):
         return numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
 
@@ -41,6 +44,10 @@ def build(rng):
     inits = [weight("w1", 32, 16, 3, 3), weight("b1", 32), weight("w2", 32, 32, 3, 3),
              weight("b2", 32), weight("w3", 32, 32, 3, 3), weight("b3", 32),
              weight("w4", 32, 32, 3, 3), weight("b4", 32)]
+    if not hardswish:  # every blocked tensor can then be marked at once
+        nodes = [n for n in nodes if n.name not in ("conv4", "hswish")]
+        nodes[-2] = helper.make_node("Concat", ["m", "p"], ["cat"], name="concat", axis=1)
+        inits = inits[:6]
     g = helper.make_graph(nodes, "blocked", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 24, 24])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
@@ -86,6 +93,32 @@ def main():
     np.savez(os.path.join(out, "ref.npz"), plain_all=plain_all, layout=np.array(layout),
              optimized_outputs=np.array(kept),
              **{"off/" + n: v for n, v in zip(names, off)})
+
+    # without the HardSwish branch, over two samples: each sample's output at "off" and "all"
+    plain = build(np.random.default_rng(3), hardswish=False)
+    onnx.save(plain, os.path.join(out, "plain.onnx"))
+    os.makedirs(os.path.join(out, "samples"), exist_ok=True)
+    # and every intermediate tensor at "off", the blocked ones at "all" marked as outputs
+    blocked = ["r1", "r2", "p", "c3", "cat"]
+    inner = [o for n in plain.graph.node for o in n.output if o != "y"]
+    marked = {}
+    for level, tag, names in ((ort.GraphOptimizationLevel.ORT_DISABLE_ALL, "off", inner),
+                              (ort.GraphOptimizationLevel.ORT_ENABLE_ALL, "all marked", blocked)):
+        m = onnx.ModelProto()
+        m.CopyFrom(plain)
+        for n in names:
+            m.graph.output.append(helper.make_empty_tensor_value_info(n))
+        marked[tag] = session(m, level)
+    outputs = {}
+    for k in range(2):
+        xk = x if k == 0 else rng.standard_normal((1, 16, 24, 24)).astype(np.float32)
+        np.savez(os.path.join(out, "samples", f"sample_{k}.npz"), x=xk)
+        outputs[f"all/{k}/y"] = session(plain, ort.GraphOptimizationLevel.ORT_ENABLE_ALL).run(
+            None, {"x": xk})[0]
+        for tag, names in (("off", inner), ("all marked", blocked)):
+            for n, v in zip(["y"] + names, marked[tag].run(["y"] + names, {"x": xk})):
+                outputs[f"{tag}/{k}/{n}"] = v
+    np.savez(os.path.join(out, "plain_ref.npz"), **outputs)
 
 
 if __name__ == "__main__":

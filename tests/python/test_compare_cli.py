@@ -484,6 +484,59 @@ def test_optimizations_all_blocked_layout_tensors_are_compared(onnxprobe, tmp_pa
             np.testing.assert_allclose(b[name], ref["off/" + name], rtol=1e-4, atol=1e-4, err_msg=name)
 
 
+def test_optimizations_all_blocked_tensors_confirmed_by_the_capturing_session(onnxprobe, tmp_path):
+    # without the HardSwish every blocked tensor can be marked at once: the session that captures
+    # them is the one whose optimized graph confirms it runs the model's kernels, held over both
+    # samples; each value is what onnxruntime's Python API gives with the same tensors marked
+    blocked_layout_models(tmp_path)
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "plain.onnx", "--b-opt-level", "all",
+                     "--inputs", tmp_path / "samples")
+    assert r.returncode == 0, r.stdout + r.stderr
+    with np.load(tmp_path / "plain_ref.npz") as ref:
+        names = {"r1", "r2", "p", "c3", "cat", "y"}
+        for k, sample in enumerate(rep["samples"]):
+            assert sample["name"] == f"sample_{k}"
+            rows = {t["name"]: t for t in sample["report"]["tensors"]}
+            assert set(rows) == names and {"c1", "c2", "s2", "g", "m"} == set(sample["report"]["fused_in_b"])
+            # marking them leaves the output bit-identical to a plain session at "all"
+            assert np.array_equal(ref[f"all marked/{k}/y"], ref[f"all/{k}/y"])
+            for name in names:
+                expected = np.abs(ref[f"off/{k}/{name}"].astype(np.float64) -
+                                  ref[f"all marked/{k}/{name}"].astype(np.float64)).max()
+                assert rows[name]["max_abs"] == expected, (k, name)
+        # `run` captures them the same way: each value bit for bit onnxruntime's, the output
+        # bit-identical to a plain session's
+        r = run([onnxprobe, "run", tmp_path / "plain.onnx", "--opt-level", "all", "--input",
+                 f"x={tmp_path / 'samples' / 'sample_1.npz'}", "-o", tmp_path / "b.npz",
+                 "--check-observer"])
+        assert r.returncode == 0 and "bit-identical" in r.stdout, r.stdout + r.stderr
+        with np.load(tmp_path / "b.npz") as b:
+            assert set(b.files) >= names
+            for name in names:
+                assert np.array_equal(b[name], ref[f"all marked/1/{name}"]), name
+
+
+def test_the_focus_sample_is_localized_as_a_comparison_of_it_alone(onnxprobe, tmp_path):
+    # every sample passes: where the focus sample's differences are born is found from the
+    # comparison already made of it, and must be what a comparison of that sample alone finds
+    blocked_layout_models(tmp_path)
+    r, rep = compare(onnxprobe, tmp_path, tmp_path / "plain.onnx", "--b-opt-level", "all",
+                     "--inputs", tmp_path / "samples")
+    assert r.returncode == 0, r.stdout + r.stderr
+    localized = [s for s in rep["samples"] if s["report"]["localization"]["ran"]]
+    assert len(localized) == 1, [s["name"] for s in rep["samples"]]
+    focus = localized[0]
+    alone_dir = tmp_path / "alone"
+    alone_dir.mkdir()
+    r, alone = compare(onnxprobe, alone_dir, tmp_path / "plain.onnx", "--b-opt-level", "all",
+                       "--input", tmp_path / "samples" / f"{focus['name']}.npz")
+    assert r.returncode == 0, r.stdout + r.stderr
+    key = lambda d: (d["node"], d["tensor"], d["isolated_max_abs"], d["isolated_max_rel"], d["reason"])
+    assert alone["drift_origins"], alone["localization"]
+    assert [key(d) for d in focus["report"]["drift_origins"]] == [key(d) for d in alone["drift_origins"]]
+    assert focus["report"]["localization"]["isolation_runs"] == alone["localization"]["isolation_runs"]
+
+
 def test_optimizations_all_fault_inside_the_blocked_layout_is_named(onnxprobe, tmp_path):
     blocked_layout_models(tmp_path)
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "cnn.onnx", tmp_path / "faulty.onnx",

@@ -165,6 +165,21 @@ Expected<std::set<std::string>> OptimizedGraphTensors(const Model& model, Backen
                                                       const SessionOptions& options,
                                                       uint64_t max_initializer_bytes = 0);
 
+// Which of `candidates` a capture at `options`' level keeps: the graph outputs, the tensors the
+// optimized graph keeps, and those it keeps in its blocked layout when marking them blocks no
+// fusion (see OptimizedGraphTensors). Given `session_options` (no memory budget: one session
+// captures them all), the session that captures every kept candidate is made with them, its
+// own optimized graph confirming the blocked-layout tensors, and returned; where it does not
+// confirm, or without `session_options`, sessions of their own decide and `session` is null.
+struct KeptTensors {
+  std::set<std::string> kept;
+  std::unique_ptr<BackendSession> session;  // outputs: the kept candidates
+};
+Expected<KeptTensors> KeptForCapture(const Model& model, Backend& backend,
+                                     const SessionOptions& options, uint64_t max_initializer_bytes,
+                                     const std::vector<std::string>& candidates,
+                                     const SessionOptions* session_options);
+
 // Sizes in bytes of tensors, from ONNX shape inference with the given input shapes. Tensors it
 // cannot size are absent. Advisory: never fails, returns what it could infer.
 std::map<std::string, uint64_t> EstimateTensorBytes(const Model& model,
