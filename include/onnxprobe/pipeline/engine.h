@@ -82,8 +82,9 @@ struct InputInfo {
 enum class InputOrigin { kGenerated, kFiles, kRecorded };  // seeded random, given, from a dump
 const char* InputOriginName(InputOrigin o);
 
-// The complete result. Each stage's result is kept as it returned it; `comparison.rows` carry
-// the final roles (localization's verdicts applied, see FinalRoles()).
+// The complete result. Each stage's result is kept as it returned it, but for the roles:
+// `comparison.rows` carry the final ones (the verdicts localization or the quantized layers'
+// isolation settled, applied by the pipeline with ApplyRoles(), frontier recomputed).
 struct CompareReport {
   ComparisonResult comparison;
   LocalizeResult localization;
