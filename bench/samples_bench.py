@@ -3,6 +3,7 @@
 same runs, measured side by side in one run.
 
 usage: /usr/bin/python3 bench/samples_bench.py ONNXPROBE PYTHON MODEL.onnx ... [--samples N]
+       [--rounds R]
 
 PYTHON is an interpreter with the `onnxruntime` package of the version onnxprobe loads (the
 bootstrap's .deps/pyenv). Per model:
@@ -111,6 +112,11 @@ def main():
         i = args.index("--samples")
         n = int(args[i + 1])
         del args[i:i + 2]
+    rounds = 3
+    if "--rounds" in args:
+        i = args.index("--rounds")
+        rounds = int(args[i + 1])
+        del args[i:i + 2]
     exe, python, models = args[0], args[1], args[2:]
     for model in models:
         name = os.path.basename(model)
@@ -118,21 +124,33 @@ def main():
             folder = os.path.join(tmp, "samples")
             os.mkdir(folder)
             subprocess.run([python, "-c", MAKE_SAMPLES, model, folder, str(n)], check=True)
-            both = plain(python, model, "disabled,all", folder)
-            one = plain(python, model, "disabled", folder)
             base = [exe, "compare", model, "--b-opt-level", "all", "-q", "--force"]
             json_out = ["--json", os.path.join(tmp, "r.json")]
-            as_is = timed(base + ["--samples", str(n)] + json_out)
-            bare = timed(base + ["--samples", str(n), "--isolate", "none"] + json_out)
             marked = os.path.join(tmp, "marked.json")
+            timed(base + ["--samples", "1", "--isolate", "none"] + json_out)
             count = compared_tensors(os.path.join(tmp, "r.json"), marked)
-            floor = plain(python, model, "disabled,all", folder, marked)
-            files = timed(base + ["--inputs", folder] + json_out)
             saved = os.path.join(tmp, "model.baseline")
             subprocess.run([exe, "baseline", "save", model, "-o", saved, "--inputs", folder, "-q"],
                            check=True, stdout=subprocess.DEVNULL)
-            check = timed([exe, "baseline", "check", model, saved, "-q", "--force"] + json_out)
-        print(f"{name}, {n} samples: plain sessions of both sides {both:.2f} s, of one side "
+            # every figure is the best of `rounds` rounds, each round measuring all of them in
+            # turn: on a shared machine a single run moves by 20% and more
+            jobs = {
+                "both": lambda: plain(python, model, "disabled,all", folder),
+                "one": lambda: plain(python, model, "disabled", folder),
+                "floor": lambda: plain(python, model, "disabled,all", folder, marked),
+                "as_is": lambda: timed(base + ["--samples", str(n)] + json_out),
+                "bare": lambda: timed(base + ["--samples", str(n), "--isolate", "none"] + json_out),
+                "files": lambda: timed(base + ["--inputs", folder] + json_out),
+                "check": lambda: timed([exe, "baseline", "check", model, saved, "-q", "--force"] +
+                                       json_out),
+            }
+            best = {}
+            for _ in range(rounds):
+                for key, job in jobs.items():
+                    best[key] = min(best.get(key, float("inf")), job())
+            both, one, floor = best["both"], best["one"], best["floor"]
+            as_is, bare, files, check = best["as_is"], best["bare"], best["files"], best["check"]
+        print(f"{name}, {n} samples, best of {rounds} rounds: plain sessions of both sides {both:.2f} s, of one side "
               f"{one:.2f} s (session creation + runs)")
         print(f"  capture floor: the same sessions with the {count} compared tensors marked as "
               f"outputs {floor:.2f} s = {floor / both:.2f}x the plain sessions")
