@@ -213,10 +213,12 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
                                   const CompareJob& job, const LocalizeOptions& options,
                                   const ComparisonResult& r) {
   auto t0 = std::chrono::steady_clock::now();
+  size_t runs_a0 = a.runs();
   LocalizeResult out;
   out.ran = true;
   auto finish = [&]() {
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.side_a_runs = a.runs() >= runs_a0 ? a.runs() - runs_a0 : 0;
     return out;
   };
   const Model* g = b.model();

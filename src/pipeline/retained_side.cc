@@ -1,9 +1,12 @@
 #include "pipeline/retained_side.h"
 
+#include <set>
+
 namespace onnxprobe {
 
 Status RetainedSide::SetInputs(const std::vector<NamedTensor>& inputs) {
   kept_.clear();
+  also_.clear();
   return inner_.SetInputs(inputs);
 }
 
@@ -13,6 +16,10 @@ Expected<std::vector<RunOutput>> RetainedSide::Fetch(const std::vector<std::stri
     if (!kept_.count(n)) missing.push_back(n);
   }
   if (!missing.empty()) {
+    std::set<std::string> asked(missing.begin(), missing.end());
+    for (const auto& n : also_)
+      if (asked.insert(n).second) missing.push_back(n);
+    also_.clear();
     OP_ASSIGN_OR_RETURN(auto got, inner_.Fetch(missing));
     for (auto& o : got) {
       std::string name = o.name;

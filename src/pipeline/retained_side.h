@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnxprobe/side/side.h"
@@ -13,10 +14,14 @@ namespace onnxprobe {
 // Wraps `inner` for one run. Every tensor a Fetch returns is kept (its buffer is shared, not
 // copied); a later Fetch whose names are all kept is answered from them. Only without a memory
 // budget: then the comparison holds every tensor of both sides at once anyway (one batch), so
-// keeping side A's afterwards stays below that peak. SetInputs forgets them.
+// keeping side A's afterwards stays below that peak, but for the tensors AlsoFetch adds (held
+// through side B's run). SetInputs forgets them.
 class RetainedSide : public Side {
  public:
   explicit RetainedSide(Side& inner) : inner_(inner) {}
+  // Tensors the next Fetch that runs the side also captures with the names asked for, kept for
+  // later fetches (what localization will read); until SetInputs.
+  void AlsoFetch(std::vector<std::string> names) { also_ = std::move(names); }
   const SideInfo& info() const override { return inner_.info(); }
   const std::vector<SideTensor>& tensors() const override { return inner_.tensors(); }
   const Model* model() const override { return inner_.model(); }
@@ -37,6 +42,7 @@ class RetainedSide : public Side {
 
  private:
   Side& inner_;
+  std::vector<std::string> also_;
   std::map<std::string, RunOutput> kept_;
 };
 

@@ -288,7 +288,8 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.EndArray();
   j.Key("localization").BeginObject();
   j.Key("ran").Bool(l.ran).Key("note").String(l.note);
-  j.Key("isolation_runs").UInt(l.isolation_runs).Key("seconds").Number(l.seconds);
+  j.Key("isolation_runs").UInt(l.isolation_runs).Key("side_a_runs").UInt(l.side_a_runs);
+  j.Key("seconds").Number(l.seconds);
   j.Key("repro_dir");
   if (l.repro_dir.empty())
     j.Null();

@@ -537,6 +537,26 @@ def test_the_focus_sample_is_localized_as_a_comparison_of_it_alone(onnxprobe, tm
     assert focus["report"]["localization"]["isolation_runs"] == alone["localization"]["isolation_runs"]
 
 
+def test_localization_reads_side_a_from_the_comparisons_run(onnxprobe, tmp_path):
+    # side B fuses away the inputs of the nodes it isolates (a Conv's output inside Conv+Relu):
+    # a single comparison captures them on side A with the compared tensors, so localization
+    # does not run side A again; under a memory budget nothing is held and side A runs again
+    # with only them marked, which must give the same origins, value for value
+    blocked_layout_models(tmp_path)
+    sample = f"x={tmp_path / 'samples' / 'sample_0.npz'}"
+    r, held = compare(onnxprobe, tmp_path, tmp_path / "plain.onnx", "--b-opt-level", "all",
+                      "--input", sample)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert held["drift_origins"] and held["fused_in_b"], held["localization"]
+    assert held["localization"]["side_a_runs"] == 0, held["localization"]
+    r, again = compare(onnxprobe, tmp_path, tmp_path / "plain.onnx", "--b-opt-level", "all",
+                       "--input", sample, "--max-memory", "64M")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert again["localization"]["side_a_runs"] >= 1, again["localization"]
+    key = lambda d: (d["node"], d["tensor"], d["isolated_max_abs"], d["isolated_max_rel"], d["reason"])
+    assert [key(d) for d in held["drift_origins"]] == [key(d) for d in again["drift_origins"]]
+
+
 def test_optimizations_all_fault_inside_the_blocked_layout_is_named(onnxprobe, tmp_path):
     blocked_layout_models(tmp_path)
     r, rep = compare(onnxprobe, tmp_path, tmp_path / "cnn.onnx", tmp_path / "faulty.onnx",

@@ -50,6 +50,9 @@ struct LocalizeResult {
   std::string repro_dir;          // the bundle written, "" when none
   Status repro_status;            // why a bundle that was asked for could not be written
   size_t isolation_runs = 0;
+  // Runs of side A for tensors the comparison did not already hold (A's values at the isolated
+  // nodes' inputs that side B fuses away and that were not captured with the comparison's)
+  size_t side_a_runs = 0;
   double seconds = 0;
   // Nodes that introduce a difference of any size (culprit records; `introduced` means "makes
   // a difference"), in topological order, and how many differing rows were left unexamined.
