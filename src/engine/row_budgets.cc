@@ -15,26 +15,34 @@ bool MovesDataOnly(const std::string& op_type) {
   return kOps.count(op_type) > 0;
 }
 
-bool RowBudgets::ReadsEarlierRows(const std::string& name_b) const {
-  if (graph_ == nullptr) return false;
+namespace {
+
+bool IsPeriodic(const std::string& op_type) { return op_type == "Sin" || op_type == "Cos"; }
+
+}  // namespace
+
+const NodeInfo* RowBudgets::Producer(const std::string& name_b) const {
+  if (graph_ == nullptr) return nullptr;
   const TensorEntry* e = graph_->index().Find(name_b);
-  if (e == nullptr || e->producer < 0) return false;
-  const std::string& op = graph_->index().nodes()[e->producer].op_type;
-  return op == "Sin" || op == "Cos" || MovesDataOnly(op);
+  if (e == nullptr || e->producer < 0) return nullptr;
+  return &graph_->index().nodes()[e->producer];
+}
+
+bool RowBudgets::ReadsEarlierRows(const std::string& name_b) const {
+  const NodeInfo* n = Producer(name_b);
+  return n != nullptr && (IsPeriodic(n->op_type) || MovesDataOnly(n->op_type));
 }
 
 RowBudget RowBudgets::For(const std::string& name_b) const {
   RowBudget out;
-  if (graph_ == nullptr) return out;
-  const TensorEntry* e = graph_->index().Find(name_b);
-  if (e == nullptr || e->producer < 0) return out;
-  const NodeInfo& n = graph_->index().nodes()[e->producer];
-  if ((n.op_type == "Sin" || n.op_type == "Cos") && !n.inputs.empty()) {
-    auto s = scale_.find(n.inputs[0]);
+  const NodeInfo* n = Producer(name_b);
+  if (n == nullptr) return out;
+  if (IsPeriodic(n->op_type) && !n->inputs.empty()) {
+    auto s = scale_.find(n->inputs[0]);
     if (s != scale_.end()) out.argument_scale = s->second;
   }
-  if (MovesDataOnly(n.op_type)) {
-    for (const auto& in : n.inputs) out.carried = std::max(out.carried, Allowance(in, 0));
+  if (MovesDataOnly(n->op_type)) {
+    for (const auto& in : n->inputs) out.carried = std::max(out.carried, Allowance(in, 0));
   }
   return out;
 }

@@ -28,6 +28,8 @@ class RowBudgets {
 
  private:
   double Allowance(const std::string& name, int depth) const;
+  // The node of graph B producing `name_b`; null without a graph or for inputs and initializers.
+  const NodeInfo* Producer(const std::string& name_b) const;
   const Model* graph_;
   std::unordered_map<std::string, double> scale_, allowed_;
 };
