@@ -328,6 +328,14 @@ void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
 
 }  // namespace
 
+// Python for the TensorProto holding a weight of model `m`: an initializer, or the value of the
+// Constant node whose output it is.
+std::string WeightExpr(const std::string& m, const std::string& name, bool constant) {
+  if (!constant) return "[t for t in " + m + ".graph.initializer if t.name == " + Py(name) + "][0]";
+  return "[x.t for n in " + m + ".graph.node if n.op_type == 'Constant' and list(n.output) == [" +
+         Py(name) + "] for x in n.attribute if x.name == 'value'][0]";
+}
+
 void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
   Float16Range(cx, c, found, tried);
   const ModelDiff* d = cx.in.diff;
@@ -378,7 +386,12 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
     f.tensor = c.data.tensor;
     f.cause = Cause::kWeightChanged;
     f.certainty = sure;
-    std::string what = "initializer " + w.name_b;
+    const std::string weight =
+        w.constant_b.empty()
+            ? "initializer " + w.name_b
+            : "weight " + w.name_b + " (held by Constant node " + w.constant_b + ")";
+    std::string what = weight;
+    if (w.name_a != w.name_b) what += " (" + w.name_a + " in A)";
     if (w.compared) {
       what += ": " + std::to_string(w.num_different) + " of " + std::to_string(w.num_elements) +
               " values differ, largest |a-b| " + FormatNumber(w.max_abs_diff);
@@ -387,10 +400,10 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
     }
     f.summary = "a weight the node computes with differs between the two models (" + w.name_b + ")";
     f.evidence = "model diff: " + what + AloneDiffers(c);
-    std::string edit = "s = [t for t in a.graph.initializer if t.name == " + Py(w.name_a) +
-                       "][0]; t = [t for t in b.graph.initializer if t.name == " + Py(w.name_b) +
-                       "][0]; t.CopyFrom(s); t.name = " + Py(w.name_b);
-    f.fix = RestoreFix(cx, "initializer " + w.name_b, edit);
+    std::string edit = "s = " + WeightExpr("a", w.name_a, !w.constant_a.empty()) +
+                       "; t = " + WeightExpr("b", w.name_b, !w.constant_b.empty()) +
+                       "; t.CopyFrom(s); t.name = " + Py(w.constant_b.empty() ? w.name_b : "");
+    f.fix = RestoreFix(cx, weight, edit);
     found->push_back(std::move(f));
   }
   AddedNodes(cx, c, nodes, sure, found);

@@ -2,11 +2,13 @@
 // number of ranked nodes kept in float32, then by bisection between the last failing and the
 // first passing count, so a list of k nodes costs about 2 log2(k) model runs.
 #include <algorithm>
+#include <filesystem>
 #include <unordered_map>
 
 #include "common/file_util.h"
 #include "fp16/fp16_context.h"
 #include "fp16/fp16_metrics.h"
+#include "onnxprobe/common/format.h"
 
 namespace onnxprobe {
 namespace {
@@ -79,6 +81,24 @@ Fp16Attempt Try(Fp16Context& cx, const std::vector<int>& blocked, std::string* b
   }
   if (at.passed) *bytes = std::move(*converted);
   return at;
+}
+
+// The written model against what float16 should have saved (Fp16Report::size_note).
+void NoteSize(const Model& m, uint64_t written, Fp16Report* rep) {
+  std::error_code ec;
+  uint64_t before = std::filesystem::file_size(m.path(), ec);
+  if (ec) return;
+  for (const auto& i : m.summary().initializers) before += i.external ? i.num_bytes : 0;
+  rep->output_bytes = written;
+  rep->float32_weight_bytes = m.summary().float32_param_bytes;
+  const uint64_t expected = rep->float32_weight_bytes / 2;  // every float32 weight halved
+  const uint64_t saved = before > written ? before - written : 0;
+  if (expected == 0 || saved >= expected / 2) return;
+  rep->size_note = "the converted model is " + FormatBytes(written) + " against " +
+                   FormatBytes(before) + ": it saves " + FormatBytes(saved) + " of the " +
+                   FormatBytes(expected) + " float16 would save on the " +
+                   FormatBytes(rep->float32_weight_bytes) +
+                   " of float32 weights, so most weights stayed float32 (blocked nodes read them)";
 }
 
 }  // namespace
@@ -193,6 +213,7 @@ Status SearchBlockList(Fp16Context& cx) {
     }
     OP_RETURN_IF_ERROR(WriteFileAtomic(cx.req.output_model, passed_bytes));
     rep.output_model = cx.req.output_model;
+    NoteSize(cx.model, passed_bytes.size(), &rep);
   }
   return Status::Ok();
 }

@@ -24,7 +24,21 @@ class Converter {
     for (const auto& n : full.graph().node()) {
       for (const auto& o : n.output()) taken_.insert(o);
       taken_.insert(n.name());
+      // a float32 weight a Constant node holds (paddle2onnx, tf2onnx, spox) converts as an
+      // initializer does; the node is kept only for readers that still take float32
+      bool onnx_domain = n.domain().empty() || n.domain() == "ai.onnx";
+      if (n.op_type() != "Constant" || !onnx_domain || n.input_size() != 0 || n.output_size() != 1)
+        continue;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR &&
+            a.t().data_type() == kFloat && a.t().data_location() != onnx::TensorProto::EXTERNAL)
+          inits_[n.output(0)] = &a.t();
+      }
     }
+  }
+
+  bool HoldsWeight(const onnx::NodeProto& n) const {
+    return n.op_type() == "Constant" && n.output_size() == 1 && inits_.count(n.output(0)) > 0;
   }
 
   int Original(const std::string& name) const {
@@ -112,8 +126,13 @@ Expected<std::string> ConvertToFp16(const Model& model, const std::set<int>& kee
     fixed.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
   for (const auto& v : full->graph().input()) cv.Produce(v.name(), cv.Original(v.name()), v.name());
 
+  std::vector<onnx::NodeProto> weights;  // Constant nodes holding float32 weights
   for (const NodeInfo& info : idx.nodes()) {
     onnx::NodeProto n = full->graph().node(info.file_index);
+    if (cv.HoldsWeight(n)) {
+      weights.push_back(std::move(n));
+      continue;
+    }
     Fp16NodePlan plan = PlanFp16Node(n, opset, types);
     bool convert =
         plan.eligibility == Fp16Eligibility::kConvertible && !keep_fp32.count(info.topo_index);
@@ -157,8 +176,14 @@ Expected<std::string> ConvertToFp16(const Model& model, const std::set<int>& kee
   g->clear_node();
   g->clear_value_info();
   std::set<std::string> read;
+  for (const auto& n : cv.nodes_) read.insert(n.input().begin(), n.input().end());
+  for (const auto& n : idx.nodes()) read.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+  for (const auto& o : full->graph().output()) read.insert(o.name());
+  // a Constant weight some reader still takes in float32 stays (first: it has no inputs)
+  for (auto& n : weights) {
+    if (read.count(n.output(0))) *g->add_node() = std::move(n);
+  }
   for (auto& n : cv.nodes_) {
-    read.insert(n.input().begin(), n.input().end());
     std::vector<std::pair<std::string, std::string>> barriers;  // stored name -> name read
     for (int i = 0; storage_barriers && i < n.output_size(); ++i) {
       if (!cv.half_produced_.count(n.output(i))) continue;
@@ -178,8 +203,6 @@ Expected<std::string> ConvertToFp16(const Model& model, const std::set<int>& kee
       }
     }
   }
-  for (const auto& n : idx.nodes()) read.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
-  for (const auto& o : full->graph().output()) read.insert(o.name());
   // float32 initializers every reader now takes in float16 are dropped (half the bytes).
   auto* inits = g->mutable_initializer();
   for (int i = inits->size() - 1; i >= 0; --i) {

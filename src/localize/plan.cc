@@ -427,8 +427,10 @@ void NameStaticReader(const Ctx& cx, Culprit* c) {
   const TensorEntry* t = idx.Find(c->tensor);
   if (t == nullptr) t = idx.Find(cx.AName(c->tensor));
   if (t == nullptr || t->producer < 0 || !StaticTensor(idx, t->name, 0)) return;
-  // a node without inputs (a Constant) holds the value itself and is named as it is
-  if (idx.nodes()[t->producer].inputs.empty()) return;
+  // a node without inputs (a Constant) holds a weight, as an initializer does: the node that
+  // computes with it is named (exporters such as paddle2onnx and tf2onnx keep weights there)
+  const bool held = idx.nodes()[t->producer].inputs.empty();
+  if (held && idx.nodes()[t->producer].op_type != "Constant") return;  // e.g. a random generator
   // forward through static nodes to the first node in topological order that also reads data
   std::set<int> seen;
   std::vector<std::string> todo = {t->name};
@@ -457,8 +459,10 @@ void NameStaticReader(const Ctx& cx, Culprit* c) {
   c->node = NodeName(n, reader);
   c->op_type = n.op_type;
   std::string why =
-      "computes with what " + fixed +
-      " makes from the model's fixed values alone (a changed initializer shows there)";
+      held ? "computes with the weight Constant node " + fixed + " holds (" + t->name +
+                 ", which differs)"
+           : "computes with what " + fixed +
+                 " makes from the model's fixed values alone (a changed initializer shows there)";
   c->reason = c->reason.empty() ? why : why + "; " + c->reason;
 }
 

@@ -99,7 +99,22 @@ struct Side {
   std::vector<std::map<std::string, std::string>> attrs;  // per node (topological order)
   std::unordered_map<std::string, const onnx::TensorProto*> inits;
   std::unordered_map<std::string, std::string> hashes;
+  // weights held by Constant nodes (paddle2onnx, tf2onnx, spox): output name -> node name. They
+  // are initializers to the matching (their readers match by where they read them, not by the
+  // Constant node's name) and to the initializer diff.
+  std::unordered_map<std::string, std::string> constants;
+  std::vector<int> topo;  // graph.nodes index -> the graph index's topological index
 };
+
+// A Constant node holding a tensor (`value`), with no inputs and one output: a weight.
+const onnx::TensorProto* ConstantWeight(const NodeInfo& n, const onnx::NodeProto& p) {
+  if (n.op_type != "Constant" || !(n.domain.empty() || n.domain == "ai.onnx") ||
+      n.outputs.size() != 1 || n.outputs[0].empty())
+    return nullptr;
+  for (const auto& a : p.attribute())
+    if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) return &a.t();
+  return nullptr;
+}
 
 Status Build(const Model& m, Side* s) {
   s->model = &m;
@@ -115,6 +130,19 @@ Status Build(const Model& m, Side* s) {
   for (const ValueInfo& v : m.summary().inputs) s->graph.graph_inputs.push_back(v.name);
   for (const NodeInfo& n : m.index().nodes()) {
     const onnx::NodeProto& p = s->full->graph().node(n.file_index);
+    if (const onnx::TensorProto* w = ConstantWeight(n, p)) {
+      auto v = TensorFromProto(*w, m.path() + ": Constant node '" + n.name + "'");
+      if (v.ok()) {
+        const std::string& out = n.outputs[0];
+        std::string hash = Sha256Hex(v->data(), v->byte_size());
+        s->graph.initializers.emplace_back(out, hash);
+        s->hashes[out] = hash;
+        s->inits[out] = w;
+        s->constants[out] = n.name;
+        continue;
+      }
+    }
+    s->topo.push_back(n.topo_index);
     MatchGraph::Node mn;
     mn.name = n.name;
     mn.op = OpName(n);
@@ -193,8 +221,46 @@ NodeDiff OneSided(DiffKind kind, const MatchGraph::Node& n, int index, bool a_si
   return d;
 }
 
+// B's weights that matched nodes read at the slot where A's read a weight of another name and
+// other bytes (a quantizer's or editor's renamed, changed weight): B name -> A name. A weight is
+// known by where it is read, not by its name. Pairs only weights neither side matched otherwise,
+// and only where the slot says so unambiguously.
+std::unordered_map<std::string, std::string> WeightsBySlot(const Side& a, const Side& b,
+                                                           const GraphMatcher& m) {
+  std::unordered_map<std::string, std::string> out;
+  std::set<std::string> matched_a, ambiguous;
+  for (const auto& [name_b, hash] : b.graph.initializers) {
+    std::string x = m.InitializerAForB(name_b);
+    if (!x.empty()) matched_a.insert(x);
+  }
+  std::map<std::string, std::string> claimed;  // A name -> B name
+  for (size_t ib = 0; ib < b.graph.nodes.size(); ++ib) {
+    int ia = m.AForB(int(ib));
+    if (ia < 0) continue;
+    const auto& nb = b.graph.nodes[ib];
+    const auto& na = a.graph.nodes[ia];
+    for (size_t s = 0; s < std::min(na.inputs.size(), nb.inputs.size()); ++s) {
+      const std::string &wa = na.inputs[s], &wb = nb.inputs[s];
+      if (!a.inits.count(wa) || !b.inits.count(wb) || matched_a.count(wa) ||
+          !m.InitializerAForB(wb).empty())
+        continue;
+      auto it = out.find(wb);
+      auto jt = claimed.find(wa);
+      if ((it != out.end() && it->second != wa) || (jt != claimed.end() && jt->second != wb)) {
+        ambiguous.insert(wb);
+        continue;
+      }
+      out[wb] = wa;
+      claimed[wa] = wb;
+    }
+  }
+  for (const auto& x : ambiguous) out.erase(x);
+  return out;
+}
+
 // The node pair's differences; false when there are none.
-bool CompareNodes(const Side& a, const Side& b, const GraphMatcher& m, int ia, int ib,
+bool CompareNodes(const Side& a, const Side& b, const GraphMatcher& m,
+                  const std::unordered_map<std::string, std::string>& by_slot, int ia, int ib,
                   NodeDiff* d) {
   const auto& na = a.graph.nodes[ia];
   const auto& nb = b.graph.nodes[ib];
@@ -202,8 +268,8 @@ bool CompareNodes(const Side& a, const Side& b, const GraphMatcher& m, int ia, i
   d->name_b = nb.name;
   d->op_a = na.op;
   d->op_b = nb.op;
-  d->index_a = ia;
-  d->index_b = ib;
+  d->index_a = a.topo[ia];
+  d->index_b = b.topo[ib];
   d->renamed = na.name != nb.name;
   d->op_changed = na.op != nb.op;
   std::map<std::string, std::pair<std::string, std::string>> attrs;
@@ -215,6 +281,8 @@ bool CompareNodes(const Side& a, const Side& b, const GraphMatcher& m, int ia, i
   for (size_t s = 0; s < std::max(na.inputs.size(), nb.inputs.size()); ++s) {
     std::string ta = s < na.inputs.size() ? na.inputs[s] : "";
     std::string tb = s < nb.inputs.size() ? nb.inputs[s] : "";
+    auto w = by_slot.find(tb);  // a weight changed under another name: a weight change
+    if (w != by_slot.end() && w->second == ta) continue;
     if (m.SourceA(ta) != m.SourceB(tb)) d->inputs.push_back({s, ta, tb});
   }
   const bool changed = d->op_changed || !d->attributes.empty() || !d->inputs.empty();
@@ -346,6 +414,8 @@ InitializerDiff InitDiff(DiffKind kind, const Side* a, const std::string& name_a
   }
   d.readers =
       b != nullptr ? ReadersOf(b->model->index(), name_b) : ReadersOf(a->model->index(), name_a);
+  if (a != nullptr && a->constants.count(name_a)) d.constant_a = a->constants.at(name_a);
+  if (b != nullptr && b->constants.count(name_b)) d.constant_b = b->constants.at(name_b);
   return d;
 }
 
@@ -386,27 +456,41 @@ Expected<ModelDiff> DiffModels(const Model& a, const Model& b) {
   try {
     CompareFields(sa, sb, &d.fields);
     GraphMatcher m(sa.graph, sb.graph);
+    const std::unordered_map<std::string, std::string> by_slot = WeightsBySlot(sa, sb, m);
+    d.a_for_b.assign(b.index().nodes().size(), -1);
+    for (size_t ib = 0; ib < sb.graph.nodes.size(); ++ib) {
+      int ia = m.AForB(int(ib));
+      if (ia >= 0) d.a_for_b[sb.topo[ib]] = sa.topo[ia];
+    }
     for (size_t ib = 0; ib < sb.graph.nodes.size(); ++ib) {
       int ia = m.AForB(int(ib));
       if (ia < 0) {
-        d.nodes.push_back(OneSided(DiffKind::kAdded, sb.graph.nodes[ib], int(ib), false));
+        d.nodes.push_back(OneSided(DiffKind::kAdded, sb.graph.nodes[ib], sb.topo[ib], false));
         continue;
       }
       (m.HowB(int(ib)) == MatchHow::kName ? d.nodes_matched_by_name
                                           : d.nodes_matched_by_structure)++;
       NodeDiff nd;
-      if (CompareNodes(sa, sb, m, ia, int(ib), &nd))
+      if (CompareNodes(sa, sb, m, by_slot, ia, int(ib), &nd))
         d.nodes.push_back(std::move(nd));
       else
         ++d.nodes_unchanged;
     }
     for (size_t ia = 0; ia < sa.graph.nodes.size(); ++ia) {
       if (m.BForA(int(ia)) < 0)
-        d.nodes.push_back(OneSided(DiffKind::kRemoved, sa.graph.nodes[ia], int(ia), true));
+        d.nodes.push_back(OneSided(DiffKind::kRemoved, sa.graph.nodes[ia], sa.topo[ia], true));
     }
     std::unordered_map<std::string, bool> used_a;
     for (const auto& [name_b, hash_b] : sb.graph.initializers) {
       std::string name_a = m.InitializerAForB(name_b);
+      if (name_a.empty() && by_slot.count(name_b)) {  // another name and other values
+        name_a = by_slot.at(name_b);
+        used_a[name_a] = true;
+        InitializerDiff id = InitDiff(DiffKind::kChanged, &sa, name_a, &sb, name_b);
+        CompareValues(sa, sb, *sa.inits.at(name_a), *sb.inits.at(name_b), &id);
+        d.initializers.push_back(std::move(id));
+        continue;
+      }
       if (name_a.empty()) {
         d.initializers.push_back(InitDiff(DiffKind::kAdded, nullptr, "", &sb, name_b));
         continue;

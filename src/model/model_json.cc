@@ -70,6 +70,8 @@ Expected<std::string> InspectJson(const Model& m, bool with_tensors) {
   for (const auto& [op, n] : s.op_counts) j.Key(op).Int(n);
   j.EndObject();
   j.Key("param_count").UInt(s.param_count).Key("param_bytes").UInt(s.param_bytes);
+  j.Key("constant_nodes").UInt(s.constant_nodes);
+  j.Key("constant_param_count").UInt(s.constant_param_count);
   j.Key("initializers").BeginArray();
   for (size_t i = 0; i < s.initializers.size(); ++i) {
     const auto& ii = s.initializers[i];

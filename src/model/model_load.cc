@@ -95,7 +95,24 @@ void Summarize(Model::Impl* m) {
     ii.num_bytes = dt.ok() ? ii.num_elements * DTypeSize(*dt) : 0;
     s.param_count += ii.num_elements;
     s.param_bytes += ii.num_bytes;
+    if (t.data_type() == onnx::TensorProto::FLOAT) s.float32_param_bytes += ii.num_bytes;
     s.initializers.push_back(std::move(ii));
+  }
+  // weights some exporters (paddle2onnx, tf2onnx, spox) keep in Constant nodes
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+    for (const auto& a : n.attribute()) {
+      if (a.name() != "value" || a.type() != onnx::AttributeProto::TENSOR) continue;
+      std::vector<int64_t> dims(a.t().dims().begin(), a.t().dims().end());
+      auto dt = DTypeFromOnnx(a.t().data_type());
+      auto count = NumElements(dims);
+      uint64_t elements = count.ok() ? *count : 0;
+      ++s.constant_nodes;
+      s.constant_param_count += elements;
+      s.param_count += elements;
+      s.param_bytes += dt.ok() ? elements * DTypeSize(*dt) : 0;
+      if (a.t().data_type() == onnx::TensorProto::FLOAT) s.float32_param_bytes += elements * 4;
+    }
   }
 }
 

@@ -104,6 +104,7 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
   if (r.passed) {
     out += "result: PASS, the converted model matches float32 within tolerance";
     out += r.output_model.empty() ? "\n" : "; written to " + r.output_model + "\n";
+    if (!r.size_note.empty()) out += "warning: " + r.size_note + "\n";
   } else {
     out += "result: FAIL, no block list reached tolerance\n";
   }
@@ -120,6 +121,11 @@ std::string RenderFp16Json(const Fp16Report& r) {
   for (const auto& [name, atol] : r.output_atol) j.Key(name).Number(atol);
   j.EndObject();
   j.Key("passed").Bool(r.passed).Key("output_model").String(r.output_model);
+  j.Key("output_bytes")
+      .UInt(r.output_bytes)
+      .Key("float32_weight_bytes")
+      .UInt(r.float32_weight_bytes);
+  j.Key("size_note").String(r.size_note);
   j.Key("max_blocked").Int(r.max_blocked);
   j.Key("node_count").UInt(r.node_count).Key("convertible").UInt(r.convertible);
   j.Key("model_runs").UInt(r.model_runs).Key("isolation_runs").UInt(r.isolation_runs);

@@ -48,18 +48,25 @@ std::string ReadersText(const InitializerDiff& d) {
   return s;
 }
 
+// A weight's name, with the Constant node holding it where one does.
+std::string WeightName(const std::string& name, const std::string& constant) {
+  return constant.empty() ? name : name + " (Constant node " + constant + ")";
+}
+
 std::string InitText(const InitializerDiff& d) {
+  const std::string a = WeightName(d.name_a, d.constant_a), b = WeightName(d.name_b, d.constant_b);
   switch (d.kind) {
     case DiffKind::kAdded:
-      return d.name_b + " " + TypeText(d.dtype_b, d.shape_b) + " in B";
+      return b + " " + TypeText(d.dtype_b, d.shape_b) + " in B";
     case DiffKind::kRemoved:
-      return d.name_a + " " + TypeText(d.dtype_a, d.shape_a) + " in A";
+      return a + " " + TypeText(d.dtype_a, d.shape_a) + " in A";
     case DiffKind::kRenamed:
-      return d.name_a + " -> " + d.name_b + " " + TypeText(d.dtype_b, d.shape_b) + " (same bytes)";
+      return a + " -> " + b + " " + TypeText(d.dtype_b, d.shape_b) + " (same bytes)";
     case DiffKind::kChanged:
       break;
   }
-  std::string s = d.name_a + " ";
+  std::string s =
+      a + (d.name_a != d.name_b || d.constant_a != d.constant_b ? " -> " + b : "") + " ";
   if (d.dtype_a != d.dtype_b || d.shape_a != d.shape_b) {
     s += TypeText(d.dtype_a, d.shape_a) + " -> " + TypeText(d.dtype_b, d.shape_b);
   } else {
@@ -140,7 +147,8 @@ std::string RenderModelDiffText(const ModelDiff& d) {
       s += "      input " + std::to_string(i.slot) + ": " + Or(i.a, "(none)") + " -> " +
            Or(i.b, "(none)") + "\n";
   }
-  s += "\ninitializers: " + std::to_string(d.initializers_unchanged) + " unchanged\n";
+  s += "\ninitializers (and weights Constant nodes hold): " +
+       std::to_string(d.initializers_unchanged) + " unchanged\n";
   for (const InitializerDiff& i : d.initializers) {
     char kind[16];
     std::snprintf(kind, sizeof kind, "%-8s", DiffKindName(i.kind));
@@ -235,6 +243,8 @@ std::string RenderModelDiffJson(const ModelDiff& d) {
     j.Key("readers").BeginArray();
     for (const auto& r : i.readers) j.String(r);
     j.EndArray();
+    StringOrNull(j, "constant_a", i.constant_a);
+    StringOrNull(j, "constant_b", i.constant_b);
     j.EndObject();
   }
   j.EndArray();

@@ -33,9 +33,12 @@ std::string RenderModelSummaryText(const Model& m, const FileHashes& h, bool ten
     out += StringPrintf("  %-30s %s\n", v.name.c_str(), ValueInfoTypeString(v).c_str());
   out += StringPrintf("nodes       %zu\n", m.index().nodes().size());
   for (const auto& [op, n] : s.op_counts) out += StringPrintf("  %-20s %d\n", op.c_str(), n);
-  out += StringPrintf("parameters  %llu in %zu initializers (%s)\n",
-                      static_cast<unsigned long long>(s.param_count), s.initializers.size(),
-                      FormatBytes(s.param_bytes).c_str());
+  out += StringPrintf("parameters  %llu in %zu initializers",
+                      static_cast<unsigned long long>(s.param_count), s.initializers.size());
+  if (s.constant_nodes > 0)
+    out += StringPrintf(" and %zu Constant nodes (%llu of them)", s.constant_nodes,
+                        static_cast<unsigned long long>(s.constant_param_count));
+  out += StringPrintf(" (%s)\n", FormatBytes(s.param_bytes).c_str());
   for (const auto& w : m.checker_warnings()) out += StringPrintf("warning     %s\n", w.c_str());
   if (!tensors) return out;
   out += StringPrintf("\ntensors in topological order\n  %5s  %-12s  %-40s  %-16s  %s\n", "topo",

@@ -101,7 +101,13 @@ struct Fp16Report {
   bool passed = false;       // the final attempt reached tolerance
   int max_blocked = -1;      // the request's limit (< 0: none)
   std::string output_model;  // written when requested and passed
-  size_t model_runs = 0;     // inference runs: the float32 run, isolation runs, attempts
+  // The written model's bytes, and what float16 should have saved: half the float32 weight
+  // bytes (initializers and Constant nodes). `size_note` warns when the conversion saved less
+  // than half of that (most float32 weights stayed float32: blocked nodes, or weights the
+  // converter does not reach); "" otherwise.
+  uint64_t output_bytes = 0, float32_weight_bytes = 0;
+  std::string size_note;
+  size_t model_runs = 0;  // inference runs: the float32 run, isolation runs, attempts
   size_t sessions = 0;
   size_t isolation_runs = 0;
   double seconds = 0;

@@ -98,8 +98,14 @@ struct ModelSummary {
   std::vector<ValueInfo> outputs;
   std::map<std::string, int> op_counts;
   std::vector<InitializerInfo> initializers;
+  // Initializers' elements and bytes, and those of the tensors Constant nodes hold (exporters
+  // such as paddle2onnx, tf2onnx and spox keep weights there): constant_nodes of them, holding
+  // constant_param_count of param_count.
   uint64_t param_count = 0;
   uint64_t param_bytes = 0;
+  size_t constant_nodes = 0;
+  uint64_t constant_param_count = 0;
+  uint64_t float32_param_bytes = 0;  // of param_bytes, float32 weights (initializers, Constants)
 };
 
 struct InitializerHash {

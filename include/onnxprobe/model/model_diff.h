@@ -43,6 +43,9 @@ struct NodeDiff {
   std::vector<InputChange> inputs;
 };
 
+// A weight: an initializer, or the tensor a Constant node holds. Matched by name, else by
+// identical bytes, else by the slot matched nodes read it at (changed values under another name:
+// kChanged with name_a != name_b).
 struct InitializerDiff {
   DiffKind kind = DiffKind::kChanged;
   std::string name_a, name_b;  // renamed: same bytes under another name
@@ -62,6 +65,9 @@ struct InitializerDiff {
   // chain of nodes that only pass it on (Identity, Cast, Reshape, DequantizeLinear, ...): the
   // node a user looks for when a weight changed.
   std::vector<std::string> readers;
+  // A weight held by a Constant node rather than an initializer: the node's name on that side
+  // (name_a / name_b are then its output), "" for an initializer.
+  std::string constant_a, constant_b;
 };
 
 // Model-level field: "ir_version", "opset ai.onnx", "producer_name", "metadata KEY",
@@ -80,6 +86,8 @@ struct ModelDiff {
   size_t nodes_a = 0, nodes_b = 0;
   size_t nodes_matched_by_name = 0, nodes_matched_by_structure = 0, nodes_unchanged = 0;
   size_t initializers_unchanged = 0;
+  // The node matching: for each node of B (topological index), its A node, or -1.
+  std::vector<int> a_for_b;
 
   bool Identical() const { return fields.empty() && nodes.empty() && initializers.empty(); }
   size_t CountNodes(DiffKind k) const;
