@@ -107,6 +107,38 @@ Status CheckMapping(const std::map<std::string, std::string>& rename, Side& a, S
   return Status::Ok();
 }
 
+bool Whole(const TensorSelection& s) {
+  return s.names.empty() && s.op_types.empty() && s.regex.empty();
+}
+
+// Graph outputs no row pairs, where both sides are live models compared whole (a dump holds what
+// its capture selected; a quantized B is paired by its own rule).
+void CheckGraphOutputs(const Side& a, const Side& b, const CompareJob& job, ComparisonResult* r) {
+  if (a.model() == nullptr || b.model() == nullptr || a.info().kind != SideKind::kLive ||
+      b.info().kind != SideKind::kLive || !Whole(job.selection) || job.rename_only)
+    return;
+  std::unordered_set<std::string> paired_a, paired_b;
+  for (const auto& row : r->rows) {
+    paired_a.insert(row.name);
+    paired_b.insert(row.name_b);
+  }
+  // outputs computed by a node (an output that is a graph input or a weight has no row)
+  auto computed = [](const Model& m, const std::string& name) {
+    const TensorEntry* e = m.index().Find(name);
+    return e != nullptr && e->producer >= 0;
+  };
+  for (const auto& v : a.model()->summary().outputs) {
+    if (!paired_a.count(v.name) && computed(*a.model(), v.name))
+      r->unpaired_outputs.push_back("side A's graph output '" + v.name +
+                                    "' has no counterpart in B");
+  }
+  for (const auto& v : b.model()->summary().outputs) {
+    if (!paired_b.count(v.name) && computed(*b.model(), v.name))
+      r->unpaired_outputs.push_back("side B's graph output '" + v.name +
+                                    "' has no counterpart in A");
+  }
+}
+
 }  // namespace
 
 Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
@@ -122,7 +154,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
   std::vector<Pair> pairs;
   for (const SideTensor* ta : selected) {
     auto m = job.rename.find(ta->name);
-    if (m == job.rename.end() && job.rename_only) {
+    if (m == job.rename.end() && (job.rename_only || job.distrusted.count(ta->name))) {
       only_a->push_back(ta->name);
       continue;
     }
@@ -273,6 +305,7 @@ void FinishResult(Side& a, Side& b, const CompareJob& job, ComparisonResult* rp)
     r.rows[r.first_failure].role = Role::kIntroduced;
   }
   r.frontier = FrontierOf(r);
+  if (!r.aborted) CheckGraphOutputs(a, b, job, &r);
   r.runs_a = a.runs();
   r.runs_b = b.runs();
   r.side_a = a.info();

@@ -231,6 +231,12 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
   cx.framework_noise = a.info().kind == SideKind::kTorchCapture;
   cx.on_run = options.on_run;
   for (const auto& [x, y] : job.rename) cx.b_to_a[y] = x;
+  // two models: B's tensor of an A name that pairs with another B tensor, or that a rewrite gave
+  // another meaning (engine/rewrites.h), has no value on side A
+  if (a.info().kind != SideKind::kTorchCapture) {
+    for (const auto& [x, y] : job.rename) cx.b_to_a.emplace(x, "");
+    for (const auto& [x, why] : job.distrusted) cx.b_to_a.emplace(x, "");
+  }
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
   for (const auto& row : r.rows) {

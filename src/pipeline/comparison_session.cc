@@ -10,6 +10,7 @@
 
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/common/format.h"
+#include "onnxprobe/engine/rewrites.h"
 #include "onnxprobe/model/model_diff.h"
 #include "onnxprobe/quant/quant_session.h"
 #include "onnxprobe/side/isolated_side.h"
@@ -232,6 +233,7 @@ struct ComparisonSession::State {
   std::string graph_name;
   std::string model_diff;
   std::optional<ModelDiff> diff;       // two model files
+  RewriteAlignment rewrites;           // two model files: pairing by meaning (engine/rewrites.h)
   Placement placement_a, placement_b;  // found on the first run, for sides that allow fallback
   size_t runs = 0;
 };
@@ -292,7 +294,10 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
     auto diff = DiffModels(*ma, *mb);
     st->model_diff = diff.ok() ? SummarizeModelDiff(*diff)
                                : "model diff not available: " + diff.status().message();
-    if (diff.ok()) st->diff = std::move(*diff);
+    if (diff.ok()) {
+      st->diff = std::move(*diff);
+      st->rewrites = AlignRewrites(*ma, *mb, *st->diff);
+    }
   }
   return std::unique_ptr<ComparisonSession>(new ComparisonSession(std::move(st)));
 }
@@ -329,6 +334,20 @@ std::vector<std::string> LocalizationReads(const CompareRequest& req, const Comp
     }
   }
   return names;
+}
+
+// Two model files: B's tensors paired with the A tensors they stand for after a rewrite, and
+// A's tensors whose name B reused for another meaning left unpaired (engine/rewrites.h).
+void ApplyRewrites(const RewriteAlignment& rw, CompareJob* job, CompareReport* report) {
+  for (const auto& [x, y] : rw.rename) job->rename.emplace(x, y);  // explicit entries win
+  for (const auto& [x, why] : rw.distrusted) {
+    if (!job->rename.count(x)) job->distrusted.emplace(x, why);
+  }
+  report->rewrites = rw.rewrites;
+  report->rewrite_kinds = rw.kinds;
+  if (rw.renamed > 0)
+    report->notes.push_back(std::to_string(rw.renamed) +
+                            " tensors paired under another name in B (read by the same nodes)");
 }
 
 }  // namespace
@@ -394,6 +413,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   }
 
   OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job, &report.notes));
+  if (!quantized && st.a_path == req.a.path) ApplyRewrites(st.rewrites, &job, &report);
 
   // a side held from one run to the next counts every run it made: this run's are the difference
   const size_t runs_a0 = sa.runs(), runs_b0 = sb.runs();

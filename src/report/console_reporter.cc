@@ -177,6 +177,14 @@ class ConsoleReporter : public Reporter {
     for (const auto& note : report.notes) out += "note: " + Safe(note) + "\n";
     out += Resources(report);
     if (!report.model_diff.empty()) out += "model diff: " + report.model_diff + "\n";
+    // bounded: one line per kind of rewrite with its first instance (every one: JSON)
+    for (const auto& [kind, n] : report.rewrite_kinds) {
+      const std::string into = " folded into B's " + kind.substr(kind.rfind(' ') + 1) + " ";
+      auto first = std::find_if(report.rewrites.begin(), report.rewrites.end(),
+                                [&](const std::string& w) { return w.find(into) != w.npos; });
+      out += "rewrite recognized: " + std::to_string(n) + " x " + Safe(kind) +
+             (first == report.rewrites.end() ? "" : ", e.g. " + Safe(first->substr(0, 240))) + "\n";
+    }
     out += QuantConsoleSection(report.quant, 10);
     if (report.parity.ran) {
       out += "parameter parity: " + std::to_string(report.parity.by_name) + " of " +
@@ -222,6 +230,13 @@ class ConsoleReporter : public Reporter {
                                              ? std::string(" before any tensor was compared\n")
                                              : " after " + std::to_string(r.rows.size()) +
                                                    " compared tensors (the rows above)\n");
+    }
+    for (const auto& u : r.unpaired_outputs) out += "unpaired graph output: " + Safe(u) + "\n";
+    if (r.first_failure < 0 && !r.unpaired_outputs.empty() && !r.aborted) {
+      return out + Color("1;31", "verdict: FAIL") + ", " +
+             std::to_string(r.unpaired_outputs.size()) +
+             " graph output(s) without a counterpart on the other side; no compared tensor beyond "
+             "tolerance\n";
     }
     if (r.first_failure < 0) {
       if (!r.aborted) out += Color("32", "verdict: PASS") + ", no tensor beyond tolerance\n";

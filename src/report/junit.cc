@@ -233,6 +233,15 @@ JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
     }
     s.cases.push_back(std::move(k));
   }
+  for (const auto& u : c.unpaired_outputs) {
+    JUnitCase k;
+    k.classname = classname;
+    k.name = prefix + "(graph outputs)";
+    k.outcome = JUnitOutcome::kFailure;
+    k.type = "unpaired-output";
+    k.message = u;
+    s.cases.push_back(std::move(k));
+  }
   if (c.aborted) {
     JUnitCase k;
     k.classname = classname;

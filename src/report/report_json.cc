@@ -153,8 +153,11 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.BeginObject();
   j.Key("schema").String("onnxprobe-compare").Key("schema_version").Int(kReportSchemaVersion);
   j.Key("onnxprobe_version").String(Version());
-  j.Key("verdict").String(r.aborted ? "ERROR" : (r.failures ? "FAIL" : "PASS"));
+  j.Key("verdict").String(r.aborted ? "ERROR" : (report.passed() ? "PASS" : "FAIL"));
   j.Key("aborted").Bool(r.aborted);
+  j.Key("unpaired_outputs").BeginArray();
+  for (const auto& u : r.unpaired_outputs) j.String(u);
+  j.EndArray();
   if (r.aborted) j.Key("abort_reason").String(r.abort_status.message());
   j.Key("side_a");
   SideJson(j, r.side_a, r.describe_a);
@@ -207,6 +210,9 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   }
   j.EndObject();
   j.Key("model_diff").String(report.model_diff);
+  j.Key("rewrites").BeginArray();
+  for (const auto& w : report.rewrites) j.String(w);
+  j.EndArray();
   j.Key("parity").BeginObject().Key("ran").Bool(report.parity.ran);
   j.Key("parameters").UInt(report.parity.parameters).Key("by_name").UInt(report.parity.by_name);
   j.Key("folded").UInt(report.parity.folded).Key("renamed").UInt(report.parity.renamed);

@@ -20,9 +20,12 @@ struct CompareJob {
   CompareOptions kernel;
   uint64_t max_memory = 0;  // bytes of both sides' tensors alive at once; 0 = no limit
   std::map<std::string, std::string> rename;  // side A name -> side B name (renamed tensors)
-  TensorSelection selection;                  // restricts side A's tensors; empty = all
-  std::vector<std::string> topk_tensors;      // force argmax/top-k on these
-  const Model* graph = nullptr;               // graph for the frontier when both sides are dumps
+  // Side A names never paired by an equal name (without a `rename` entry they are only in A),
+  // with why: a rewrite gave B's tensor of that name another meaning (engine/rewrites.h).
+  std::map<std::string, std::string> distrusted;
+  TensorSelection selection;              // restricts side A's tensors; empty = all
+  std::vector<std::string> topk_tensors;  // force argmax/top-k on these
+  const Model* graph = nullptr;           // graph for the frontier when both sides are dumps
   // Side A names whose pairing is unconfirmed (found by value alone): their rows are measured
   // and shown but never fail and are never isolated.
   std::set<std::string> advisory;
@@ -111,6 +114,10 @@ struct ComparisonResult {
   std::vector<std::string> only_a, only_b;
   // side A's tensors that side B's optimized graph fuses away: not compared, never failures
   std::vector<std::string> hidden_b;
+  // Two live models compared whole: a graph output of one side that no row pairs, one line
+  // each ("side B's graph output 'extra' has no counterpart in A"). Each fails the comparison:
+  // what a model returns is its contract.
+  std::vector<std::string> unpaired_outputs;
   int first_failure = -1;     // index into rows
   std::vector<int> frontier;  // rows where error is introduced
   size_t failures = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,10 @@ struct CompareReport {
   // Two different model files: what differs between them statically (DiffModels summary), so a
   // changed node that never shows numerically on these inputs is still listed. "" otherwise.
   std::string model_diff;
+  // Two model files: the rewrites recognized while pairing by meaning (engine/rewrites.h), one
+  // line each ("BatchNormalization 'bn' folded into B's Conv 'conv': ..."), and by kind.
+  std::vector<std::string> rewrites;
+  std::map<std::string, size_t> rewrite_kinds;
   bool optimizations_explained = false;
   ExplainResult optimizations;
   QuantReport quant;          // active() when B was compared as a quantized version of A
@@ -113,7 +118,9 @@ struct CompareReport {
   // A live side on another provider than CPU with CPU fallback allowed: which nodes the CPU
   // provider ran (provider empty otherwise).
   Placement placement_a, placement_b;
-  bool passed() const { return !comparison.aborted && comparison.failures == 0; }
+  bool passed() const {
+    return !comparison.aborted && comparison.failures == 0 && comparison.unpaired_outputs.empty();
+  }
 };
 
 // Runs the request. Fails with kInvalidArgument / kNotFound / kCorrupt on bad input (naming the

@@ -1,0 +1,193 @@
+"""Models from the wild: a rewrite that keeps a tensor's name but changes its meaning (a
+BatchNormalization folded into the Conv before it, as onnxsim does) is paired by meaning, not by
+name, so a benign rewrite passes and a broken one names the rewritten or the rewriter-created
+node. The reference is ONNX Runtime's Python API (whether the copies' outputs agree) and the
+injected fault (where)."""
+import json
+import os
+import shlex
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+import wild_models
+from conftest import run
+
+ORT_OUTPUTS = """
+import sys, numpy as np, onnxruntime as ort
+x = np.load(sys.argv[1])
+outs = []
+for path in sys.argv[2:]:
+    s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    outs.append(s.run(None, {"x": x})[0])
+print(float(np.max(np.abs(outs[0] - outs[1]))), float(np.max(np.abs(outs[0]))))
+"""
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wild")
+    paths = wild_models.write_all(out)
+    x = np.random.default_rng(1).standard_normal((1, wild_models.C_IN, wild_models.H,
+                                                  wild_models.H)).astype(np.float32)
+    paths["x"] = out / "x.npy"
+    np.save(paths["x"], x)
+    return paths
+
+
+def ort_difference(models, a, b):
+    """max |A - B| of the graph outputs and max |A|, by ONNX Runtime's Python API."""
+    py = os.environ.get("ONNXPROBE_PYENV")
+    assert py and os.path.exists(py), "ONNXPROBE_PYENV (bootstrap's test environment) is missing"
+    r = subprocess.run([py, "-c", ORT_OUTPUTS, str(models["x"]), str(models[a]), str(models[b])],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    diff, scale = map(float, r.stdout.split())
+    return diff, scale
+
+
+def compare(onnxprobe, models, a, b, tmp_path, *extra):
+    report = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", models[a], models[b], "--input", f"x={models['x']}", "--json",
+             report, *extra])
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    return r, json.loads(report.read_text())
+
+
+def rows_by_name(rep):
+    return {t["name"]: t for t in rep["tensors"]}
+
+
+@pytest.mark.parametrize("a,b", [("original", "folded"), ("folded", "original"),
+                                 ("original", "mul_add")])
+def test_benign_rewrite_passes(onnxprobe, models, tmp_path, a, b):
+    diff, scale = ort_difference(models, a, b)
+    assert diff <= 1e-4 * max(1.0, scale), (diff, scale)  # the rewrite is benign
+    r, rep = compare(onnxprobe, models, a, b, tmp_path)
+    assert r.returncode == 0, r.stdout
+    assert rep["verdict"] == "PASS"
+    assert rep["summary"]["failed"] == 0
+
+
+def test_folded_batchnorm_pairs_the_conv_with_the_normalized_tensor(onnxprobe, models, tmp_path):
+    r, rep = compare(onnxprobe, models, "original", "folded", tmp_path)
+    rows = rows_by_name(rep)
+    # B's Conv output (same name as A's, after the fold) is compared with A's BatchNorm output
+    for c in ("c1", "c2"):
+        assert rows[c + "_bn"]["name_b"] == c + "_out", rows[c + "_bn"]
+        assert c + "_out" not in rows  # A's pre-normalization tensor has no counterpart in B
+        assert c + "_out" in rep["only_in_a"]
+    assert any("BatchNormalization 'c1_bn'" in w and "Conv 'c1'" in w for w in rep["rewrites"])
+    assert "rewrite recognized: 2 x BatchNormalization folded into Conv" in r.stdout
+
+
+@pytest.mark.parametrize("a,b,node,ran", [
+    ("original", "folded_wrong_c2", "c2", ["c2"]),
+    # A has no value between the rewriter's Mul and Add: the two run together, named by the last
+    ("original", "mul_add_wrong_c1", "rewriter_add_c1", ["rewriter_mul_c1", "rewriter_add_c1"])])
+def test_broken_rewrite_names_the_node_that_breaks(onnxprobe, models, tmp_path, a, b, node, ran):
+    diff, scale = ort_difference(models, a, b)
+    assert diff > 1e-3 * max(1.0, scale), (diff, scale)  # the injected fault shows at the output
+    r, rep = compare(onnxprobe, models, a, b, tmp_path)
+    assert r.returncode == 1, r.stdout
+    culprits = rep["localization"]["culprits"]
+    assert culprits and culprits[0]["introduced"], rep["localization"]
+    assert culprits[0]["node"] == node, culprits[0]
+    assert culprits[0]["nodes"] == ran, culprits[0]
+    introduced = [t for t in rep["tensors"] if t["role"] == "introduced"]
+    assert len(introduced) == 1, [(t["name"], t["name_b"]) for t in introduced]
+
+
+@pytest.mark.parametrize("a,b,side", [("original", "extra_output", "B"),
+                                      ("extra_output", "original", "A")])
+def test_a_graph_output_one_side_lacks_fails(onnxprobe, models, tmp_path, a, b, side):
+    r, rep = compare(onnxprobe, models, a, b, tmp_path, "--junit", tmp_path / "j.xml")
+    assert r.returncode == 1, r.stdout
+    assert rep["verdict"] == "FAIL"
+    assert rep["unpaired_outputs"] == [f"side {side}'s graph output 'probabilities' has no counterpart in "
+                                       f"{'A' if side == 'B' else 'B'}"]
+    assert rep["summary"]["failed"] == 0  # every compared tensor agrees: the contract differs
+    assert "unpaired graph output" in r.stdout
+    assert "unpaired-output" in (tmp_path / "j.xml").read_text()
+
+
+def test_inspect_counts_weights_in_constant_nodes(onnxprobe, models):
+    m = onnx.load(str(models["constants"]))
+    values = [numpy_helper.to_array(a.t) for n in m.graph.node if n.op_type == "Constant"
+              for a in n.attribute if a.name == "value"]
+    r = run([onnxprobe, "inspect", models["constants"], "--json"])
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["param_count"] == sum(v.size for v in values) > 0
+    assert j["constant_nodes"] == len(values) and j["constant_param_count"] == j["param_count"]
+    assert j["param_bytes"] == sum(v.nbytes for v in values)
+    text = run([onnxprobe, "inspect", models["constants"]]).stdout
+    assert f"in 0 initializers and {len(values)} Constant nodes" in text
+
+
+@pytest.mark.parametrize("b,name_b,constant_b", [("constants_bumped", "c2.w", "const_c2_w"),
+                                                 ("renamed_bumped", "c2.w_edited", None)])
+def test_diff_names_one_changed_weight_with_its_reader(onnxprobe, models, b, name_b, constant_b):
+    a = "constants" if constant_b else "original"
+    r = run([onnxprobe, "diff", models[a], models[b], "--json"])
+    assert r.returncode == 1, r.stderr
+    d = json.loads(r.stdout)
+    assert d["nodes"] == []  # one changed value changes no node
+    [w] = d["initializers"]
+    assert (w["kind"], w["name_a"], w["name_b"]) == ("changed", "c2.w", name_b)
+    assert w["constant_b"] == constant_b and w["readers"] == ["c2"]
+    assert w["num_different"] == 1 and w["max_abs_diff"] == pytest.approx(0.5, rel=1e-6)
+
+
+@pytest.mark.parametrize("a,b", [("constants", "constants_bumped"), ("original", "renamed_bumped")])
+def test_diagnosis_names_a_weight_known_by_where_it_is_read(onnxprobe, models, tmp_path, a, b):
+    r, rep = compare(onnxprobe, models, a, b, tmp_path, "--diagnose")
+    assert r.returncode == 1, r.stdout
+    assert rep["localization"]["culprits"][0]["node"] == "c2"
+    causes = [(f["cause"], f["node"]) for f in rep["diagnosis"]["findings"]]
+    assert ("weight-changed", "c2") in causes, rep["diagnosis"]
+    f = next(f for f in rep["diagnosis"]["findings"] if f["cause"] == "weight-changed")
+    # the restoring command writes B with A's weight back (checked with onnx/numpy), and that copy
+    # compares equal to A
+    cmd = shlex.split(f["fix"]["command"])
+    assert run(["/usr/bin/python3", *cmd[1:]]).returncode == 0
+    restored = f["fix"]["side_b"]
+    fixed, want = onnx.load(restored), onnx.load(str(models[a]))
+    weight = lambda m, names: [numpy_helper.to_array(t) for t in m.graph.initializer if t.name in names] + [
+        numpy_helper.to_array(x.t) for n in m.graph.node if n.op_type == "Constant" and n.output[0] in names
+        for x in n.attribute if x.name == "value"]
+    np.testing.assert_array_equal(weight(fixed, ("c2.w", "c2.w_edited"))[0], weight(want, ("c2.w",))[0])
+    r2 = run([onnxprobe, "compare", models[a], restored, "--input", f"x={models['x']}"])
+    assert r2.returncode == 0, r2.stdout + r2.stderr
+
+
+def float32_constant_elements(path):
+    m = onnx.load(str(path))
+    return sum(numpy_helper.to_array(a.t).size for n in m.graph.node if n.op_type == "Constant"
+               for a in n.attribute if a.name == "value" and a.t.data_type == onnx.TensorProto.FLOAT)
+
+
+@pytest.mark.parametrize("keep", [None, "c1,c2,fc"])
+def test_fp16_converts_weights_in_constant_nodes(onnxprobe, models, tmp_path, keep):
+    out = tmp_path / "half.onnx"
+    extra = ["--keep-fp32", keep] if keep else []
+    r = run([onnxprobe, "fp16", models["constants"], "--input", f"x={models['x']}", "-o", out,
+             "--json", tmp_path / "f.json", *extra])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "f.json").read_text())
+    before, after = os.path.getsize(models["constants"]), os.path.getsize(out)
+    weights = float32_constant_elements(models["constants"])
+    assert rep["float32_weight_bytes"] == 4 * weights and rep["output_bytes"] == after
+    if keep is None:  # every conv and the classifier computed in float16: their weights halve
+        assert float32_constant_elements(out) < weights // 20
+        assert after < before - weights  # 2 bytes of every 4 saved, less the graph's own growth
+        assert rep["size_note"] == "" and "warning:" not in r.stdout
+    else:  # the weights' readers stay float32: nothing shrinks, and the result says so
+        assert float32_constant_elements(out) >= weights - 64
+        assert "most weights stayed float32" in rep["size_note"]
+        assert "warning: " in r.stdout
+    diff, scale = ort_difference(dict(models, half=out), "constants", "half")
+    assert diff <= 1e-2 * max(1.0, scale), (diff, scale)

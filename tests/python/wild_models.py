@@ -1,0 +1,178 @@
+"""Models as tool chains other than torch.onnx write them, with their rewritten copies.
+
+Every model is a small CNN built with onnx.helper and numpy (seeded weights). The rewrites are
+the ones graph tools make: onnxsim/onnxoptimizer fold a BatchNormalization into the Conv before
+it and keep the Conv's output name; other rewriters put a new Mul/Add pair where the
+BatchNormalization was. The folds are computed here with numpy, so a test knows exactly which
+copy is benign and which carries an injected fault (and where).
+"""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+EPS = 1e-5
+C_IN, C1, C2, H = 3, 8, 8, 12
+
+
+def _params(seed):
+    rng = np.random.default_rng(seed)
+    p = {}
+    for name, cin, cout in (("c1", C_IN, C1), ("c2", C1, C2)):
+        p[name + ".w"] = (rng.standard_normal((cout, cin, 3, 3)) * 0.3).astype(np.float32)
+        p[name + ".b"] = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        p[name + ".bn.scale"] = rng.uniform(0.5, 1.5, cout).astype(np.float32)
+        p[name + ".bn.bias"] = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        p[name + ".bn.mean"] = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        p[name + ".bn.var"] = rng.uniform(0.5, 2.0, cout).astype(np.float32)
+    p["fc.w"] = (rng.standard_normal((4, C2)) * 0.3).astype(np.float32)
+    p["fc.b"] = (rng.standard_normal(4) * 0.1).astype(np.float32)
+    return p
+
+
+def _fold(p, conv, wrong_channel=None, wrong_factor=1.5):
+    """The Conv's weight and bias with its BatchNormalization folded in (float64, rounded once)."""
+    g = p[conv + ".bn.scale"].astype(np.float64) / np.sqrt(p[conv + ".bn.var"].astype(np.float64) + EPS)
+    if wrong_channel is not None:
+        g = g.copy()
+        g[wrong_channel] *= wrong_factor
+    w = p[conv + ".w"].astype(np.float64) * g[:, None, None, None]
+    b = (p[conv + ".b"] - p[conv + ".bn.mean"]) * g + p[conv + ".bn.bias"]
+    return w.astype(np.float32), b.astype(np.float32), g
+
+
+def _model(nodes, inits, name):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C_IN, H, H])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    graph = helper.make_graph(nodes, name, [x], [y],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="wild_models")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def _head(last):
+    return [helper.make_node("GlobalAveragePool", [last], ["gap_out"], name="gap"),
+            helper.make_node("Flatten", ["gap_out"], ["flat"], name="flatten"),
+            helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["y"], name="fc", transB=1)]
+
+
+def original(seed=0):
+    """Conv -> BatchNormalization -> Relu, twice, then a pooled classifier head."""
+    p = _params(seed)
+    nodes, src = [], "x"
+    for c in ("c1", "c2"):
+        nodes.append(helper.make_node("Conv", [src, c + ".w", c + ".b"], [c + "_out"], name=c,
+                                      pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("BatchNormalization",
+                                      [c + "_out", c + ".bn.scale", c + ".bn.bias", c + ".bn.mean",
+                                       c + ".bn.var"], [c + "_bn"], name=c + "_bn", epsilon=EPS))
+        nodes.append(helper.make_node("Relu", [c + "_bn"], [c + "_relu"], name=c + "_relu"))
+        src = c + "_relu"
+    return _model(nodes + _head(src), p, "original")
+
+
+def folded(seed=0, wrong=None):
+    """onnxsim's fold: each BatchNormalization folded into its Conv, which keeps its output name
+    and its weights' names (the values change). `wrong` = (conv, channel): that channel's folded
+    scale is 1.5x what it should be (a broken rewrite)."""
+    p = _params(seed)
+    nodes, src, inits = [], "x", {"fc.w": p["fc.w"], "fc.b": p["fc.b"]}
+    for c in ("c1", "c2"):
+        ch = wrong[1] if wrong and wrong[0] == c else None
+        w, b, _ = _fold(p, c, ch)
+        inits[c + ".w"], inits[c + ".b"] = w, b
+        nodes.append(helper.make_node("Conv", [src, c + ".w", c + ".b"], [c + "_out"], name=c,
+                                      pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Relu", [c + "_out"], [c + "_relu"], name=c + "_relu"))
+        src = c + "_relu"
+    return _model(nodes + _head(src), inits, "folded")
+
+
+def mul_add(seed=0, wrong=None):
+    """A rewriter that replaces each BatchNormalization by a new Mul and Add of its own naming
+    (per-channel scale and shift), the Conv left as it was. `wrong` = (conv, channel): that
+    channel's scale is 1.5x what it should be, in the node the rewriter created."""
+    p = _params(seed)
+    nodes, src = [], "x"
+    inits = {k: v for k, v in p.items() if ".bn." not in k}
+    for c in ("c1", "c2"):
+        ch = wrong[1] if wrong and wrong[0] == c else None
+        _, _, g = _fold(p, c, ch)
+        shift = p[c + ".bn.bias"] - p[c + ".bn.mean"] * g
+        inits[c + ".k"] = g.astype(np.float32).reshape(1, -1, 1, 1)
+        inits[c + ".s"] = shift.astype(np.float32).reshape(1, -1, 1, 1)
+        nodes.append(helper.make_node("Conv", [src, c + ".w", c + ".b"], [c + "_out"], name=c,
+                                      pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Mul", [c + "_out", c + ".k"], [c + "_scaled"],
+                                      name="rewriter_mul_" + c))
+        nodes.append(helper.make_node("Add", [c + "_scaled", c + ".s"], [c + "_shifted"],
+                                      name="rewriter_add_" + c))
+        nodes.append(helper.make_node("Relu", [c + "_shifted"], [c + "_relu"], name=c + "_relu"))
+        src = c + "_relu"
+    return _model(nodes + _head(src), inits, "mul_add")
+
+
+def extra_output(seed=0):
+    """The folded copy returning one more output (a Sigmoid of the logits) the original lacks."""
+    m = folded(seed)
+    m.graph.node.append(helper.make_node("Sigmoid", ["y"], ["probabilities"], name="probs"))
+    m.graph.output.append(helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [1, 4]))
+    onnx.checker.check_model(m)
+    return m
+
+
+def as_constants(m):
+    """paddle2onnx/tf2onnx style: every initializer becomes a Constant node (named after it, its
+    output keeping the weight's name) placed first in the graph."""
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+    consts = [helper.make_node("Constant", [], [t.name], name="const_" + t.name.replace(".", "_"), value=t)
+              for t in m.graph.initializer]
+    nodes = consts + list(m.graph.node)
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    del m.graph.initializer[:]
+    onnx.checker.check_model(m)
+    return m
+
+
+def bumped(m, weight, index=5, delta=0.5, rename=None):
+    """`m` with one element of `weight` changed by `delta` (an initializer or a Constant node's
+    value); with `rename`, the weight also gets that name (what graph editors and quantizers do)."""
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+    holders = [t for t in m.graph.initializer if t.name == weight]
+    holders += [a.t for n in m.graph.node if n.op_type == "Constant" and list(n.output) == [weight]
+                for a in n.attribute if a.name == "value"]
+    [t] = holders
+    v = numpy_helper.to_array(t).copy()
+    v.flat[index] += delta
+    t.CopyFrom(numpy_helper.from_array(v, t.name))
+    if rename:
+        t.name = rename
+        for n in m.graph.node:
+            n.input[:] = [rename if x == weight else x for x in n.input]
+            if n.op_type == "Constant":
+                n.output[:] = [rename if x == weight else x for x in n.output]
+    onnx.checker.check_model(m)
+    return m
+
+
+def write_all(out):
+    """name -> path of every model above (benign copies and the faulty ones)."""
+    made = {
+        "original": original(),
+        "folded": folded(),
+        "folded_wrong_c2": folded(wrong=("c2", 3)),
+        "mul_add": mul_add(),
+        "mul_add_wrong_c1": mul_add(wrong=("c1", 5)),
+        "extra_output": extra_output(),
+        "constants": as_constants(original()),
+        "constants_bumped": bumped(as_constants(original()), "c2.w"),
+        "renamed_bumped": bumped(original(), "c2.w", rename="c2.w_edited"),
+    }
+    paths = {}
+    for name, m in made.items():
+        paths[name] = out / (name + ".onnx")
+        onnx.save(m, str(paths[name]))
+    return paths
