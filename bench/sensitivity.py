@@ -11,6 +11,12 @@ captured with the PyTorch companion. Pairings (side A -> side B):
   same       the ONNX model -> its faulted copy, same runtime, optimizations off
   opt_all    the ONNX model (off) -> its faulted copy at optimization level all
   ort1.20.1  the ONNX model on the default runtime -> its faulted copy on ONNX Runtime 1.20.1
+  onnxsim, onnxslim, onnxoptimizer
+             the ONNX model -> the graph tool's copy of its faulted copy (BatchNormalization and
+             constant Mul/Add folded into the Conv, Identity removed, nodes renamed: models from
+             the wild); a fault counts as named when the top culprit is the faulted node or the
+             node of the copy that computes its folded chain (the culprit's tensor is the
+             faulted node's output or that of a BatchNormalization/Mul/Add folded into it)
 Fault kinds, each placed without asking the tool under test:
   weight     the largest-magnitude element of the weight of the mid-depth Conv/Gemm/MatMul scaled
              by 1+e, e = 1e-4, 1e-3, 1e-2, 1e-1 (the smallest e that is named is reported)
@@ -40,11 +46,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 os.environ.setdefault("ONNXPROBE_SRC", ROOT)
+import graph_tools as gt  # noqa: E402
 import torch_zoo as Z  # noqa: E402
 
 PYENV = os.path.join(ROOT, ".deps", "pyenv", "bin", "python")
 EPSILONS = (1e-4, 1e-3, 1e-2, 1e-1)
 PAIRINGS = ("torch", "same", "opt_all", "ort1.20.1")
+TOOL_PAIRINGS = gt.TOOLS
 QUICK_VISION = [("resnet18", 64), ("mobilenet_v3_small", 96), ("squeezenet1_1", 64)]
 FULL_VISION = [("resnet18", 64), ("resnet50", 64), ("mobilenet_v2", 64), ("mobilenet_v3_small", 96),
                ("mobilenet_v3_large", 96), ("efficientnet_b0", 96), ("shufflenet_v2_x1_0", 96),
@@ -81,9 +89,19 @@ print("differs" if any(not np.array_equal(x, y) for x, y in zip(run(a), run(b)))
 """
 
 
+def rewritten(tool, path):
+    """The graph tool's copy of `path`, made once (beside it)."""
+    out = path[:-len(".onnx")] + f".{tool}.onnx"
+    if not os.path.exists(out):
+        gt.rewrite(tool, path, out)
+    return out
+
+
 def pairing_args(pairing, base, faulty, cap, inputs, extra=()):
     if pairing == "torch":
         return ["compare", cap, faulty, *extra]
+    if pairing in TOOL_PAIRINGS:
+        faulty = rewritten(pairing, faulty)
     args = ["compare", base, faulty, *extra]
     for i in inputs:
         args += ["--input", i]
@@ -126,11 +144,54 @@ def has_effect(base, faulty, tensor, inputs, level="off"):
 
 def effect_for(pairing, effects, base, faulty, tensor, inputs):
     """Whether the fault changes what side B computes: at optimizations all for that pairing (the
-    optimizer may fold a round trip away), else at the faulted tensor with optimizations off."""
+    optimizer may fold a round trip away); for a graph tool, the outputs of its copies of the
+    model and of the faulted model (the tool may fold a fault away); else at the faulted tensor
+    with optimizations off."""
+    if pairing in TOOL_PAIRINGS:
+        if pairing not in effects:
+            try:
+                effects[pairing] = has_effect(rewritten(pairing, base), rewritten(pairing, faulty), tensor,
+                                              inputs, "all")
+            except RuntimeError:
+                effects[pairing] = False
+        return effects[pairing]
     level = "all" if pairing == "opt_all" else "off"
     if level not in effects:
         effects[level] = has_effect(base, faulty, tensor, inputs, level)
     return effects[level]
+
+
+def folded_outputs(base, node):
+    """`node`'s outputs in `base` and those of the BatchNormalization/Mul/Add chain after it that a
+    graph tool folds into it (each the only reader, its other inputs weights)."""
+    import onnx
+    m = onnx.load(base, load_external_data=False)
+    weights = {t.name for t in m.graph.initializer}
+    weights |= {o for n in m.graph.node if n.op_type == "Constant" for o in n.output}
+    by_name = {n.name: n for n in m.graph.node}
+    if node not in by_name:
+        return set()
+    out, cur = set(by_name[node].output), by_name[node]
+    while True:
+        readers = [n for n in m.graph.node if cur.output[0] in n.input]
+        if len(readers) != 1 or readers[0].op_type not in ("BatchNormalization", "Mul", "Add"):
+            return out
+        r = readers[0]
+        if any(x != cur.output[0] and x not in weights for x in r.input):
+            return out
+        out.update(r.output)
+        cur = r
+
+
+def is_named(pairing, rep, base, target):
+    if rep is None:
+        return False
+    if target in named_nodes(rep):
+        return True
+    if pairing not in TOOL_PAIRINGS:
+        return False
+    c = Z.top_culprit(rep)  # the copy's node computing the folded chain, under the tool's names
+    return c is not None and c.get("tensor") in folded_outputs(base, target)
 
 
 def weight_fault(base, out, e):
@@ -240,7 +301,7 @@ def run_model(exe, work, name, entry, pairings, stats):
                 cells.append(f"{kind} no-effect")
                 continue
             rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
-            ok = rep is not None and target in named_nodes(rep)
+            ok = is_named(pairing, rep, base, target)
             s[kind][0] += ok
             s[kind][1] += 1
             cells.append(f"{kind} {'named' if ok else 'MISSED'}({'FAIL' if rc == 1 else 'PASS' if rc == 0 else rc})")
@@ -255,7 +316,7 @@ def run_model(exe, work, name, entry, pairings, stats):
                 continue
             tried += 1
             rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
-            ok = rep is not None and node in named_nodes(rep)
+            ok = is_named(pairing, rep, base, node)
             s["weight"][e][0] += ok
             s["weight"][e][1] += 1
             if ok and smallest is None:
@@ -284,6 +345,9 @@ def main():
             if x.startswith("ort") and not os.path.isdir(os.path.join(ROOT, ".deps", "ort", x[3:])):
                 print(f"ONNX Runtime {x[3:]} is not installed (ONNXPROBE_ORT_EXTRA_VERSIONS): pairing skipped")
                 pairings.remove(x)
+    if any(x in TOOL_PAIRINGS for x in pairings) and not gt.available():
+        print("the graph tools' environment (.deps/graphtools-env) is missing: their pairings skipped")
+        pairings = [x for x in pairings if x not in TOOL_PAIRINGS]
     models = [(n, Z.HANDWRITTEN[n]) for n in Z.HANDWRITTEN]
     models += [(n, Z.torchvision_entry(n, "classification", s)) for n, s in (QUICK_VISION if a.quick else FULL_VISION)]
     if a.only:

@@ -268,6 +268,26 @@ make_genai_env() {
   touch "$dest/.ready-$GENAI_VERSION"
 }
 
+# Graph tools users run on their models after export (onnxsim, onnxslim, onnxoptimizer): the
+# models-from-the-wild tests and bench compare a model with their rewritten copies. Pinned to
+# versions that work together with onnx 1.17 and this ONNX Runtime.
+GRAPHTOOLS="onnxsim==0.8.1 onnxslim==0.1.98 onnxoptimizer==0.4.2"
+make_graphtools_env() {
+  local dest="$DEPS/graphtools-env" tag
+  tag="$(echo "$GRAPHTOOLS $ORT_VERSION $PYENV_ONNX_VERSION" | md5sum | cut -c1-12)"
+  [ -f "$dest/.ready-$tag" ] && return 0
+  say "making the graph tools' environment ($GRAPHTOOLS)"
+  rm -rf "$dest"  # the ready marker is written last: a half-made environment is made again
+  /usr/bin/python3 -m venv "$dest" || die "python3 -m venv failed (python3-venv)"
+  # shellcheck disable=SC2086
+  "$dest/bin/python" -m pip install --quiet --disable-pip-version-check $GRAPHTOOLS \
+    "onnxruntime==$ORT_VERSION" "onnx==$PYENV_ONNX_VERSION" ||
+    die "PyPI unreachable or the graph tools ($GRAPHTOOLS) not installable"
+  "$dest/bin/python" -c "import onnxsim, onnxslim, onnxoptimizer" ||
+    die "the graph tools' environment cannot import onnxsim, onnxslim and onnxoptimizer"
+  touch "$dest/.ready-$tag"
+}
+
 install_apt_packages
 fetch_onnx_testdata
 fetch_python_wheels
@@ -278,6 +298,7 @@ add_junit_reader
 make_polygraphy_env
 make_genai_env
 make_model_explorer_env
+make_graphtools_env
 if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"

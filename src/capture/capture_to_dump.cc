@@ -3,6 +3,7 @@
 #include <future>
 
 #include "onnxprobe/backend/backend.h"
+#include "onnxprobe/capture/branches.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/model/model.h"
 
@@ -49,15 +50,26 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   InputPreparation ignored;
   if (prep == nullptr) prep = &ignored;
   if (req.capture.max_memory > 0) SetAllocationLimit(req.capture.max_memory);
-  OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model_path));
-  OP_ASSIGN_OR_RETURN(std::vector<std::string> tensors, SelectTensors(model, req.selection));
-  OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(model, req.inputs, prep));
+  OP_ASSIGN_OR_RETURN(Model file_model, Model::Load(req.model_path));
+  OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(file_model, req.inputs, prep));
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  // If nodes run as the branch they take on these inputs: the branch's tensors are captured
+  OP_ASSIGN_OR_RETURN(TakenBranches branches,
+                      TakeBranches(file_model, *backend, req.capture.session, inputs));
+  const Model& model = branches.model;
+  auto selected = SelectTensors(model, req.selection);
+  if (!selected.ok() && selected.status().code() == ErrorCode::kNotFound) {
+    // a tensor of a branch not taken is no longer in the model run: the file says where it is
+    Status in_file = SelectTensors(file_model, req.selection).status();
+    if (!in_file.ok()) return in_file;
+  }
+  OP_ASSIGN_OR_RETURN(std::vector<std::string> tensors, std::move(selected));
   // the model hash is for the manifest only: compute it on the other core while the model runs
   auto hashes = std::async(std::launch::async, [&] { return model.Hashes(false); });
 
   DumpReport report;
   report.notes = prep->notes;
+  report.notes.insert(report.notes.end(), branches.notes.begin(), branches.notes.end());
   DumpMetadata& meta = report.metadata;
   meta.model_path = req.model_path;
   meta.runtime = RuntimeLabel(*backend);

@@ -32,6 +32,10 @@ Expected<std::vector<std::string>> SelectTensors(const Model& model, const Tenso
                       " (list them with: onnxprobe inspect --tensors)");
     if (t->kind == TensorKind::kSubgraph) {
       const NodeInfo& owner = idx.nodes()[t->subgraph_owner];
+      if (owner.op_type == "If")  // a taken branch runs inlined (capture/branches.h)
+        return Unsupported("tensor '" + n + "' lives in a branch of node '" + owner.name +
+                           "' (If) that these inputs do not take (or that could not be inlined: "
+                           "see the notes); it cannot be captured on them");
       return Unsupported("tensor '" + n + "' lives inside the body of node '" + owner.name + "' (" +
                          owner.op_type + "); subgraph tensors cannot be captured yet");
     }

@@ -77,7 +77,10 @@ void AddedNodes(const Ctx& cx, const Culprit1& c, const std::vector<std::string>
     if (n.kind != DiffKind::kAdded || !Contains(nodes, n.name_b)) continue;
     added.push_back(n.name_b);
     what += (what.empty() ? "" : ", ") + n.name_b + " (" + n.op_b + ")";
-    if (mb == nullptr || n.index_b < 0) continue;
+    // the diff indexes the file's graph; side B may run it with If nodes inlined
+    if (mb == nullptr || n.index_b < 0 || size_t(n.index_b) >= mb->index().nodes().size() ||
+        mb->index().nodes()[n.index_b].name != n.name_b)
+      continue;
     const NodeInfo& info = mb->index().nodes()[n.index_b];
     size_t reads = 0;
     for (const auto& x : info.inputs) reads += x.empty() ? 0 : 1;
@@ -331,10 +334,19 @@ void Float16Range(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found,
 // Python for the TensorProto holding a weight of model `m`: an initializer, or the value of the
 // Constant node whose output it is.
 std::string WeightExpr(const std::string& m, const std::string& name, bool constant) {
-  if (!constant) return "[t for t in " + m + ".graph.initializer if t.name == " + Py(name) + "][0]";
-  return "[x.t for n in " + m + ".graph.node if n.op_type == 'Constant' and list(n.output) == [" +
-         Py(name) + "] for x in n.attribute if x.name == 'value'][0]";
+  // G (defined by kGraphsPy) lists a graph and every subgraph: a weight may sit in an If's
+  // branch, which the comparison ran inlined
+  if (!constant)
+    return "[t for g in G(" + m + ".graph) for t in g.initializer if t.name == " + Py(name) +
+           "][0]";
+  return "[x.t for g in G(" + m + ".graph) for n in g.node if n.op_type == 'Constant' and " +
+         "list(n.output) == [" + Py(name) + "] for x in n.attribute if x.name == 'value'][0]";
 }
+
+// A graph and its subgraphs (If branches, Loop and Scan bodies), depth first.
+constexpr const char* kGraphsPy =
+    "G = lambda g: [g] + [h for n in g.node for x in n.attribute for s in "
+    "(([x.g] if x.HasField('g') else []) + list(x.graphs)) for h in G(s)]";
 
 void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
   Float16Range(cx, c, found, tried);
@@ -400,7 +412,8 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
     }
     f.summary = "a weight the node computes with differs between the two models (" + w.name_b + ")";
     f.evidence = "model diff: " + what + AloneDiffers(c);
-    std::string edit = "s = " + WeightExpr("a", w.name_a, !w.constant_a.empty()) +
+    std::string edit = std::string(kGraphsPy) +
+                       "; s = " + WeightExpr("a", w.name_a, !w.constant_a.empty()) +
                        "; t = " + WeightExpr("b", w.name_b, !w.constant_b.empty()) +
                        "; t.CopyFrom(s); t.name = " + Py(w.constant_b.empty() ? w.name_b : "");
     f.fix = RestoreFix(cx, weight, edit);

@@ -184,8 +184,11 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
   run.expected = &e->second;
   spec.outputs = {p.name_b};
   auto ot = cx.b_dtypes.find(p.name_b);
-  spec.output_types = {
-      {ot != cx.b_dtypes.end() ? ot->second : e->second.dtype(), e->second.shape()}};
+  // a sequence or map output (compared as its values) keeps the type the model gives it
+  const ValueInfo* declared = cx.g.FindValueInfo(p.name_b);
+  if (declared == nullptr || declared->elem_type != 0)
+    spec.output_types = {
+        {ot != cx.b_dtypes.end() ? ot->second : e->second.dtype(), e->second.shape()}};
   if (cx.job.Stopped()) {
     run.error = "stopped by the caller";
     return run;
@@ -330,7 +333,10 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c) {
   }
   const Tensor& expected = cx.from_a.at(cx.AName(p.name_b));
   alone.outputs = {p.name_b};
-  alone.output_types = {{expected.dtype(), expected.shape()}};
+  // a sequence or map output (compared as its values) keeps the type the model gives it
+  const ValueInfo* declared = cx.g.FindValueInfo(p.name_b);
+  if (declared == nullptr || declared->elem_type != 0)
+    alone.output_types = {{expected.dtype(), expected.shape()}};
   if (cx.job.Stopped()) return;
   std::string bytes;
   auto got = RunAlone(cx.b, cx.g, alone, feed, &bytes);

@@ -308,6 +308,20 @@ Expected<Model> Model::Load(const std::string& path, LoadMode mode) {
   return m;
 }
 
+Expected<Model> Model::Derived(const Model& base, std::string bytes) {
+  auto impl = std::make_shared<Impl>();
+  impl->path = base.path();
+  impl->dir = base.dir();
+  impl->embedded_location = base.impl().embedded_location;
+  impl->serialized = std::move(bytes);
+  if (!impl->proto.ParseFromString(impl->serialized))
+    return Corrupt(base.path() + ": a rewritten copy of the model does not parse");
+  OP_RETURN_IF_ERROR(IndexModel(impl.get(), {}));
+  Model m;
+  m.impl_ = std::move(impl);
+  return m;
+}
+
 const std::string& Model::path() const { return impl_->path; }
 const std::string& Model::dir() const { return impl_->dir; }
 const GraphIndex& Model::index() const { return impl_->index; }

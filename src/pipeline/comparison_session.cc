@@ -15,6 +15,7 @@
 #include "onnxprobe/quant/quant_session.h"
 #include "onnxprobe/side/isolated_side.h"
 #include "pipeline/confirm_rows.h"
+#include "pipeline/inherited_verdict.h"
 #include "pipeline/retained_side.h"
 #include "pipeline/side_resources.h"
 
@@ -378,6 +379,8 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   if (set.ok()) set = sb.SetInputs(inputs);
   OP_RETURN_IF_ERROR(NameRefusedNodes(set, sa, sb, req, inputs));
   retained.AlsoFetch(LocalizationReads(req, st.job, st.open, *st.a, sb, run));
+  for (const auto& n : sa.info().notes) report.notes.push_back("side A: " + n);
+  for (const auto& n : sb.info().notes) report.notes.push_back("side B: " + n);
   for (const auto& in : inputs)
     report.inputs.push_back({in.name, in.tensor.dtype(), in.tensor.shape()});
   // a side that lets the CPU provider run what its provider does not take says which nodes
@@ -455,6 +458,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     OP_ASSIGN_OR_RETURN(report.localization, Localize(sa, sb, inputs, job, lo, r));
     if (job.Stopped()) return InvalidArgument("comparison stopped by the caller while isolating");
     ApplyRoles(report.localization, &r);
+    PassInheritedOnly(sa.model(), sb.model(), &report);
     if (sb.model() != nullptr)
       AddParityCulprits(report.parity, *sb.model(), r, &report.localization);
     if (sa.info().kind == SideKind::kTorchCapture) {  // each culprit's place in the user's code
@@ -475,6 +479,16 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     in.comparison = &r;
     in.localization = &report.localization;
     in.diff = st.diff && st.a_path == req.a.path ? &*st.diff : nullptr;  // A not replaced
+    // sides running If nodes as their taken branches: the diff of what they run (the branches'
+    // nodes and weights are main-graph ones there)
+    std::optional<ModelDiff> inlined;
+    if (in.diff != nullptr && (!sa.info().inlined_ifs.empty() || !sb.info().inlined_ifs.empty())) {
+      auto d = DiffModels(*sa.model(), *sb.model());
+      if (d.ok()) {
+        inlined = std::move(*d);
+        in.diff = &*inlined;
+      }
+    }
     in.quant = report.quant.active() ? &report.quant : nullptr;
     in.capture = capture ? &*capture : nullptr;
     OP_ASSIGN_OR_RETURN(report.diagnosis, Diagnose(in, req.diagnose));

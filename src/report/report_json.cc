@@ -28,6 +28,9 @@ void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) 
   j.Key("optimization").String(OptLevelName(s.optimization_level));
   j.Key("sequential").Bool(s.sequential);
   j.Key("intra_op_threads").Int(s.intra_op_threads).Key("inter_op_threads").Int(s.inter_op_threads);
+  j.Key("inlined_ifs").BeginArray();
+  for (const auto& n : s.inlined_ifs) j.String(n);
+  j.EndArray();
   j.EndObject();
 }
 
@@ -245,6 +248,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.EndArray().EndObject();
   j.Key("summary").BeginObject();
   j.Key("compared").UInt(r.rows.size()).Key("failed").UInt(r.failures);
+  j.Key("inherited_passed").UInt(r.inherited_passed);
   j.Key("passed").UInt(r.rows.size() - r.failures);
   j.Key("only_in_a").UInt(r.only_a.size()).Key("only_in_b").UInt(r.only_b.size());
   j.Key("first_divergence");

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <set>
 
+#include "onnxprobe/capture/branches.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/graph/graph.h"
 #include "onnxprobe/tensor/npy.h"
@@ -67,6 +69,7 @@ class LiveSide : public Side {
   LiveSide(Model model, std::shared_ptr<Backend> backend, SessionOptions options, bool keep_session,
            bool hold_session, bool mark_fused, uint64_t max_memory)
       : model_(std::move(model)),
+        original_(model_),
         backend_(std::move(backend)),
         options_(std::move(options)),
         keep_session_(keep_session),
@@ -76,6 +79,13 @@ class LiveSide : public Side {
     info_ = LiveSideInfo(model_.path(), backend_->version(), backend_->library_path(), options_);
     // the hash is for reports only: compute it on another core while the runs go on
     hash_ = std::async(std::launch::async, [m = model_] { return m.Hashes(false).sha256; }).share();
+    ListTensors();
+  }
+
+  // The capturable tensors of the model the side runs now (the file's, or with If nodes inlined).
+  void ListTensors() {
+    tensors_.clear();
+    hidden_.clear();
     const GraphIndex& idx = model_.index();
     // Values fixed by the model alone (a Constant, an Identity or Transpose of a weight) are the
     // same computation on every provider, and compiling providers fold them: OpenVINO 1.24 makes
@@ -139,6 +149,7 @@ class LiveSide : public Side {
                                "' (the sides' inputs differ)");
     }
     inputs_ = &inputs;
+    OP_RETURN_IF_ERROR(InlineTakenBranches(inputs));
     if (options_.optimization_level > OptLevel::kDisabled && !mark_fused_ && !exposed_) {
       OP_RETURN_IF_ERROR(ExposeOptimizedOnly());
       exposed_ = true;
@@ -265,7 +276,27 @@ class LiveSide : public Side {
     return o;
   }
 
+  // If nodes: the branch each takes for these inputs replaces it (capture/branches.h), so what
+  // the branch computes is captured, compared and isolated; the notes say what was done.
+  Status InlineTakenBranches(const std::vector<NamedTensor>& inputs) {
+    OP_ASSIGN_OR_RETURN(TakenBranches b,
+                        TakeBranches(original_, *backend_, SessionRunOptions(), inputs));
+    info_.notes = b.notes;
+    if (b.taken == taken_) return Status::Ok();  // the model already runs these branches
+    taken_ = std::move(b.taken);
+    info_.inlined_ifs = std::move(b.inlined);
+    model_ = std::move(b.model);
+    session_.reset();
+    held_.reset();
+    eager_.reset();
+    exposed_ = false;
+    ListTensors();
+    return Status::Ok();
+  }
+
   Model model_;
+  Model original_;                     // the file's model (model_ may have If nodes inlined)
+  std::map<std::string, bool> taken_;  // the If conditions model_ was inlined for
   std::shared_ptr<Backend> backend_;
   SessionOptions options_;
   bool keep_session_ = false;

@@ -129,30 +129,55 @@ def test_memory_budget_splits_runs_and_keeps_values(onnxprobe, chain, tmp_path):
         np.testing.assert_allclose(tensors[name], expected, rtol=1e-6, atol=1e-7)
 
 
-def test_a_sequence_value_is_skipped_with_its_kind(onnxprobe, tmp_path):
+def test_a_sequence_value_is_captured_as_its_values(onnxprobe, tmp_path):
     """x -> Relu -> r; SequenceConstruct(r, r) -> seq (a graph output ONNX Runtime returns as a list)."""
     from onnx import TensorProto, helper
     g = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"], name="relu"),
-         helper.make_node("SequenceConstruct", ["r", "r"], ["seq"], name="pack")],
+         helper.make_node("Neg", ["r"], ["n"], name="neg"),
+         helper.make_node("SequenceConstruct", ["r", "n"], ["seq"], name="pack")],
         "seq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, [2])])
     path = tmp_path / "seq.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-    # independent: ONNX Runtime's Python API returns the value as a list, not an array
+    x = np.array([1.5, -2.0], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    # independent: ONNX Runtime's Python API returns the value as a list of arrays
     py = os.environ.get("ONNXPROBE_PYENV")
     assert py and os.path.exists(py), "ONNXPROBE_PYENV (bootstrap's test environment) is missing"
     code = ("import sys, numpy as np, onnxruntime as ort\n"
-            "v = ort.InferenceSession(sys.argv[1]).run(['seq'], {'x': np.ones(2, np.float32)})[0]\n"
-            "print(type(v).__name__)\n")
-    assert run([py, "-c", code, path]).stdout.strip() == "list"
+            "v = ort.InferenceSession(sys.argv[1]).run(['seq'], {'x': np.load(sys.argv[2])})[0]\n"
+            "print(type(v).__name__); np.save(sys.argv[3], np.stack(v))\n")
+    assert run([py, "-c", code, path, tmp_path / "x.npy", tmp_path / "ref.npy"]).stdout.strip() == "list"
+    out, js = tmp_path / "dump", tmp_path / "run.json"
+    r = run([onnxprobe, "run", path, "--input", tmp_path / "x.npy", "-o", out, f"--json={js}"])
+    assert r.returncode == 0, r.stderr
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["skipped_tensors"] == []
+    entry = next(t for t in man["tensors"] if t["name"] == "seq")
+    np.testing.assert_array_equal(np.load(out / entry["file"]), np.load(tmp_path / "ref.npy"))
+
+
+def test_a_sequence_of_strings_is_skipped_with_its_kind(onnxprobe, tmp_path):
+    """x -> Relu -> r; a Constant of strings packed twice in a sequence: no values to compare."""
+    from onnx import TensorProto, helper
+    words = helper.make_tensor("w", TensorProto.STRING, [2], [b"a", b"b"])
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+         helper.make_node("Constant", [], ["words"], name="words", value=words),
+         helper.make_node("SequenceConstruct", ["words", "words"], ["seq"], name="pack")],
+        "s", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2]),
+         helper.make_tensor_sequence_value_info("seq", TensorProto.STRING, [2])])
+    path = tmp_path / "strings.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
     out, js = tmp_path / "dump", tmp_path / "run.json"
     r = run([onnxprobe, "run", path, "-o", out, f"--json={js}"])
     assert r.returncode == 0, r.stderr
+    reason = "not a tensor, and its values do not flatten: output 'seq' element 0 holds strings"
     for doc in (json.loads(js.read_text()), json.loads((out / "manifest.json").read_text())):
-        assert doc["skipped_tensors"] == [
-            {"name": "seq", "kind": "not_a_tensor", "reason": "not a tensor (sequence, map or optional value)"}]
-        assert doc["skipped"] == ["seq: not a tensor (sequence, map or optional value)"]
+        seq = [s for s in doc["skipped_tensors"] if s["name"] == "seq"]
+        assert seq == [{"name": "seq", "kind": "not_a_tensor", "reason": reason}], doc["skipped_tensors"]
     assert "skipped  seq: not a tensor" in r.stdout
 
 

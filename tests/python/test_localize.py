@@ -118,7 +118,7 @@ def test_bisection_agrees_with_the_full_comparison(onnxprobe, cases, tmp_path, f
     assert [d["node"] for d in rep["drift_origins"]] == [d["node"] for d in ref["drift_origins"]]
 
 
-def test_a_fault_inside_a_subgraph_body_isolates_the_whole_node(onnxprobe, tmp_path):
+def test_a_fault_inside_an_if_branch_is_named_at_its_node(onnxprobe, tmp_path):
     import models
     models.if_model(tmp_path / "if.onnx")
     m = onnx.load(str(tmp_path / "if.onnx"))
@@ -132,7 +132,9 @@ def test_a_fault_inside_a_subgraph_body_isolates_the_whole_node(onnxprobe, tmp_p
     assert r.returncode == 1, r.stdout + r.stderr
     rep = json.loads((tmp_path / "r.json").read_text())
     top = rep["localization"]["culprits"][0]
-    assert top["node"] == "branch" and top["op_type"] == "If" and top["introduced"]
+    # the If runs as the branch it takes (else: the sum is negative), so the node inside is named
+    assert top["node"] == "id" and top["op_type"] == "Neg" and top["introduced"], top
+    assert any("If branch runs its else_branch" in n for n in rep["notes"]), rep["notes"]
     assert run([onnxprobe, "replay", tmp_path / "repro"]).returncode == 1
 
 

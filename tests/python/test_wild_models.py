@@ -191,3 +191,101 @@ def test_fp16_converts_weights_in_constant_nodes(onnxprobe, models, tmp_path, ke
         assert "warning: " in r.stdout
     diff, scale = ort_difference(dict(models, half=out), "constants", "half")
     assert diff <= 1e-2 * max(1.0, scale), (diff, scale)
+
+
+@pytest.mark.parametrize("a,b,ifs", [("if", "if_fault", ["If_0"]), ("if_nested", "if_nested_fault", ["If_0", "inner_if"])])
+def test_a_fault_inside_an_if_branch_is_named_at_its_node(onnxprobe, models, tmp_path, a, b, ifs):
+    diff, scale = ort_difference(models, a, b)
+    assert diff > 1e-3 * max(1.0, scale)  # the injected fault shows at the output
+    r, rep = compare(onnxprobe, models, a, b, tmp_path)
+    assert r.returncode == 1, r.stdout
+    culprits = rep["localization"]["culprits"]
+    assert culprits and culprits[0]["introduced"] and culprits[0]["node"] == "then_conv2", culprits[:1]
+    rows = rows_by_name(rep)
+    assert {"t_conv1", "t_conv2", "t_relu2"} <= set(rows)  # the branch's tensors are compared
+    assert rows["t_conv1"]["verdict"] == "PASS" and rows["t_conv2"]["role"] == "introduced"
+    for name in ifs:
+        for side in ("A", "B"):
+            assert f"side {side}: If {name} runs its then_branch" in " ".join(rep["notes"]), rep["notes"]
+    assert rep["side_b"]["inlined_ifs"] == ifs
+    # the diagnosis reads the branch's weights
+    f = [x for x in rep["diagnosis"]["findings"] if x["node"] == "then_conv2"]
+    assert f and f[0]["cause"] == "weight-changed" and "c2.w_branch" in f[0]["evidence"], rep["diagnosis"]
+    # its restoring command finds the weight inside the branch, and the restored copy compares equal
+    cmd = shlex.split(f[0]["fix"]["command"])
+    fixed = run(["/usr/bin/python3", *cmd[1:]])
+    assert fixed.returncode == 0, fixed.stderr
+    r2 = run([onnxprobe, "compare", models[a], f[0]["fix"]["side_b"], "--input", f"x={models['x']}"])
+    assert r2.returncode == 0, r2.stdout + r2.stderr
+
+
+def test_an_if_model_is_compared_inside_its_branch_and_outputs_stay_exact(onnxprobe, models, tmp_path):
+    r, rep = compare(onnxprobe, models, "if_nested", "if_nested", tmp_path, "--b-intra-threads", "1")
+    assert r.returncode == 0, r.stdout
+    rows = rows_by_name(rep)
+    assert {"t_conv1", "t_conv2", "t_y", "y"} <= set(rows)
+    # above optimization level disabled the inlined copy must compute the model's outputs bit for
+    # bit, or the side runs the model as it is and says so: either way the verdict is right
+    r, rep = compare(onnxprobe, models, "if_nested", "if_nested", tmp_path, "--b-opt-level", "all")
+    assert r.returncode == 0 and rep["verdict"] == "PASS", r.stdout
+    assert any(n.startswith("side B: If") for n in rep["notes"]), rep["notes"]
+
+
+ORT_ALL_OUTPUTS = """
+import sys, numpy as np, onnxruntime as ort
+so = ort.SessionOptions()
+so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+s = ort.InferenceSession(sys.argv[2], so, providers=["CPUExecutionProvider"])
+outs = s.run(None, {"x": np.load(sys.argv[1])})
+np.savez(sys.argv[3], **{o.name: v for o, v in zip(s.get_outputs(), outs)})
+"""
+
+
+def test_run_captures_the_tensors_of_the_branch_an_if_takes(onnxprobe, models, tmp_path):
+    out = tmp_path / "dump"
+    r = run([onnxprobe, "run", models["if_nested"], "-o", out, "--input", f"x={models['x']}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "If inner_if runs its then_branch" in r.stdout + r.stderr
+    man = json.loads((out / "manifest.json").read_text())
+    got = {t["name"]: np.load(out / t["file"]) for t in man["tensors"] if t.get("file")}
+    # reference: the branch's computation as a plain graph, run by ONNX Runtime's Python API
+    r = subprocess.run([os.environ["ONNXPROBE_PYENV"], "-c", ORT_ALL_OUTPUTS, str(models["x"]),
+                        str(models["if_plain"]), str(tmp_path / "ref.npz")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    ref = np.load(tmp_path / "ref.npz")
+    assert set(ref.files) <= set(got), sorted(got)
+    for name in ref.files:
+        np.testing.assert_allclose(got[name], ref[name], rtol=1e-6, atol=1e-6, err_msg=name)
+    np.testing.assert_array_equal(got["y"], got["t_y"])
+
+
+ORT_ZIPMAP = """
+import sys, numpy as np, onnxruntime as ort
+x = np.load(sys.argv[1])
+probs = []
+for path in sys.argv[2:]:
+    out = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(["probabilities"], {"x": x})[0]
+    probs.append(np.array([[row[k] for k in sorted(row)] for row in out], np.float32))
+print(float(np.max(np.abs(probs[0] - probs[1]))))
+"""
+
+
+def test_a_sequence_of_maps_is_compared_by_value(onnxprobe, models, tmp_path):
+    # reference: the probabilities ONNX Runtime's Python API returns (a list of dicts), as numpy
+    r = subprocess.run([os.environ["ONNXPROBE_PYENV"], "-c", ORT_ZIPMAP, str(models["x"]), str(models["zipmap"]),
+                        str(models["zipmap_scaled"])], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    expected = float(r.stdout)
+    assert expected > 0.01
+    r, rep = compare(onnxprobe, models, "zipmap", "zipmap", tmp_path)
+    assert r.returncode == 0, r.stdout
+    row = rows_by_name(rep)["probabilities"]
+    assert row["state"] == "compared" and row["shape_a"] == [1, 3] and row["max_abs"] == 0
+    r, rep = compare(onnxprobe, models, "zipmap", "zipmap_scaled", tmp_path)
+    assert r.returncode == 1, r.stdout  # the label is unchanged: only the map shows the edit
+    rows = rows_by_name(rep)
+    assert rows["label_k"]["verdict"] == "PASS"
+    assert rows["probabilities"]["verdict"] == "FAIL"
+    assert rows["probabilities"]["max_abs"] == pytest.approx(expected, rel=1e-6)
+    assert rep["localization"]["culprits"][0]["node"] == "edit_scale"

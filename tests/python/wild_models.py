@@ -158,6 +158,116 @@ def bumped(m, weight, index=5, delta=0.5, rename=None):
     return m
 
 
+def _branch(nodes, outputs, inits=()):
+    return helper.make_graph(nodes, "branch", [], outputs, list(inits))
+
+
+def if_wrapped(seed=0, fault=None, nested=False):
+    """A voice-activity-detector-like model that computes everything inside an If (its
+    condition, the input's maximum above -1e9, always holds): the then_branch is a small CNN
+    whose first Conv reads an outer-scope initializer, whose second Conv's weight is the
+    branch's own initializer and whose classifier weight sits in a Constant node; the
+    else_branch pools straight away. `nested`: the CNN's second half sits in an inner If of the
+    same kind. `fault` = "then_conv2": that Conv's output channel 3 scaled by 1.5."""
+    p = _params(seed)
+    w2 = p["c2.w"].copy()
+    if fault == "then_conv2":
+        w2[3] *= 1.5
+    y_info = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 4])
+    tail = [helper.make_node("Conv", ["t_relu1", "c2.w_branch", "c2.b"], ["t_conv2"], name="then_conv2",
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["t_conv2"], ["t_relu2"], name="then_relu2"),
+            helper.make_node("GlobalAveragePool", ["t_relu2"], ["t_gap"], name="then_gap"),
+            helper.make_node("Flatten", ["t_gap"], ["t_flat"], name="then_flatten"),
+            helper.make_node("Constant", [], ["t_fc_w"], name="then_fc_weight",
+                             value=numpy_helper.from_array(p["fc.w"], "t_fc_w")),
+            helper.make_node("Gemm", ["t_flat", "t_fc_w", "fc.b"], ["t_y"], name="then_fc", transB=1)]
+    w2_init = numpy_helper.from_array(w2, "c2.w_branch")
+    head = [helper.make_node("Conv", ["x", "c1.w", "c1.b"], ["t_conv1"], name="then_conv1", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["t_conv1"], ["t_relu1"], name="then_relu1")]
+    if nested:
+        inner_else = _branch([helper.make_node("GlobalAveragePool", ["t_relu1"], ["ie_gap"], name="inner_else_gap"),
+                              helper.make_node("Flatten", ["ie_gap"], ["ie_flat"], name="inner_else_flatten"),
+                              helper.make_node("Gemm", ["ie_flat", "fc.w8", "fc.b"], ["ie_y"], name="inner_else_fc",
+                                               transB=1)], [y_info("ie_y")])
+        inner_then = _branch(tail, [y_info("t_y")], [w2_init])
+        then_nodes = head + [
+            helper.make_node("ReduceMax", ["t_relu1"], ["t_max"], name="then_max", keepdims=0),
+            helper.make_node("Greater", ["t_max", "minus_big"], ["t_cond"], name="then_cond"),
+            helper.make_node("If", ["t_cond"], ["inner_y"], name="inner_if", then_branch=inner_then,
+                             else_branch=inner_else)]
+        then_g = _branch(then_nodes, [y_info("inner_y")])
+    else:
+        then_g = _branch(head + tail, [y_info("t_y")], [w2_init])
+    else_g = _branch([helper.make_node("GlobalAveragePool", ["x"], ["e_gap"], name="else_gap"),
+                      helper.make_node("Flatten", ["e_gap"], ["e_flat"], name="else_flatten"),
+                      helper.make_node("Gemm", ["e_flat", "fc.w3", "fc.b"], ["e_y"], name="else_fc", transB=1)],
+                     [y_info("e_y")])
+    nodes = [helper.make_node("ReduceMax", ["x"], ["x_max"], name="cond_max", keepdims=0),
+             helper.make_node("Greater", ["x_max", "minus_big"], ["cond"], name="cond"),
+             helper.make_node("If", ["cond"], ["y"], name="If_0", then_branch=then_g, else_branch=else_g)]
+    inits = {"c1.w": p["c1.w"], "c1.b": p["c1.b"], "c2.b": p["c2.b"], "fc.b": p["fc.b"],
+             "fc.w3": p["fc.w"][:, :C_IN].copy(), "fc.w8": p["fc.w"][:, :C1].copy(),
+             "minus_big": np.array(-1e9, np.float32)}
+    return _model(nodes, inits, "if_wrapped")
+
+
+def if_branch_plain(seed=0):
+    """The computation if_wrapped's then_branch does, written as a plain graph under the same
+    tensor names, every tensor an output: the reference for what a run inside the If captures."""
+    p = _params(seed)
+    names = ["t_conv1", "t_relu1", "t_conv2", "t_relu2", "t_gap", "t_flat", "t_y"]
+    nodes = [helper.make_node("Conv", ["x", "c1.w", "c1.b"], ["t_conv1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["t_conv1"], ["t_relu1"]),
+             helper.make_node("Conv", ["t_relu1", "c2.w", "c2.b"], ["t_conv2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["t_conv2"], ["t_relu2"]),
+             helper.make_node("GlobalAveragePool", ["t_relu2"], ["t_gap"]),
+             helper.make_node("Flatten", ["t_gap"], ["t_flat"]),
+             helper.make_node("Gemm", ["t_flat", "fc.w", "fc.b"], ["t_y"], transB=1)]
+    inits = {k: p[k] for k in ("c1.w", "c1.b", "c2.w", "c2.b", "fc.w", "fc.b")}
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C_IN, H, H])
+    graph = helper.make_graph(nodes, "plain", [x], [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                                                    for n in names],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def zipmap(scale=None):
+    """A classifier as skl2onnx ends one: logits -> Softmax -> ZipMap (ai.onnx.ml), whose output
+    is a sequence of maps, class label -> probability; and the label as an int64 tensor.
+    `scale`: the probabilities scaled by it just before the ZipMap (an edit a graph editor makes)."""
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((6, 3)) * 0.5).astype(np.float32)
+    nodes = [helper.make_node("Flatten", ["x"], ["flat"], name="flatten"),
+             helper.make_node("MatMul", ["flat_small", "w"], ["logits"], name="linear"),
+             helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
+             helper.make_node("ArgMax", ["probs"], ["label_k"], name="argmax", axis=1, keepdims=0)]
+    nodes.insert(1, helper.make_node("Slice", ["flat", "starts", "ends", "axes"], ["flat_small"], name="slice"))
+    src = "probs"
+    if scale is not None:
+        nodes.append(helper.make_node("Mul", ["probs", "k"], ["probs_scaled"], name="edit_scale"))
+        src = "probs_scaled"
+    nodes.append(helper.make_node("ZipMap", [src], ["probabilities"], name="zipmap", domain="ai.onnx.ml",
+                                  classlabels_int64s=[0, 1, 2]))
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array([0], np.int64), "starts"),
+             numpy_helper.from_array(np.array([6], np.int64), "ends"),
+             numpy_helper.from_array(np.array([1], np.int64), "axes")]
+    if scale is not None:
+        inits.append(numpy_helper.from_array(np.array(scale, np.float32), "k"))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C_IN, H, H])
+    seq = onnx.ValueInfoProto(name="probabilities")
+    seq.type.sequence_type.elem_type.map_type.key_type = TensorProto.INT64
+    seq.type.sequence_type.elem_type.map_type.value_type.tensor_type.elem_type = TensorProto.FLOAT
+    label = helper.make_tensor_value_info("label_k", TensorProto.INT64, [1])
+    graph = helper.make_graph(nodes, "zipmap", [x], [label, seq], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
 def write_all(out):
     """name -> path of every model above (benign copies and the faulty ones)."""
     made = {
@@ -170,6 +280,13 @@ def write_all(out):
         "constants": as_constants(original()),
         "constants_bumped": bumped(as_constants(original()), "c2.w"),
         "renamed_bumped": bumped(original(), "c2.w", rename="c2.w_edited"),
+        "if": if_wrapped(),
+        "if_fault": if_wrapped(fault="then_conv2"),
+        "if_nested": if_wrapped(nested=True),
+        "if_nested_fault": if_wrapped(fault="then_conv2", nested=True),
+        "if_plain": if_branch_plain(),
+        "zipmap": zipmap(),
+        "zipmap_scaled": zipmap(scale=1.5),
     }
     paths = {}
     for name, m in made.items():

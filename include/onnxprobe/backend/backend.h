@@ -79,7 +79,7 @@ inline constexpr const char kOptimizedModelWeightsFile[] = "weights.bin";
 // Why a selected tensor has no value.
 enum class SkipKind {
   kNone,
-  kNotATensor,       // a sequence, map or optional value
+  kNotATensor,       // a sequence, map or optional value that does not flatten to a tensor
   kUnsupportedType,  // an element type onnxprobe does not hold (string, ...)
   kFixedByModel,     // a constant a compiling provider folds and cannot expose
 };

@@ -118,6 +118,9 @@ struct ComparisonResult {
   // each ("side B's graph output 'extra' has no counterpart in A"). Each fails the comparison:
   // what a model returns is its contract.
   std::vector<std::string> unpaired_outputs;
+  // Rows beyond tolerance that pass as inherited rounding (pipeline/inherited_verdict.h: no
+  // node introduces their error and every graph output is within tolerance).
+  size_t inherited_passed = 0;
   int first_failure = -1;     // index into rows
   std::vector<int> frontier;  // rows where error is introduced
   size_t failures = 0;

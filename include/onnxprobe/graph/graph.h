@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,16 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
 // parse.
 Expected<std::string> EmbedExternalData(const std::string& model_bytes,
                                         const std::string& model_dir);
+
+// The model with If nodes of the main graph replaced by the nodes of the branch each takes:
+// `taken` maps an If's first output to its condition (true: then_branch). The branch's nodes
+// take the If's place in the file, its initializers and value info join the main graph's, and
+// each branch output becomes the If's output through an Identity node named
+// "<If name>/taken/<k>": every tensor the branch computes is then a main-graph tensor, captured,
+// compared and isolated like any other. Ifs not in `taken` stay. Fails (kUnsupported) when a
+// branch defines a name the main graph already has.
+Expected<std::string> InlineIfBranches(const Model& model,
+                                       const std::map<std::string, bool>& taken);
 
 // An integer attribute of a main-graph node (`def` when it is absent or not an integer).
 int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,

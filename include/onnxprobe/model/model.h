@@ -143,6 +143,10 @@ class Model {
   // a graph that is not a DAG), kIoError (a read failed). The ONNX checker is advisory and
   // never fails a load.
   static Expected<Model> Load(const std::string& path, LoadMode mode = LoadMode::kFull);
+  // A model rewritten in memory from `base` (a graph pass's result, e.g. InlineIfBranches): its
+  // weights stay references into base's files, resolved against base's folder, and its path
+  // (reports, the file's hashes) is base's. Fails like Load on bytes that are no model.
+  static Expected<Model> Derived(const Model& base, std::string bytes);
   LoadMode load_mode() const;
 
   const std::string& path() const;

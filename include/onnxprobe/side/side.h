@@ -40,6 +40,11 @@ struct SideInfo {
   OptLevel optimization_level = OptLevel::kDisabled;
   bool sequential = true;
   int intra_op_threads = 0, inter_op_threads = 0;
+  // What a live side did so that its tensors can be captured, or could not do, one line each:
+  // the If nodes it runs as the branch they take for the inputs (their tensors then compared
+  // like any other), and why one was not.
+  std::vector<std::string> notes;
+  std::vector<std::string> inlined_ifs;  // the If nodes it runs as their taken branch
 };
 
 class Side {

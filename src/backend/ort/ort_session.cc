@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "backend/ort/ort_api.h"
+#include "backend/ort/ort_values.h"
 
 namespace onnxprobe {
 
@@ -237,8 +238,15 @@ Expected<RunOutput> OrtSession::Adopt(OrtValue* v, const std::string& name) {
   ONNXType type;
   OP_ORT(lib_, api->GetValueType(v, &type), "output '" + name + "'");
   if (type != ONNX_TYPE_TENSOR) {
+    // a sequence or map (a ZipMap's class scores) compares as its values (ort_values.h)
+    auto flat = FlattenValue(api, v, "output '" + name + "'");
     api->ReleaseValue(v);
-    out.skipped = {SkipKind::kNotATensor, "not a tensor (sequence, map or optional value)"};
+    if (flat.ok()) {
+      out.tensor = std::move(*flat);
+    } else {
+      out.skipped = {SkipKind::kNotATensor,
+                     "not a tensor, and its values do not flatten: " + flat.status().message()};
+    }
     return out;
   }
   OrtTensorTypeAndShapeInfo* info = nullptr;
