@@ -58,7 +58,9 @@ echo "== localization"
 bash bench/localize_bench.sh "$BUILD" "$MODELS/faults"
 echo
 echo "== sensitivity: smallest fault named, top-1 rates and false alarms per pairing (ONNXPROBE_ZOO=quick: fewer models)"
-/usr/bin/python3 bench/sensitivity.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}
+echo "   (onnxsim, onnxslim, onnxoptimizer: the model against the graph tool's copy of its faulted copy)"
+/usr/bin/python3 bench/sensitivity.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO} \
+  --pairings torch,same,opt_all,ort1.20.1,onnxsim,onnxslim,onnxoptimizer
 echo
 echo "== PyTorch vs ONNX zoo (ONNXPROBE_ZOO=quick for a handful of models)"
 /usr/bin/python3 bench/torch_zoo.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}

@@ -337,6 +337,33 @@ std::vector<std::string> LocalizationReads(const CompareRequest& req, const Comp
   return names;
 }
 
+// A side running loops unrolled names a copy of a body node "<node>@<iteration>": the culprit is
+// named as the user knows the node (the body's), its iteration said in the reason and its tensor.
+void NameBodyNodes(LocalizeResult* l) {
+  auto split = [](const std::string& n, std::string* base) -> std::string {
+    size_t at = n.rfind('@');
+    if (at == std::string::npos || at == 0 || at + 1 == n.size() ||
+        n.find_first_not_of("0123456789", at + 1) != std::string::npos)
+      return "";
+    *base = n.substr(0, at);
+    return n.substr(at + 1);
+  };
+  auto rename = [&](Culprit& c) {
+    std::string base;
+    std::string iteration = split(c.node, &base);
+    if (iteration.empty()) return;
+    c.node = base;
+    c.reason =
+        "iteration " + iteration + " of the loop" + (c.reason.empty() ? "" : "; " + c.reason);
+    for (auto& n : c.nodes) {
+      std::string b;
+      if (!split(n, &b).empty()) n = b;
+    }
+  };
+  for (auto& c : l->culprits) rename(c);
+  for (auto& c : l->drift_origins) rename(c);
+}
+
 // Two model files: B's tensors paired with the A tensors they stand for after a rewrite, and
 // A's tensors whose name B reused for another meaning left unpaired (engine/rewrites.h).
 void ApplyRewrites(const RewriteAlignment& rw, CompareJob* job, CompareReport* report) {
@@ -479,10 +506,13 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     in.comparison = &r;
     in.localization = &report.localization;
     in.diff = st.diff && st.a_path == req.a.path ? &*st.diff : nullptr;  // A not replaced
-    // sides running If nodes as their taken branches: the diff of what they run (the branches'
-    // nodes and weights are main-graph ones there)
+    // sides running If nodes as their taken branches or loops unrolled: the diff of what they
+    // run (the bodies' nodes and weights are main-graph ones there)
     std::optional<ModelDiff> inlined;
-    if (in.diff != nullptr && (!sa.info().inlined_ifs.empty() || !sb.info().inlined_ifs.empty())) {
+    auto rewrote = [](const Side& s) {
+      return !s.info().inlined_ifs.empty() || !s.info().unrolled_loops.empty();
+    };
+    if (in.diff != nullptr && (rewrote(sa) || rewrote(sb))) {
       auto d = DiffModels(*sa.model(), *sb.model());
       if (d.ok()) {
         inlined = std::move(*d);
@@ -496,6 +526,8 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   if (!lopt.repro_dir.empty() && r.failures == 0 && !r.aborted)
     report.notes.push_back("no repro bundle written to " + lopt.repro_dir +
                            ": every tensor passes, so there is nothing to reproduce");
+  // after diagnosis, which finds the culprits' nodes in the model B runs
+  if (!sb.info().unrolled_loops.empty()) NameBodyNodes(&report.localization);
   report.origin_note = OriginNote(report);
   report.model_diff = st.model_diff;
   if (!r.aborted && run.measure_resources) {

@@ -31,6 +31,9 @@ void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) 
   j.Key("inlined_ifs").BeginArray();
   for (const auto& n : s.inlined_ifs) j.String(n);
   j.EndArray();
+  j.Key("unrolled_loops").BeginArray();
+  for (const auto& n : s.unrolled_loops) j.String(n);
+  j.EndArray();
   j.EndObject();
 }
 

@@ -282,9 +282,12 @@ class LiveSide : public Side {
     OP_ASSIGN_OR_RETURN(TakenBranches b,
                         TakeBranches(original_, *backend_, SessionRunOptions(), inputs));
     info_.notes = b.notes;
-    if (b.taken == taken_) return Status::Ok();  // the model already runs these branches
+    // the model already runs these branches and iteration counts
+    if (b.taken == taken_ && b.iterations == iterations_) return Status::Ok();
     taken_ = std::move(b.taken);
+    iterations_ = std::move(b.iterations);
     info_.inlined_ifs = std::move(b.inlined);
+    info_.unrolled_loops = std::move(b.unrolled);
     model_ = std::move(b.model);
     session_.reset();
     held_.reset();
@@ -297,6 +300,7 @@ class LiveSide : public Side {
   Model model_;
   Model original_;                     // the file's model (model_ may have If nodes inlined)
   std::map<std::string, bool> taken_;  // the If conditions model_ was inlined for
+  std::map<std::string, int64_t> iterations_;  // the loop counts it was unrolled for
   std::shared_ptr<Backend> backend_;
   SessionOptions options_;
   bool keep_session_ = false;

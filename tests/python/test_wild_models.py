@@ -228,7 +228,7 @@ def test_an_if_model_is_compared_inside_its_branch_and_outputs_stay_exact(onnxpr
     # bit, or the side runs the model as it is and says so: either way the verdict is right
     r, rep = compare(onnxprobe, models, "if_nested", "if_nested", tmp_path, "--b-opt-level", "all")
     assert r.returncode == 0 and rep["verdict"] == "PASS", r.stdout
-    assert any(n.startswith("side B: If") for n in rep["notes"]), rep["notes"]
+    assert any(n.startswith(("side B: If", "side B: control flow")) for n in rep["notes"]), rep["notes"]
 
 
 ORT_ALL_OUTPUTS = """
@@ -289,3 +289,66 @@ def test_a_sequence_of_maps_is_compared_by_value(onnxprobe, models, tmp_path):
     assert rows["probabilities"]["verdict"] == "FAIL"
     assert rows["probabilities"]["max_abs"] == pytest.approx(expected, rel=1e-6)
     assert rep["localization"]["culprits"][0]["node"] == "edit_scale"
+
+
+@pytest.fixture(scope="module")
+def rnn_inputs(models, tmp_path_factory):
+    rng = np.random.default_rng(2)
+    h0 = rng.standard_normal((1, 4)).astype(np.float32)
+    seq = rng.standard_normal((1, wild_models.T_STEPS, 4)).astype(np.float32)
+    path = tmp_path_factory.mktemp("rnn") / "in.npz"
+    return path, h0, seq
+
+
+def compare_with(onnxprobe, a, b, inputs, tmp_path, *extra):
+    r = run([onnxprobe, "compare", a, b, "--input", inputs, "--json", tmp_path / "r.json", *extra])
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    return r, json.loads((tmp_path / "r.json").read_text())
+
+
+@pytest.mark.parametrize("a,b,node,count", [("scan", "scan_fault", "rnn_mm_h", "rnn runs 5 iterations"),
+                                            ("loop", "loop_fault", "loop_add", "mlp_loop runs 4 iterations")])
+def test_a_fault_inside_a_loop_body_is_named_at_its_iteration(onnxprobe, models, rnn_inputs, tmp_path, a, b,
+                                                                node, count):
+    path, h0, seq = rnn_inputs
+    inputs = tmp_path / "in.npz"
+    ins = {"h0": h0, "seq": seq} if a == "scan" else {"v0": h0}
+    np.savez(inputs, **ins)
+    r, rep = compare_with(onnxprobe, models[a], models[b], inputs, tmp_path)
+    assert r.returncode == 1, r.stdout
+    culprits = rep["localization"]["culprits"]
+    assert culprits and culprits[0]["introduced"] and culprits[0]["node"] == node, culprits[:1]
+    assert any(count in n for n in rep["notes"]), rep["notes"]
+    # the changed weight is read in every iteration: each copy of the node introduces error, its
+    # tensor naming the iteration
+    introduced = {c["tensor"] for c in culprits if c["introduced"]}
+    assert all(c["node"] == node for c in culprits if c["introduced"]), culprits
+    assert any(t.endswith("@0") for t in introduced), introduced
+
+
+def test_run_captures_every_iteration_of_a_scan(onnxprobe, models, rnn_inputs, tmp_path):
+    _, h0, seq = rnn_inputs
+    np.savez(tmp_path / "in.npz", h0=h0, seq=seq)
+    out = tmp_path / "dump"
+    r = run([onnxprobe, "run", models["scan"], "--input", tmp_path / "in.npz", "-o", out])
+    assert r.returncode == 0, r.stdout + r.stderr
+    man = json.loads((out / "manifest.json").read_text())
+    got = {t["name"]: np.load(out / t["file"]) for t in man["tensors"] if t.get("file")}
+    wx, wh = wild_models.rnn_params()
+    h = h0.astype(np.float64)  # reference: the recurrence in numpy
+    for t in range(wild_models.T_STEPS):
+        h = np.tanh(seq[:, t, :].astype(np.float64) @ wx + h @ wh)
+        np.testing.assert_allclose(got[f"h_new@{t}"], h, rtol=1e-5, atol=1e-6, err_msg=f"step {t}")
+    np.testing.assert_allclose(got["h_last"], h, rtol=1e-5, atol=1e-6)
+    # every step's output stacked along the time axis, as the Scan returns it
+    stacked = np.stack([got[f"h_new@{t}"] for t in range(wild_models.T_STEPS)], axis=1)
+    np.testing.assert_array_equal(np.maximum(stacked, 0), got["y"])
+
+
+def test_a_loop_model_compared_with_itself_at_level_all_passes(onnxprobe, models, rnn_inputs, tmp_path):
+    _, h0, seq = rnn_inputs
+    for name, ins in (("scan", {"h0": h0, "seq": seq}), ("loop", {"v0": h0})):
+        path = tmp_path / f"{name}.npz"
+        np.savez(path, **ins)
+        r, rep = compare_with(onnxprobe, models[name], models[name], path, tmp_path, "--b-opt-level", "all")
+        assert r.returncode == 0 and rep["verdict"] == "PASS", r.stdout

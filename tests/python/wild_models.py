@@ -268,6 +268,70 @@ def zipmap(scale=None):
     return m
 
 
+T_STEPS = 5
+
+
+def rnn_params(seed=4):
+    rng = np.random.default_rng(seed)
+    return ((rng.standard_normal((4, 4)) * 0.5).astype(np.float32),
+            (rng.standard_normal((4, 4)) * 0.5).astype(np.float32))
+
+
+def scan_rnn(fault=False):
+    """An RNN as tf2onnx writes one: a Scan over the time axis of seq [1, T, 4] with state h [1, 4]
+    (an input); the body computes h' = tanh(x_t Wx + h Wh) and emits h' each step. `fault`: one
+    element of Wh (a weight the body reads from the main graph) changed."""
+    wx, wh = rnn_params()
+    if fault:
+        wh = wh.copy()
+        wh[1, 2] += 0.5
+    f = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["x_t", "Wx"], ["xw"], name="rnn_mm_x"),
+         helper.make_node("MatMul", ["h", "Wh"], ["hw"], name="rnn_mm_h"),
+         helper.make_node("Add", ["xw", "hw"], ["pre"], name="rnn_add"),
+         helper.make_node("Tanh", ["pre"], ["h_new"], name="rnn_tanh"),
+         helper.make_node("Identity", ["h_new"], ["y_t"], name="rnn_emit")],
+        "rnn_body", [f("h", [1, 4]), f("x_t", [1, 4])], [f("h_new", [1, 4]), f("y_t", [1, 4])])
+    scan = helper.make_node("Scan", ["h0", "seq"], ["h_last", "ys"], name="rnn", body=body,
+                            num_scan_inputs=1, scan_input_axes=[1], scan_output_axes=[1])
+    graph = helper.make_graph([scan, helper.make_node("Relu", ["ys"], ["y"], name="out_relu")], "scan_rnn",
+                              [f("h0", [1, 4]), f("seq", [1, T_STEPS, 4])], [f("y", [1, T_STEPS, 4]), f("h_last", [1, 4])],
+                              [numpy_helper.from_array(wx, "Wx"), numpy_helper.from_array(wh, "Wh")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def loop_mlp(fault=False):
+    """A Loop with a trip count of 4 (a weight) and no condition: v' = relu(v W + b), each step's
+    v' stacked as a scan output. `fault`: b's element 3 changed (the body's own initializer)."""
+    wx, _ = rnn_params()
+    b = np.linspace(-0.2, 0.2, 4).astype(np.float32)
+    if fault:
+        b = b.copy()
+        b[3] += 0.5
+    f = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["v", "W"], ["vw"], name="loop_mm"),
+         helper.make_node("Add", ["vw", "bias"], ["pre"], name="loop_add"),
+         helper.make_node("Relu", ["pre"], ["v_new"], name="loop_relu"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="loop_cond"),
+         helper.make_node("Identity", ["v_new"], ["v_emit"], name="loop_emit")],
+        "loop_body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                      helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []), f("v", [1, 4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), f("v_new", [1, 4]), f("v_emit", [1, 4])],
+        [numpy_helper.from_array(b, "bias")])
+    loop = helper.make_node("Loop", ["M", "", "v0"], ["v_last", "vs"], name="mlp_loop", body=body)
+    graph = helper.make_graph([loop], "loop_mlp", [f("v0", [1, 4])], [f("v_last", [1, 4]), f("vs", [4, 1, 4])],
+                              [numpy_helper.from_array(np.array(4, np.int64), "M"), numpy_helper.from_array(wx, "W")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
 def write_all(out):
     """name -> path of every model above (benign copies and the faulty ones)."""
     made = {
@@ -287,6 +351,10 @@ def write_all(out):
         "if_plain": if_branch_plain(),
         "zipmap": zipmap(),
         "zipmap_scaled": zipmap(scale=1.5),
+        "scan": scan_rnn(),
+        "scan_fault": scan_rnn(fault=True),
+        "loop": loop_mlp(),
+        "loop_fault": loop_mlp(fault=True),
     }
     paths = {}
     for name, m in made.items():

@@ -66,6 +66,33 @@ Expected<std::string> EmbedExternalData(const std::string& model_bytes,
 Expected<std::string> InlineIfBranches(const Model& model,
                                        const std::map<std::string, bool>& taken);
 
+// The model with Loop and Scan nodes of the main graph replaced by their body, copied once per
+// iteration: `iterations` maps a node's first output to how many times it runs on the inputs at
+// hand. Every name the body defines gets "@<iteration>" in a copy (tensor "h_new@3", node
+// "tanh@3"; the runtime wants node names unique), a Loop's iteration
+// number and condition become constants, a Scan's slices Gathers of its inputs, the final states
+// the node's outputs through Identity nodes and the scan outputs Unsqueeze + Concat of the
+// slices (in the directions the node's attributes give): each iteration's tensors are then
+// main-graph tensors, captured, compared and isolated like any other. The body's own
+// initializers are added once. Nodes not in `iterations` (or with 0 iterations) stay.
+Expected<std::string> UnrollLoops(const Model& model,
+                                  const std::map<std::string, int64_t>& iterations);
+
+// How to count the iterations of each Loop and Scan of the main graph on given inputs: the
+// length of `tensor` along `axis` (a Scan's first scan input; a Loop's first scan output, axis
+// 0), or its value (`trip_count`: a Loop without a condition); `known` when `tensor` is a weight
+// (else -1); `why_not` when a Loop's count cannot be told from a tensor.
+struct LoopCount {
+  std::string node, first_output;
+  std::string tensor;
+  int64_t axis = 0;
+  bool trip_count = false;
+  int64_t known = -1;
+  size_t body_nodes = 0;
+  std::string why_not;
+};
+std::vector<LoopCount> CountableLoops(const Model& model);
+
 // An integer attribute of a main-graph node (`def` when it is absent or not an integer).
 int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,
                          int64_t def);

@@ -45,6 +45,9 @@ struct SideInfo {
   // like any other), and why one was not.
   std::vector<std::string> notes;
   std::vector<std::string> inlined_ifs;  // the If nodes it runs as their taken branch
+  // the Loop and Scan nodes it runs unrolled: their body's nodes and tensors, copied once per
+  // iteration, are named "<name>@<iteration>"
+  std::vector<std::string> unrolled_loops;
 };
 
 class Side {
