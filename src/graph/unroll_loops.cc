@@ -169,15 +169,16 @@ class Unroller {
 
 std::vector<LoopCount> CountableLoops(const Model& model) {
   std::vector<LoopCount> out;
-  const onnx::ModelProto* full = model.impl().FullProto();
-  if (full == nullptr) return out;
+  // the indexed graph: its nodes and attributes, small weights with their values and large ones
+  // with their shapes only (never the file's weights parsed again: a run stays light)
+  const onnx::GraphProto& graph = model.impl().proto.graph();
   std::unordered_map<std::string, const onnx::TensorProto*> inits;
-  for (const auto& t : full->graph().initializer()) inits[t.name()] = &t;
+  for (const auto& t : graph.initializer()) inits[t.name()] = &t;
   for (const NodeInfo& info : model.index().nodes()) {
     bool onnx_domain = info.domain.empty() || info.domain == "ai.onnx";
     if (!onnx_domain || (info.op_type != "Loop" && info.op_type != "Scan") || info.outputs.empty())
       continue;
-    const onnx::NodeProto& n = full->graph().node(info.file_index);
+    const onnx::NodeProto& n = graph.node(info.file_index);
     LoopCount c;
     c.node = info.name.empty() ? info.outputs[0] : info.name;
     c.first_output = info.outputs[0];
