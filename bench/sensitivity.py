@@ -183,7 +183,33 @@ def folded_outputs(base, node):
         cur = r
 
 
-def is_named(pairing, rep, base, target):
+def readers_when_folded(faulty, tool_copy, target):
+    """When the graph tool folded the faulted node away (a Cast round trip on a constant becomes a
+    rounded weight), the nodes of the faulted model that read what it made (through the rest of
+    the injected chain): they compute with the fault in the tool's copy. Empty otherwise."""
+    import onnx
+    copy_nodes = {n.name for n in onnx.load(tool_copy, load_external_data=False).graph.node}
+    if target in copy_nodes:
+        return set()
+    m = onnx.load(faulty, load_external_data=False)
+    by_name = {n.name: n for n in m.graph.node}
+    if target not in by_name:
+        return set()
+    made, readers, todo = set(), set(), list(by_name[target].output)
+    while todo:
+        t = todo.pop()
+        made.add(t)
+        for n in m.graph.node:
+            if t not in n.input:
+                continue
+            if n.name.startswith("injected_"):
+                todo.extend(o for o in n.output if o not in made)
+            else:
+                readers.add(n.name)
+    return readers
+
+
+def is_named(pairing, rep, base, target, faulty=None):
     if rep is None:
         return False
     if target in named_nodes(rep):
@@ -191,7 +217,11 @@ def is_named(pairing, rep, base, target):
     if pairing not in TOOL_PAIRINGS:
         return False
     c = Z.top_culprit(rep)  # the copy's node computing the folded chain, under the tool's names
-    return c is not None and c.get("tensor") in folded_outputs(base, target)
+    if c is None:
+        return False
+    if c.get("tensor") in folded_outputs(base, target):
+        return True
+    return faulty is not None and c.get("node") in readers_when_folded(faulty, rewritten(pairing, faulty), target)
 
 
 def weight_fault(base, out, e):
@@ -301,7 +331,7 @@ def run_model(exe, work, name, entry, pairings, stats):
                 cells.append(f"{kind} no-effect")
                 continue
             rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
-            ok = is_named(pairing, rep, base, target)
+            ok = is_named(pairing, rep, base, target, faulty)
             s[kind][0] += ok
             s[kind][1] += 1
             cells.append(f"{kind} {'named' if ok else 'MISSED'}({'FAIL' if rc == 1 else 'PASS' if rc == 0 else rc})")
@@ -316,7 +346,7 @@ def run_model(exe, work, name, entry, pairings, stats):
                 continue
             tried += 1
             rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
-            ok = is_named(pairing, rep, base, node)
+            ok = is_named(pairing, rep, base, node, faulty)
             s["weight"][e][0] += ok
             s["weight"][e][1] += 1
             if ok and smallest is None:

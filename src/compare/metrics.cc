@@ -588,7 +588,8 @@ TensorMetrics CompareTensors(const Tensor& a, const Tensor& b, const Tolerance& 
   m.dtype_b = b.dtype();
   m.shape_a = a.shape();
   m.shape_b = b.shape();
-  m.shape_match = a.shape() == b.shape() || SameButUnitAxes(a.shape(), b.shape());
+  m.shape_match = a.shape() == b.shape() || SameButUnitAxes(a.shape(), b.shape()) ||
+                  (options.reshaped_ok && a.num_elements() == b.num_elements());
   m.dtype_match = a.dtype() == b.dtype() || ReducedPrecisionPair(a.dtype(), b.dtype());
   bool f32 = a.dtype() == DType::kFloat32 && b.dtype() == DType::kFloat32;
   if (!f32 || !m.shape_match) {

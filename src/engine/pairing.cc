@@ -206,6 +206,7 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   bool forced = std::find(job.topk_tensors.begin(), job.topk_tensors.end(), row.name) !=
                 job.topk_tensors.end();
   k.topk = k.topk || forced || ClassificationLike(*p.a, p.b, oa.tensor.shape());
+  k.reshaped_ok = job.reshaped_ok && !p.a->is_graph_output && !p.b->is_graph_output;
   if (job.judge) {
     job.judge(oa.tensor, ob.tensor, job.policy, k, &row);
   } else {

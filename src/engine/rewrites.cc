@@ -92,6 +92,23 @@ RewriteAlignment AlignRewrites(const Model& a, const Model& b, const ModelDiff& 
   for (const auto& v : b.summary().outputs) {
     if (outputs_a.count(v.name) && Computed(gb, v.name)) implied[v.name].insert(v.name);
   }
+  // B's nodes that compute other than their A counterparts: changed (op, attributes, inputs) or
+  // reading a weight that changed. A same-named tensor whose producers match and compute alike
+  // holds the same value on both sides, whatever reads it: a constant scale a tool folded
+  // forward into the consumer's weights leaves the consumer reading the unscaled tensor.
+  std::unordered_set<int> changed_b;
+  std::unordered_map<std::string, int> b_by_name;
+  for (size_t i = 0; i < gb.nodes().size(); ++i) b_by_name[gb.nodes()[i].name] = int(i);
+  for (const NodeDiff& n : diff.nodes) {
+    if (n.kind == DiffKind::kChanged && n.index_b >= 0) changed_b.insert(n.index_b);
+  }
+  for (const InitializerDiff& w : diff.initializers) {
+    if (w.kind == DiffKind::kRenamed || w.kind == DiffKind::kRemoved) continue;
+    for (const auto& r : w.readers) {
+      auto it = b_by_name.find(r);
+      if (it != b_by_name.end()) changed_b.insert(it->second);
+    }
+  }
   // an A tensor claimed by two B tensors is ambiguous: neither pairing is made
   std::unordered_map<std::string, int> claims;
   for (const auto& [tb, as] : implied) {
@@ -109,6 +126,9 @@ RewriteAlignment AlignRewrites(const Model& a, const Model& b, const ModelDiff& 
       // B's tensor of A's name holds what B's consumers read (a Cast inserted): names pair right
       bool same_named = Computed(ga, tb);
       if (same_named && SameValue(ga, tb, ta)) continue;
+      if (same_named && diff.a_for_b[size_t(eb->producer)] == ga.Find(tb)->producer &&
+          !changed_b.count(eb->producer))
+        continue;  // the same computation on both sides: B's tensor is A's of its name
       if (Computed(gb, ta) && SameValue(gb, ta, tb)) continue;
       out.rename[ta] = tb;
       std::vector<int> folded = FoldedNodes(ga, b_for_a, ta);

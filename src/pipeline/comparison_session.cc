@@ -367,6 +367,8 @@ void NameBodyNodes(LocalizeResult* l) {
 // Two model files: B's tensors paired with the A tensors they stand for after a rewrite, and
 // A's tensors whose name B reused for another meaning left unpaired (engine/rewrites.h).
 void ApplyRewrites(const RewriteAlignment& rw, CompareJob* job, CompareReport* report) {
+  job->reshaped_ok = true;         // rows: intermediate tensors only (ComparePair)
+  job->kernel.reshaped_ok = true;  // a node run alone is judged by its values
   for (const auto& [x, y] : rw.rename) job->rename.emplace(x, y);  // explicit entries win
   for (const auto& [x, why] : rw.distrusted) {
     if (!job->rename.count(x)) job->distrusted.emplace(x, why);

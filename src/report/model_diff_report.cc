@@ -117,9 +117,22 @@ std::string SummarizeModelDiff(const ModelDiff& d) {
     for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "initializers: ") + parts[i];
     if (max_diff >= 0) s += " (max |a-b| " + G(max_diff) + ")";
   }
+  // one line: metadata keys (a graph tool writes a dozen, some kilobytes long) are counted, and
+  // each value shown is clipped
+  auto clip = [](const std::string& v) { return v.size() > 60 ? v.substr(0, 57) + "..." : v; };
+  std::vector<std::string> metadata;
   for (const FieldChange& f : d.fields) {
+    if (f.field.rfind("metadata ", 0) == 0) {
+      metadata.push_back(f.field.substr(9));
+      continue;
+    }
     s += s.empty() ? "" : "; ";
-    s += f.field + " " + Or(f.a, "(none)") + " -> " + Or(f.b, "(none)");
+    s += f.field + " " + clip(Or(f.a, "(none)")) + " -> " + clip(Or(f.b, "(none)"));
+  }
+  if (!metadata.empty()) {
+    s += (s.empty() ? "" : "; ") + std::to_string(metadata.size()) + " metadata " +
+         (metadata.size() == 1 ? "key differs (" : "keys differ (") + clip(metadata[0]) +
+         (metadata.size() > 1 ? ", ..." : "") + ")";
   }
   return s;
 }

@@ -145,6 +145,11 @@ struct CompareOptions {
   // Bin every element of large tensors too (p99 then bounded for the whole tensor, not a sample);
   // costs a histogram update per element. Set for judging by p99.
   bool full_histogram = false;
+  // Shapes with the same number of elements compare in row-major order (a reshape never moves
+  // an element): for intermediate tensors of two models whose pairing says they hold one value
+  // (a graph tool computing [2, 12, 32] as a 2-D Gemm's [24, 32]). Shapes that differ only by
+  // axes of size 1 always do.
+  bool reshaped_ok = false;
 };
 
 // Compares B (under test) against A (reference), accumulating in double. Shape or dtype

@@ -23,6 +23,9 @@ struct CompareJob {
   // Side A names never paired by an equal name (without a `rename` entry they are only in A),
   // with why: a rewrite gave B's tensor of that name another meaning (engine/rewrites.h).
   std::map<std::string, std::string> distrusted;
+  // Two model files: intermediate tensors paired by meaning may be reshaped copies of each other
+  // (CompareOptions::reshaped_ok); graph outputs keep their shapes as the contract.
+  bool reshaped_ok = false;
   TensorSelection selection;              // restricts side A's tensors; empty = all
   std::vector<std::string> topk_tensors;  // force argmax/top-k on these
   const Model* graph = nullptr;           // graph for the frontier when both sides are dumps
