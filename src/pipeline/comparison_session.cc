@@ -445,7 +445,7 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   }
 
   OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job, &report.notes));
-  if (!quantized && st.a_path == req.a.path) ApplyRewrites(st.rewrites, &job, &report);
+  if (!quantized && st.a_path == req.a.path && st.diff) ApplyRewrites(st.rewrites, &job, &report);
 
   // a side held from one run to the next counts every run it made: this run's are the difference
   const size_t runs_a0 = sa.runs(), runs_b0 = sb.runs();
