@@ -186,7 +186,8 @@ def folded_outputs(base, node):
 def readers_when_folded(faulty, tool_copy, target):
     """When the graph tool folded the faulted node away (a Cast round trip on a constant becomes a
     rounded weight), the nodes of the faulted model that read what it made (through the rest of
-    the injected chain): they compute with the fault in the tool's copy. Empty otherwise."""
+    the injected chain and the nodes the tool folded with it): they compute with the fault in the
+    tool's copy. Empty otherwise."""
     import onnx
     copy_nodes = {n.name for n in onnx.load(tool_copy, load_external_data=False).graph.node}
     if target in copy_nodes:
@@ -202,7 +203,7 @@ def readers_when_folded(faulty, tool_copy, target):
         for n in m.graph.node:
             if t not in n.input:
                 continue
-            if n.name.startswith("injected_"):
+            if n.name.startswith("injected_") or n.name not in copy_nodes:  # folded by the tool too
                 todo.extend(o for o in n.output if o not in made)
             else:
                 readers.add(n.name)
@@ -216,7 +217,9 @@ def is_named(pairing, rep, base, target, faulty=None):
         return True
     if pairing not in TOOL_PAIRINGS:
         return False
-    c = Z.top_culprit(rep)  # the copy's node computing the folded chain, under the tool's names
+    # the copy's node computing the folded chain, under the tool's names (on a PASS: the first
+    # drift origin)
+    c = Z.top_culprit(rep) or ((rep.get("drift_origins") or [None])[0] if rep["verdict"] == "PASS" else None)
     if c is None:
         return False
     if c.get("tensor") in folded_outputs(base, target):
