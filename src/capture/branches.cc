@@ -125,13 +125,19 @@ Expected<TakenBranches> TakeBranches(const Model& model, Backend& backend,
     if (taken.empty() && iterations.empty()) break;
     ifs.clear();  // they point into the model replaced below
     run.clear();
-    if (!taken.empty()) {
-      auto bytes = InlineIfBranches(out.model, taken);
+    // the model replaced by a pass's result; false (said in a note) when the pass refused
+    auto apply = [&](Expected<std::string> bytes, const std::string& what) -> Expected<bool> {
       if (!bytes.ok()) {
-        out.notes.push_back("If nodes not inlined: " + bytes.status().message());
-        break;
+        out.notes.push_back(what + " " + bytes.status().message());
+        return false;
       }
       OP_ASSIGN_OR_RETURN(out.model, Model::Derived(model, std::move(*bytes)));
+      return true;
+    };
+    if (!taken.empty()) {
+      OP_ASSIGN_OR_RETURN(bool done,
+                          apply(InlineIfBranches(out.model, taken), "If nodes not inlined:"));
+      if (!done) break;
       for (const auto& [first, name] : order) {
         bool cond = taken.at(first);
         out.taken[first] = cond;
@@ -142,12 +148,9 @@ Expected<TakenBranches> TakeBranches(const Model& model, Backend& backend,
       }
     }
     if (!iterations.empty()) {
-      auto bytes = UnrollLoops(out.model, iterations);
-      if (!bytes.ok()) {
-        out.notes.push_back("loops not unrolled: " + bytes.status().message());
-        break;
-      }
-      OP_ASSIGN_OR_RETURN(out.model, Model::Derived(model, std::move(*bytes)));
+      OP_ASSIGN_OR_RETURN(bool done,
+                          apply(UnrollLoops(out.model, iterations), "loops not unrolled:"));
+      if (!done) break;
       for (const auto& [first, count] : iterations) out.iterations[first] = count;
       for (const LoopCount& c : loops) {
         if (iterations.count(c.first_output)) out.unrolled.push_back(c.node);

@@ -8,10 +8,7 @@ namespace onnxprobe {
 
 Expected<std::string> InlineIfBranches(const Model& model,
                                        const std::map<std::string, bool>& taken) {
-  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
-  onnx::ModelProto p;
-  if (!p.ParseFromString(model.impl().SerializedProto()))
-    return Corrupt(model.path() + ": the model's serialization does not parse");
+  OP_ASSIGN_OR_RETURN(onnx::ModelProto p, model.impl().EditableProto(model.path()));
   onnx::GraphProto* g = p.mutable_graph();
   std::unordered_set<std::string> names;  // every name the main graph defines
   for (const auto& v : g->input()) names.insert(v.name());

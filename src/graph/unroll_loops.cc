@@ -219,10 +219,7 @@ std::vector<LoopCount> CountableLoops(const Model& model) {
 
 Expected<std::string> UnrollLoops(const Model& model,
                                   const std::map<std::string, int64_t>& iterations) {
-  OP_RETURN_IF_ERROR(model.impl().RequireBytes());
-  onnx::ModelProto p;
-  if (!p.ParseFromString(model.impl().SerializedProto()))
-    return Corrupt(model.path() + ": the model's serialization does not parse");
+  OP_ASSIGN_OR_RETURN(onnx::ModelProto p, model.impl().EditableProto(model.path()));
   onnx::GraphProto* g = p.mutable_graph();
   Unroller u(g, Opset(p));
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;

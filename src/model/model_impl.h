@@ -41,6 +41,9 @@ struct Model::Impl {
 
   // kUnsupported for a kGraphOnly model, which holds no weights to run or rewrite.
   Status RequireBytes() const;
+  // The session serialization parsed into a proto a graph pass may edit (large weights stay
+  // references into the file). Fails like RequireBytes, or kCorrupt when it does not parse.
+  Expected<onnx::ModelProto> EditableProto(const std::string& path) const;
 
   // The model with its weights, parsed again from `serialized` or the file on first use (the
   // indexed `proto` drops large initializer bytes). Null if they stopped parsing, or kGraphOnly.

@@ -308,6 +308,14 @@ Expected<Model> Model::Load(const std::string& path, LoadMode mode) {
   return m;
 }
 
+Expected<onnx::ModelProto> Model::Impl::EditableProto(const std::string& label) const {
+  OP_RETURN_IF_ERROR(RequireBytes());
+  onnx::ModelProto p;
+  if (!p.ParseFromString(SerializedProto()))
+    return Corrupt(label + ": the model's serialization does not parse");
+  return p;
+}
+
 Expected<Model> Model::Derived(const Model& base, std::string bytes) {
   auto impl = std::make_shared<Impl>();
   impl->path = base.path();

@@ -10,6 +10,12 @@
 namespace onnxprobe {
 namespace {
 
+void StringsJson(JsonWriter& j, const char* key, const std::vector<std::string>& v) {
+  j.Key(key).BeginArray();
+  for (const auto& x : v) j.String(x);
+  j.EndArray();
+}
+
 void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) {
   j.BeginObject();
   j.Key("kind")
@@ -28,24 +34,14 @@ void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) 
   j.Key("optimization").String(OptLevelName(s.optimization_level));
   j.Key("sequential").Bool(s.sequential);
   j.Key("intra_op_threads").Int(s.intra_op_threads).Key("inter_op_threads").Int(s.inter_op_threads);
-  j.Key("inlined_ifs").BeginArray();
-  for (const auto& n : s.inlined_ifs) j.String(n);
-  j.EndArray();
-  j.Key("unrolled_loops").BeginArray();
-  for (const auto& n : s.unrolled_loops) j.String(n);
-  j.EndArray();
+  StringsJson(j, "inlined_ifs", s.inlined_ifs);
+  StringsJson(j, "unrolled_loops", s.unrolled_loops);
   j.EndObject();
 }
 
 void StatsJson(JsonWriter& j, const TensorStats& s) {
   j.BeginObject().Key("min").Number(s.min).Key("max").Number(s.max).Key("mean").Number(s.mean);
   j.Key("std").Number(s.std).Key("nan").UInt(s.nan_count).Key("inf").UInt(s.inf_count).EndObject();
-}
-
-void StringsJson(JsonWriter& j, const char* key, const std::vector<std::string>& v) {
-  j.Key(key).BeginArray();
-  for (const auto& x : v) j.String(x);
-  j.EndArray();
 }
 
 // "diagnosis": present when it ran (docs/report-json.md, docs/diagnose.md).
@@ -161,9 +157,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.Key("onnxprobe_version").String(Version());
   j.Key("verdict").String(r.aborted ? "ERROR" : (report.passed() ? "PASS" : "FAIL"));
   j.Key("aborted").Bool(r.aborted);
-  j.Key("unpaired_outputs").BeginArray();
-  for (const auto& u : r.unpaired_outputs) j.String(u);
-  j.EndArray();
+  StringsJson(j, "unpaired_outputs", r.unpaired_outputs);
   if (r.aborted) j.Key("abort_reason").String(r.abort_status.message());
   j.Key("side_a");
   SideJson(j, r.side_a, r.describe_a);
@@ -216,9 +210,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   }
   j.EndObject();
   j.Key("model_diff").String(report.model_diff);
-  j.Key("rewrites").BeginArray();
-  for (const auto& w : report.rewrites) j.String(w);
-  j.EndArray();
+  StringsJson(j, "rewrites", report.rewrites);
   j.Key("parity").BeginObject().Key("ran").Bool(report.parity.ran);
   j.Key("parameters").UInt(report.parity.parameters).Key("by_name").UInt(report.parity.by_name);
   j.Key("folded").UInt(report.parity.folded).Key("renamed").UInt(report.parity.renamed);

@@ -48,6 +48,16 @@ Expected<View> ViewOf(const OrtApi* api, OrtValue* v, const std::string& what) {
   return out;
 }
 
+// A tensor view's values as float64, and their dtype.
+Expected<std::vector<double>> Doubles(const View& v, DType* dtype) {
+  OP_ASSIGN_OR_RETURN(*dtype, DTypeFromOnnx(int(v.type)));
+  OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dtype, Shape{int64_t(v.count)}));
+  if (v.count > 0) std::memcpy(t.data(), v.data, t.byte_size());
+  std::vector<double> out(v.count);
+  for (uint64_t i = 0; i < v.count; ++i) out[i] = ElementAsDouble(t, i);
+  return out;
+}
+
 // A map's values in the order of its keys (numeric keys sorted; a map with string keys keeps the
 // runtime's order, the same for one model on both sides), as float64 per value.
 Expected<std::vector<double>> MapValues(const OrtApi* api, OrtAllocator* alloc, OrtValue* map,
@@ -56,22 +66,14 @@ Expected<std::vector<double>> MapValues(const OrtApi* api, OrtAllocator* alloc, 
   OP_RETURN_IF_ERROR(FromOrt(api, api->GetValue(map, 0, alloc, &keys.v), what));
   OP_RETURN_IF_ERROR(FromOrt(api, api->GetValue(map, 1, alloc, &values.v), what));
   OP_ASSIGN_OR_RETURN(View vv, ViewOf(api, values.v, what + " values"));
-  OP_ASSIGN_OR_RETURN(DType dt, DTypeFromOnnx(int(vv.type)));
-  *dtype = dt;
-  OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dt, Shape{int64_t(vv.count)}));
-  if (vv.count > 0) std::memcpy(t.data(), vv.data, t.byte_size());
-  std::vector<double> out(vv.count);
-  for (uint64_t i = 0; i < vv.count; ++i) out[i] = ElementAsDouble(t, i);
+  OP_ASSIGN_OR_RETURN(std::vector<double> out, Doubles(vv, dtype));
   auto kv = ViewOf(api, keys.v, what + " keys");
   if (!kv.ok() || kv->count != vv.count) return out;  // string keys: the runtime's order
-  OP_ASSIGN_OR_RETURN(DType kt, DTypeFromOnnx(int(kv->type)));
-  OP_ASSIGN_OR_RETURN(Tensor k, Tensor::Allocate(kt, Shape{int64_t(kv->count)}));
-  if (kv->count > 0) std::memcpy(k.data(), kv->data, k.byte_size());
+  DType kt;
+  OP_ASSIGN_OR_RETURN(std::vector<double> k, Doubles(*kv, &kt));
   std::vector<size_t> order(vv.count);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return ElementAsDouble(k, a) < ElementAsDouble(k, b);
-  });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return k[a] < k[b]; });
   std::vector<double> sorted;
   for (size_t i : order) sorted.push_back(out[i]);
   return sorted;
@@ -83,8 +85,8 @@ void Fill(Tensor* t, const std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(v[i]);
 }
 
-// The values in `dt` where it is float32, float64, int64 or int32 (exact: they came from it),
-// else in float64.
+// The values in `dt` where it is float32, float64, int64 or int32 (exact for what float64
+// holds: integers up to 2^53), else in float64.
 Expected<Tensor> FromDoubles(DType dt, Shape shape, const std::vector<double>& v) {
   if (dt != DType::kFloat32 && dt != DType::kInt64 && dt != DType::kInt32) dt = DType::kFloat64;
   OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dt, std::move(shape)));
@@ -134,10 +136,7 @@ Expected<Tensor> FlattenValue(const OrtApi* api, OrtValue* v, const std::string&
       OP_ASSIGN_OR_RETURN(part, MapValues(api, alloc, e.v, elem, &pt));
     } else {
       OP_ASSIGN_OR_RETURN(View ev, ViewOf(api, e.v, elem));
-      OP_ASSIGN_OR_RETURN(pt, DTypeFromOnnx(int(ev.type)));
-      OP_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(pt, Shape{int64_t(ev.count)}));
-      if (ev.count > 0) std::memcpy(t.data(), ev.data, t.byte_size());
-      for (uint64_t k = 0; k < ev.count; ++k) part.push_back(ElementAsDouble(t, k));
+      OP_ASSIGN_OR_RETURN(part, Doubles(ev, &pt));
     }
     if (i > 0 && pt != dt) return Unsupported(what + " mixes element types");
     dt = pt;
