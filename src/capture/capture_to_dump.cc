@@ -1,10 +1,12 @@
 // `onnxprobe run` as one library call (CaptureToDump): the command line only parses and prints.
+#include <algorithm>
 #include <chrono>
 #include <future>
 
 #include "onnxprobe/backend/backend.h"
 #include "onnxprobe/capture/branches.h"
 #include "onnxprobe/capture/dump.h"
+#include "onnxprobe/capture/exact_reference.h"
 #include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
@@ -53,11 +55,27 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   OP_ASSIGN_OR_RETURN(Model file_model, Model::Load(req.model_path));
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(file_model, req.inputs, prep));
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  CaptureOptions capture = req.capture;
+  std::optional<ExactReference> exact;
+  if (req.exact) {
+    if (!IsCpuProvider(capture.session.provider))
+      return InvalidArgument("the float64 reference runs on the CPU provider, not " +
+                             capture.session.provider);
+    OP_ASSIGN_OR_RETURN(ExactReference x, PrepareExactReference(file_model, *backend));
+    capture.session = x.session;
+    capture.check_observer = false;  // no float32 run to compare it with
+    exact = std::move(x);
+  }
   // If nodes run as the branch they take on these inputs: the branch's tensors are captured
   OP_ASSIGN_OR_RETURN(TakenBranches branches,
-                      TakeBranches(file_model, *backend, req.capture.session, inputs));
+                      TakeBranches(exact ? exact->model : file_model, *backend, capture.session,
+                                   inputs));
   const Model& model = branches.model;
   auto selected = SelectTensors(model, req.selection);
+  if (exact && selected.ok()) {  // the original model's tensors, not the float64 copy's helpers
+    auto& names = *selected;
+    names.erase(std::remove_if(names.begin(), names.end(), IsExactHelperTensor), names.end());
+  }
   if (!selected.ok() && selected.status().code() == ErrorCode::kNotFound) {
     // a tensor of a branch not taken is no longer in the model run: the file says where it is
     Status in_file = SelectTensors(file_model, req.selection).status();
@@ -70,6 +88,11 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   DumpReport report;
   report.notes = prep->notes;
   report.notes.insert(report.notes.end(), branches.notes.begin(), branches.notes.end());
+  if (exact) {
+    report.notes.push_back(exact->built.Summary());
+    for (const auto& n : DescribeInexactNodes(exact->built)) report.notes.push_back(n);
+    report.exact = exact->built;
+  }
   DumpMetadata& meta = report.metadata;
   meta.model_path = req.model_path;
   meta.runtime = RuntimeLabel(*backend);
@@ -77,6 +100,7 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   meta.provider = req.capture.session.provider;
   meta.optimization_level = req.capture.session.optimization_level;
   meta.seed = req.inputs.seed;
+  if (exact) meta.settings.push_back({"precision", "float64"});
   auto t0 = std::chrono::steady_clock::now();
   auto writer = DumpWriter::Create(req.output, meta);
   Status st = writer.status();
@@ -88,7 +112,7 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
       for (const auto& in : inputs) scan.Check(in.name, in.tensor, nullptr);
     }
     CaptureSink& sink = req.find_nonfinite ? static_cast<CaptureSink&>(scan) : **writer;
-    captured = Capture(model, *backend, inputs, tensors, req.capture, sink, req.on_progress);
+    captured = Capture(model, *backend, inputs, tensors, capture, sink, req.on_progress);
   }
   std::string sha256 = hashes.get().sha256;  // joined before any return: it reads `model`
   if (!captured.ok()) return captured.status();

@@ -21,6 +21,7 @@ struct RunOptions {
   SampleOptions samples;
   CaptureOptions capture;
   bool output_defaulted = false;
+  bool float64 = false;  // --precision float64
 };
 
 // One line: where NaN/Inf first appear. A first tensor whose producing node has only finite
@@ -63,6 +64,17 @@ class RunCommand : public Command {
     DeclareInputOptions(sink, &o_.inputs);
     DeclareSampleOptions(sink, &o_.samples);
     sink.Section("runtime");
+    sink.Add({"--precision", "P",
+              "float32 (default): the model as it is; float64: its exact reference, every "
+              "floating-point tensor computed in float64 (docs/metrics.md, \"The exact "
+              "reference\")"},
+             [this](const std::string& v) -> Status {
+               if (v != "float32" && v != "float64")
+                 return InvalidArgument("--precision: expected float32 or float64, got '" + v +
+                                        "'");
+               o_.float64 = v == "float64";
+               return Status::Ok();
+             });
     DeclareSessionOptions(sink, "", &o_.session);
     DeclareMaxMemory(sink, &o_.capture.max_memory,
                      "captured bytes alive at once (e.g. 512M); splits into runs");
@@ -77,6 +89,8 @@ class RunCommand : public Command {
   bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }
 
   Status Validate() override {
+    if (o_.float64 && o_.capture.check_observer)
+      return InvalidArgument("--check-observer compares float32 runs: not with --precision float64");
     if (o_.output.empty()) {
       o_.output = std::filesystem::path(o_.model).stem().string() + ".dump";
       o_.output_defaulted = true;
@@ -94,6 +108,7 @@ class RunCommand : public Command {
     }
     if (o_.capture.check_observer)
       return InvalidArgument("--check-observer checks one run: give it without --inputs/--samples");
+
     inputs.push_back(o_.samples.inputs_dir);
     return CheckOutput("-o", o_.output, OutputKind::kDumpSet, inputs, o_.force);
   }
@@ -144,10 +159,12 @@ class RunCommand : public Command {
     req.capture = o_.capture;
     req.capture.session = o_.session.session;
     OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o_.session));
+    req.exact = o_.float64;
     if (SamplesGiven()) return RunSamples(req, std::move(out));
     if (context.progress && !o_.quiet)
       req.on_progress = [&](size_t d, size_t t) { context.progress("capturing", d, t); };
     req.find_nonfinite = o_.fail_on_nonfinite;
+    req.exact = o_.float64;
     InputPreparation prep;
     auto dump = CaptureToDump(req, &prep);
     if (!dump.ok()) return NameInputFlag(dump.status(), prep.failed);
@@ -162,6 +179,17 @@ class RunCommand : public Command {
       j.Key("output").String(o_.output).Key("captured").UInt(report->captured);
       j.Key("runs").UInt(report->runs).Key("bytes").UInt(dump->bytes_written);
       j.Key("seconds").Number(secs).Key("runtime").String(meta.runtime);
+      j.Key("precision").String(o_.float64 ? "float64" : "float32");
+      if (dump->exact) {
+        j.Key("exact_nodes").BeginArray();
+        for (const auto& n : dump->exact->nodes) {
+          j.BeginObject().Key("node").String(n.node).Key("op_type").String(n.op_type);
+          j.Key("method").String(ExactMethodName(n.method));
+          if (!n.why.empty()) j.Key("why").String(n.why);
+          j.EndObject();
+        }
+        j.EndArray();
+      }
       WriteSkipped(report->skipped, j);
       if (report->observer_checked) {
         j.Key("observer_identical").Bool(report->observer_identical);

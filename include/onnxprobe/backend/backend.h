@@ -61,6 +61,9 @@ struct SessionOptions {
   // Shared libraries of custom operators, registered with every session (their RegisterCustomOps
   // entry point is called). A library that cannot be loaded fails session creation.
   std::vector<std::string> custom_op_libraries;
+  // Register onnxprobe's own float64 kernels (domain kExactDomain, graph/exact.h): the sessions
+  // of an exact reference (BuildExactModel).
+  bool exact_kernels = false;
   // Let the CPU provider run the nodes another provider does not take (ONNX Runtime's CPU
   // fallback). Off by default: such a side would measure a mix of providers without saying so;
   // a comparison lists the nodes either way (FindPlacement, placement.h).

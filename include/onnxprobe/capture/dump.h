@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "onnxprobe/capture/capture.h"
+#include "onnxprobe/graph/exact.h"
 
 namespace onnxprobe {
 
@@ -106,6 +107,10 @@ struct DumpRequest {
   ProgressFn on_progress;   // called as tensors are captured
   // Look for NaN and Inf in the inputs and every captured tensor (one pass over each).
   bool find_nonfinite = false;
+  // Capture the model's exact reference instead (`run --precision float64`): its float64 copy
+  // (capture/exact_reference.h) on the CPU provider, fed the same inputs; the dump holds the
+  // original model's tensors, in float64.
+  bool exact = false;
 };
 
 // A tensor holding NaN or Inf values, as found by CaptureToDump.
@@ -123,6 +128,8 @@ struct DumpReport {
   uint64_t bytes_written = 0;
   double seconds = 0;              // capture and writing, model loading excluded
   std::vector<std::string> notes;  // how inputs were bound when the request did not spell it out
+  // With `exact`: how each node's float64 value was computed.
+  std::optional<ExactModel> exact;
   // With find_nonfinite: the first tensor holding NaN or Inf (inputs first, then the captured
   // tensors in topological order), and how many hold any. Unset when every value is finite.
   std::optional<NonfiniteTensor> first_nonfinite;

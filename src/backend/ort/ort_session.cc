@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "backend/ort/exact_kernels.h"
 #include "backend/ort/ort_api.h"
 #include "backend/ort/ort_values.h"
 
@@ -184,6 +185,7 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
     OP_ORT(lib_, api->RegisterCustomOpsLibrary_V2(so, lib.c_str()),
            "custom operator library '" + lib + "'");
   }
+  if (o.exact_kernels) OP_RETURN_IF_ERROR(AddExactKernels(api, so));
   std::string located;
   if (!HonorsExternalDataFolder(lib_->version)) {
     OP_ASSIGN_OR_RETURN(located, AbsoluteExternalLocations(bytes, dir));
