@@ -56,6 +56,7 @@ struct CompareCli {
   DiagnoseOptions diagnose;
   SampleShard shard;
   bool shard_given = false;
+  bool exact = false;  // --reference exact
 };
 
 class CompareCommand : public Command {
@@ -108,6 +109,16 @@ class CompareCommand : public Command {
                  return InvalidArgument("--latency-runs must be between 0 and 10000");
                o.latency_runs = static_cast<int>(n);
                o.latency_given = true;
+               return Status::Ok();
+             });
+    sink.Add({"--reference", "exact",
+              "also compute side A's model (else B's) exactly, in float64 on the same inputs: "
+              "every row shows both sides' distance from it, and a row is allowed twice the "
+              "smaller (docs/metrics.md, \"The exact reference\")"},
+             [&o](const std::string& v) -> Status {
+               if (v != "exact")
+                 return InvalidArgument("--reference: expected exact, got '" + v + "'");
+               o.exact = true;
                return Status::Ok();
              });
     DeclareString(sink, "--noise-floor", "FILE", &o.noise_floor,
@@ -440,6 +451,7 @@ class CompareCommand : public Command {
     req.noise_floor_file = o.noise_floor;
     req.explain_optimizations = o.explain;
     req.isolate_runtime = o.isolate_runtime;
+    req.exact_reference = o.exact;
     req.latency_runs = o.isolate_runtime ? 0 : o.latency_runs;
     if (o.latency_given) req.latency_max_ms = 0;  // a number given is run in full
     req.bisect_per_run = o.bisect;

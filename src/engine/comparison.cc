@@ -25,6 +25,34 @@ const char* RoleName(Role r) {
   return "?";
 }
 
+const char* CloserToExact(const TensorResult& row) {
+  if (row.exact_error_a < 0 || row.exact_error_b < 0) return "";
+  if (row.exact_error_a == row.exact_error_b) return "tie";
+  return row.exact_error_a < row.exact_error_b ? "a" : "b";
+}
+
+ExactCloseness SummarizeCloseness(const ComparisonResult& r) {
+  ExactCloseness c;
+  for (const auto& row : r.rows) {
+    std::string closer = CloserToExact(row);
+    if (closer.empty()) continue;
+    ++c.rows;
+    c.closer_a += closer == "a";
+    c.closer_b += closer == "b";
+    c.ties += closer == "tie";
+    double scale = std::max(row.metrics.scale, 1e-30);
+    if (row.exact_error_a / scale > c.worst_a) {
+      c.worst_a = row.exact_error_a / scale;
+      c.worst_a_row = row.name;
+    }
+    if (row.exact_error_b / scale > c.worst_b) {
+      c.worst_b = row.exact_error_b / scale;
+      c.worst_b_row = row.name_b;
+    }
+  }
+  return c;
+}
+
 const char* EvidenceName(Evidence e) { return e == Evidence::kParity ? "parity" : "isolation"; }
 
 const char* RowStateName(RowState s) {
@@ -79,13 +107,15 @@ constexpr uint64_t kParallelRowsElements = uint64_t(1) << 18;
 // the kernel splits across threads itself go one by one, the others two at a time (each row is
 // computed as it would be alone, whatever thread takes it).
 void CompareRows(const std::vector<Pair>& batch, std::vector<RunOutput>* va,
-                 std::vector<RunOutput>* vb, const CompareJob& job,
+                 std::vector<RunOutput>* vb, std::vector<RunOutput>* ve, const CompareJob& job,
                  const std::vector<RowBudget>& budgets, size_t begin, size_t end,
                  std::vector<TensorResult>* rows) {
   auto one = [&](size_t i) {
-    (*rows)[i] = ComparePair(batch[i], (*va)[i], (*vb)[i], job, budgets[i]);
+    const RunOutput* oe = ve->empty() ? nullptr : &(*ve)[i];
+    (*rows)[i] = ComparePair(batch[i], (*va)[i], (*vb)[i], job, budgets[i], oe);
     (*va)[i] = RunOutput();  // free both sides' tensor before the next one
     (*vb)[i] = RunOutput();
+    if (!ve->empty()) (*ve)[i] = RunOutput();
   };
   std::vector<size_t> shared;
   uint64_t elements = 0;
@@ -123,7 +153,7 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
   OP_ASSIGN_OR_RETURN(std::vector<Pair> pairs,
                       PairTensors(a, b, job, &r.only_a, &r.only_b, &r.hidden_b));
 
-  BatchPlanner planner(pairs, job.max_memory);
+  BatchPlanner planner(pairs, job.max_memory, job.exact != nullptr);
   size_t done = 0;
   // budgets from the graph and the reference magnitudes (Sin/Cos, data movement)
   RowBudgets budgets(b.model());
@@ -134,8 +164,9 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     }
     std::vector<Pair> batch = planner.Next();
     ++r.batches;
-    std::vector<RunOutput> va, vb;
+    std::vector<RunOutput> va, vb, ve;
     if (!FetchBoth(a, b, batch, &va, &vb, &r)) break;
+    if (job.exact != nullptr && !FetchExact(*job.exact, batch, &ve, &r)) break;
     planner.Learn(va);
     planner.Learn(vb);
     // a row whose budget reads earlier rows starts a run of rows compared together: the rows
@@ -146,7 +177,7 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
       end = begin + 1;
       while (end < batch.size() && !budgets.ReadsEarlierRows(batch[end].b->name)) ++end;
       for (size_t i = begin; i < end; ++i) row_budgets[i] = budgets.For(batch[i].b->name);
-      CompareRows(batch, &va, &vb, job, row_budgets, begin, end, &rows);
+      CompareRows(batch, &va, &vb, &ve, job, row_budgets, begin, end, &rows);
       for (size_t i = begin; i < end; ++i) {
         budgets.Record(rows[i]);
         r.rows.push_back(std::move(rows[i]));

@@ -180,7 +180,7 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 }
 
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, const RowBudget& budget) {
+                         const CompareJob& job, const RowBudget& budget, const RunOutput* oe) {
   TensorResult row;
   row.name = p.a->name;
   row.name_b = p.b->name;
@@ -202,6 +202,11 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
     return row;
   }
   if (job.advisory.count(row.name)) row.state = RowState::kAdvisory;
+  if (oe != nullptr && oe->skipped.empty() && !oe->tensor.empty()) {
+    row.exact_error_a = DistanceFromExact(oa.tensor, oe->tensor);
+    row.exact_error_b = DistanceFromExact(ob.tensor, oe->tensor);
+    row.tolerance = ExactRoundingBudget(row.tolerance, row.exact_error_a, row.exact_error_b);
+  }
   CompareOptions k = job.kernel;
   bool forced = std::find(job.topk_tensors.begin(), job.topk_tensors.end(), row.name) !=
                 job.topk_tensors.end();
@@ -215,8 +220,8 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   return row;
 }
 
-BatchPlanner::BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory)
-    : pairs_(pairs), planner_(max_memory) {
+BatchPlanner::BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory, bool with_exact)
+    : pairs_(pairs), planner_(max_memory), with_exact_(with_exact) {
   for (const auto& p : pairs) planner_.Learn(std::max(p.a->est_bytes, p.b->est_bytes));
 }
 
@@ -227,6 +232,7 @@ std::vector<Pair> BatchPlanner::Next() {
     const Pair& p = pairs_[next_];
     // both sides' tensors are held; unnamed, as A and B may share a name
     std::vector<HeldTensor> held{{"", p.a->est_bytes}, {"", p.b->est_bytes}};
+    if (with_exact_) held.push_back({"", 2 * p.a->est_bytes});
     if (!planner_.Fits(held)) break;
     planner_.Take(held);
     batch.push_back(p);
@@ -236,6 +242,29 @@ std::vector<Pair> BatchPlanner::Next() {
 
 void BatchPlanner::Learn(const std::vector<RunOutput>& fetched) {
   for (const auto& o : fetched) planner_.Learn(o.tensor.byte_size());
+}
+
+bool FetchExact(Side& exact, const std::vector<Pair>& batch, std::vector<RunOutput>* fe,
+                ComparisonResult* r) {
+  std::unordered_set<std::string> has;
+  for (const auto& t : exact.tensors()) has.insert(t.name);
+  std::vector<std::string> names;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!has.count(batch[i].a->name)) continue;
+    names.push_back(batch[i].a->name);
+    where.push_back(i);
+  }
+  fe->assign(batch.size(), RunOutput());
+  if (names.empty()) return true;
+  auto got = exact.Fetch(names);
+  if (!got.ok()) {
+    r->aborted = true;
+    r->abort_status = got.status().WithContext("the exact reference");
+    return false;
+  }
+  for (size_t k = 0; k < where.size() && k < got->size(); ++k) (*fe)[where[k]] = std::move((*got)[k]);
+  return true;
 }
 
 bool FetchBoth(Side& a, Side& b, const std::vector<Pair>& batch, std::vector<RunOutput>* fa,

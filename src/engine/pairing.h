@@ -27,8 +27,11 @@ Expected<std::vector<Pair>> PairTensors(Side& a, Side& b, const CompareJob& job,
 // Compares one fetched pair into a row (tolerance, metrics, verdict, grade) at the policy's
 // tolerance for it, widened by `budget` (row_budgets.h: from the graph and the reference
 // magnitudes). No error measured on another row changes a row's tolerance.
+// With `oe` (the exact reference's value of A's tensor), the row records both sides' distance
+// from it and is judged with ExactRoundingBudget.
 TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob,
-                         const CompareJob& job, const RowBudget& budget = {});
+                         const CompareJob& job, const RowBudget& budget = {},
+                         const RunOutput* oe = nullptr);
 
 // A module call's output that passes using more than this share of its tolerance still carries
 // an error, so it does not confirm the values inside the call (FinishResult): half, the largest
@@ -42,7 +45,8 @@ constexpr double kConfirmingShare = 0.5;
 // to learn one.
 class BatchPlanner {
  public:
-  BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory);
+  // `with_exact`: an exact reference's float64 copy of A's tensor is held too (twice A's size).
+  BatchPlanner(const std::vector<Pair>& pairs, uint64_t max_memory, bool with_exact = false);
   bool Done() const { return next_ == pairs_.size(); }
   std::vector<Pair> Next();
   void Learn(const std::vector<RunOutput>& fetched);
@@ -51,7 +55,13 @@ class BatchPlanner {
   const std::vector<Pair>& pairs_;
   BudgetPlanner planner_;  // unknown sizes count as the largest inferred or fetched tensor
   size_t next_ = 0;
+  bool with_exact_ = false;
 };
+
+// The exact reference's values of side A's tensors in `batch` (an empty RunOutput where the
+// reference has no such tensor). On failure marks `r` aborted and returns false.
+bool FetchExact(Side& exact, const std::vector<Pair>& batch, std::vector<RunOutput>* fe,
+                ComparisonResult* r);
 
 // Fetches one batch from both sides. On failure marks `r` aborted (naming the side) and returns
 // false; the rows compared so far stay.

@@ -17,6 +17,7 @@
 #include "pipeline/confirm_rows.h"
 #include "pipeline/inherited_verdict.h"
 #include "pipeline/retained_side.h"
+#include "onnxprobe/capture/exact_reference.h"
 #include "pipeline/side_resources.h"
 
 namespace onnxprobe {
@@ -230,6 +231,8 @@ struct ComparisonSession::State {
   std::optional<Model> cache;
   std::optional<Model> graph;
   std::unique_ptr<Side> a, b;
+  std::unique_ptr<Side> exact;        // the exact reference (CompareRequest::exact_reference)
+  std::optional<ExactModel> exact_built;
   std::string a_path;  // side A's path now (a run may replace it)
   std::string graph_name;
   std::string model_diff;
@@ -250,6 +253,31 @@ SessionRun SingleRun(const CompareRequest& request) {
   run.on_row = request.on_row;
   return run;
 }
+
+namespace {
+
+// The exact reference of side A's model (else B's), on that side's runtime, CPU provider.
+struct OpenedExact {
+  std::unique_ptr<Side> side;
+  ExactModel built;
+};
+Expected<OpenedExact> OpenExactReference(const CompareRequest& req, const Side& a, const Side& b) {
+  bool from_a = a.model() != nullptr;
+  const Model* model = from_a ? a.model() : b.model();
+  if (model == nullptr)
+    return InvalidArgument("--reference exact computes a model in float64: give a model as side A "
+                           "or B, not two dumps");
+  const SideRequest& side = from_a ? req.a : req.b;
+  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(side.ort_library));
+  auto exact = PrepareExactReference(*model, *backend);
+  if (!exact.ok()) return exact.status().WithContext("the exact reference");
+  SideSpec spec{model->path(), exact->session, side.ort_library};
+  spec.max_memory = req.job.max_memory;
+  OP_ASSIGN_OR_RETURN(auto opened, OpenLiveSide(exact->model, spec));
+  return OpenedExact{std::move(opened), std::move(exact->built)};
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
     const CompareRequest& req, const SessionOpenOptions& options) {
@@ -285,6 +313,11 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
     OP_ASSIGN_OR_RETURN(Model g, Model::Load(req.graph_model));
     st->graph = std::move(g);
     job.graph = &*st->graph;
+  }
+  if (req.exact_reference) {
+    OP_ASSIGN_OR_RETURN(OpenedExact x, OpenExactReference(req, *st->a, *st->b));
+    st->exact = std::move(x.side);
+    st->exact_built = std::move(x.built);
   }
   const Model* named = st->a->model() != nullptr ? st->a->model() : st->b->model();
   if (named == nullptr && st->graph) named = &*st->graph;
@@ -406,6 +439,14 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, run, &report));
   Status set = sa.SetInputs(inputs);
   if (set.ok()) set = sb.SetInputs(inputs);
+  if (set.ok() && st.exact) {
+    set = st.exact->SetInputs(inputs).WithContext("the exact reference");
+    job.exact = st.exact.get();
+    report.exact = st.exact_built;
+    report.notes.push_back(st.exact_built->Summary());
+    for (const auto& n : DescribeInexactNodes(*st.exact_built))
+      report.notes.push_back("exact reference: " + n);
+  }
   OP_RETURN_IF_ERROR(NameRefusedNodes(set, sa, sb, req, inputs));
   retained.AlsoFetch(LocalizationReads(req, st.job, st.open, *st.a, sb, run));
   for (const auto& n : sa.info().notes) report.notes.push_back("side A: " + n);

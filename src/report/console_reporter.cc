@@ -13,6 +13,20 @@
 namespace onnxprobe {
 namespace {
 
+std::string Safe(const std::string& s);
+
+// With an exact reference: which side is closer to it, and each side's furthest row.
+std::string ExactLine(const CompareReport& report) {
+  if (!report.exact) return "";
+  ExactCloseness c = SummarizeCloseness(report.comparison);
+  if (c.rows == 0) return "exact reference: no row measured\n";
+  return "closer to exact: A on " + std::to_string(c.closer_a) + " rows, B on " +
+         std::to_string(c.closer_b) + ", equal on " + std::to_string(c.ties) +
+         "; furthest from exact (relative to the row's scale): A " + FormatNumber(c.worst_a) +
+         " at '" + Safe(c.worst_a_row) + "', B " + FormatNumber(c.worst_b) + " at '" +
+         Safe(c.worst_b_row) + "'\n";
+}
+
 // A name from a model as one printable line: control characters (a newline, an escape code that
 // would recolor or clear the terminal) are shown as \n, \r, \t or \xHH, never sent raw.
 std::string Safe(const std::string& s) {
@@ -177,6 +191,7 @@ class ConsoleReporter : public Reporter {
     for (const auto& note : report.notes) out += "note: " + Safe(note) + "\n";
     out += Resources(report);
     if (!report.model_diff.empty()) out += "model diff: " + report.model_diff + "\n";
+    out += ExactLine(report);
     // bounded: one line per kind of rewrite with its first instance (every one: JSON)
     for (const auto& [kind, n] : report.rewrite_kinds) {
       const std::string into = " folded into B's " + kind.substr(kind.rfind(' ') + 1) + " ";

@@ -90,6 +90,10 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   j.Key("atol").Number(t.tolerance.atol).Key("rtol").Number(t.tolerance.rtol);
   j.Key("atol_used").Number(m.atol_used);
   if (t.tolerance.float64_error > 0) j.Key("float64_error").Number(t.tolerance.float64_error);
+  if (t.exact_error_a >= 0 && t.exact_error_b >= 0) {
+    j.Key("exact_error_a").Number(t.exact_error_a).Key("exact_error_b").Number(t.exact_error_b);
+    j.Key("closer").String(CloserToExact(t));
+  }
   j.Key("dtype_a").String(DTypeName(m.dtype_a)).Key("dtype_b").String(DTypeName(m.dtype_b));
   j.Key("shape_a").IntArray(m.shape_a).Key("shape_b").IntArray(m.shape_b);
   j.Key("stats_a");
@@ -211,6 +215,32 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.EndObject();
   j.Key("model_diff").String(report.model_diff);
   StringsJson(j, "rewrites", report.rewrites);
+  j.Key("exact_reference");
+  if (!report.exact) {
+    j.Null();
+  } else {
+    const ExactModel& x = *report.exact;
+    ExactCloseness c = SummarizeCloseness(report.comparison);
+    j.BeginObject().Key("summary").String(x.Summary());
+    j.Key("float64_kernel_nodes").UInt(x.Count(ExactMethod::kFloat64Kernel));
+    j.Key("conv_as_matmul_nodes").UInt(x.Count(ExactMethod::kConvAsMatMul));
+    j.Key("own_kernel_nodes").UInt(x.Count(ExactMethod::kOwnKernel));
+    j.Key("float32_nodes").UInt(x.Count(ExactMethod::kFloat32));
+    j.Key("rows").UInt(c.rows).Key("closer_a").UInt(c.closer_a).Key("closer_b").UInt(c.closer_b);
+    j.Key("ties").UInt(c.ties).Key("worst_relative_a").Number(c.worst_a);
+    j.Key("worst_row_a").String(c.worst_a_row).Key("worst_relative_b").Number(c.worst_b);
+    j.Key("worst_row_b").String(c.worst_b_row);
+    // every node the runtime's own float64 kernels do not compute, with how it is computed
+    j.Key("nodes").BeginArray();
+    for (const auto& n : x.nodes) {
+      if (n.method == ExactMethod::kFloat64Kernel) continue;
+      j.BeginObject().Key("node").String(n.node).Key("op_type").String(n.op_type);
+      j.Key("method").String(ExactMethodName(n.method));
+      if (!n.why.empty()) j.Key("why").String(n.why);
+      j.EndObject();
+    }
+    j.EndArray().EndObject();
+  }
   j.Key("parity").BeginObject().Key("ran").Bool(report.parity.ran);
   j.Key("parameters").UInt(report.parity.parameters).Key("by_name").UInt(report.parity.by_name);
   j.Key("folded").UInt(report.parity.folded).Key("renamed").UInt(report.parity.renamed);

@@ -35,6 +35,16 @@ struct Tolerance {
 constexpr double kFloat32RoundingSum = 2.0;
 Tolerance Float32RoundingBudget(Tolerance t, double float64_error);
 
+// max |side - exact| over the elements where both are finite and below 1e30 in magnitude (a mask
+// value is no computed value); -1 when the element counts differ or a tensor is not numeric.
+double DistanceFromExact(const Tensor& side, const Tensor& exact);
+// The same rule for two ONNX sides and their exact reference (docs/metrics.md, "The exact
+// reference"): both sides are float32 evaluations of one exact value, the closer one
+// `min(error_a, error_b)` away from it by its rounding alone; the other, when it rounds alike, is
+// no further, and the two differ by at most twice that. A side further away than its own
+// arithmetic explains (a fault) cannot raise this budget: the smaller distance sets it.
+Tolerance ExactRoundingBudget(Tolerance t, double error_a, double error_b);
+
 // The budget of a Sin or Cos output whose argument has magnitude `argument_scale` (max|x| of
 // the argument's row): they map an argument of any size to values of size 1 and pass its
 // absolute error on unchanged (|sin x - sin y| <= |x - y|), so the absolute error allowed

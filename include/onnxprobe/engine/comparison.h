@@ -47,6 +47,11 @@ struct CompareJob {
   // "comparison stopped by the caller" (kInvalidArgument). Empty: never stops.
   std::function<bool()> stop;
   bool Stopped() const { return stop && stop(); }
+  // The exact reference (capture/exact_reference.h: the model computed in float64 on the same
+  // inputs), fetched with side A's names: each row then records both sides' distance from it
+  // (TensorResult::exact_error_a/b) and is allowed twice the smaller one on top of its tolerance
+  // (ExactRoundingBudget, compare.h). Null: no exact reference.
+  Side* exact = nullptr;
 };
 
 enum class Role { kPass, kIntroduced, kInherited };
@@ -72,6 +77,19 @@ struct TensorResult {
   Role role = Role::kPass;
   // error / allowed error under the judging mode (1 = at the limit); 0 when not compared
   double tolerance_ratio = 0;
+  // With an exact reference (CompareJob::exact): max |side - exact| over the values both hold
+  // (magnitudes of 1e30 and more left out, as from the tolerance's scale); -1 when not measured.
+  double exact_error_a = -1, exact_error_b = -1;
+};
+// "a", "b" or "tie" (equal distance from exact); "" when the row has no exact measurement.
+const char* CloserToExact(const TensorResult& row);
+
+// Over the rows with an exact measurement: how often each side is the closer one, and each
+// side's largest distance from exact relative to the row's scale (max |exact|, at least 1e-30).
+struct ExactCloseness {
+  size_t rows = 0, closer_a = 0, closer_b = 0, ties = 0;
+  double worst_a = 0, worst_b = 0;  // max over rows of error / scale
+  std::string worst_a_row, worst_b_row;
 };
 
 // The one rule that judges a pair of tensors, used by the comparison, isolation and replay:
@@ -136,6 +154,8 @@ struct ComparisonResult {
   Status abort_status;
   double seconds = 0;
 };
+
+ExactCloseness SummarizeCloseness(const ComparisonResult& r);
 
 // The rows that introduce error, one per tensor of side B: where a module and the containers
 // whose last child it is share a tensor, the first row (the smallest module, which PyTorch

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "onnxprobe/capture/determinism.h"
 #include "onnxprobe/diagnose/diagnose.h"
 #include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/graph/exact.h"
 #include "onnxprobe/localize/explain.h"
 #include "onnxprobe/localize/localize.h"
 #include "onnxprobe/profile/latency.h"
@@ -65,6 +67,10 @@ struct CompareRequest {
   // first `diagnose.max_cases` introduced culprits; 0 = none. Skipped with isolate_runtime (the
   // experiments load the runtimes into this process).
   DiagnoseOptions diagnose;
+  // Add the exact reference (capture/exact_reference.h) of side A's model (else B's): every row
+  // shows both sides' distance from it and is judged with ExactRoundingBudget (`--reference
+  // exact`). Runs in this process on the CPU provider of side A's runtime (else B's).
+  bool exact_reference = false;
 };
 
 // What a live side costs to run: plain inference, no tensors captured.
@@ -118,6 +124,8 @@ struct CompareReport {
   // A live side on another provider than CPU with CPU fallback allowed: which nodes the CPU
   // provider ran (provider empty otherwise).
   Placement placement_a, placement_b;
+  // With CompareRequest::exact_reference: how each node's float64 value was computed.
+  std::optional<ExactModel> exact;
   bool passed() const {
     return !comparison.aborted && comparison.failures == 0 && comparison.unpaired_outputs.empty();
   }
