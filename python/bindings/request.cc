@@ -130,6 +130,7 @@ Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
   OP_ASSIGN_OR_RETURN(r.inputs, InputsFromDict(SubDict(d, "inputs")));
   Get(d, "inputs_given", &r.inputs_given);
   Get(d, "isolate_runtime", &r.isolate_runtime);
+  Get(d, "exact_reference", &r.exact_reference);
   OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
   OP_ASSIGN_OR_RETURN(r.job.selection, SelectionFromDict(SubDict(d, "selection")));
   Get(d, "rename", &r.job.rename);

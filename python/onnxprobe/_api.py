@@ -33,7 +33,7 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
         inter_threads=None, parallel=False, ort_lib=None, ort_version=None, custom_op_lib=None, max_memory=None,
         allow_fallback=False, session_config=None, allow_nonfinite_inputs=False, output=None, force=False,
         json=None, quiet=False, inputs_dir=None, samples=None, fail_on_nonfinite=False, check_observer=False,
-        capture_fused=False, progress=None):
+        capture_fused=False, progress=None, precision="float32"):
     """Runs `model` and returns its intermediate tensors (``onnxprobe run``): every capturable
     tensor, or those named in `tensors`, produced by `op_types`, or matching `regex`.
 
@@ -45,8 +45,14 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
     `output`), `fail_on_nonfinite`, `check_observer` or `capture_fused`, the tensors are written
     as ``onnxprobe run -o`` writes them and a CommandResult is returned (its ``to_dict()`` is
     ``--json``'s document; exit code 1 when a NaN/Inf tensor was found or the observer check
-    failed); inputs are then files (not arrays).
+    failed); inputs are then files (not arrays). precision: "float32" (the model as it is) or
+    "float64" (``--precision float64``: its exact reference, every floating-point tensor computed
+    in float64; written with output= only).
     """
+    if precision not in ("float32", "float64"):
+        raise InvalidArgument(f"--precision: expected float32 or float64, got '{precision}'")
+    if precision == "float64" and output is None and inputs_dir is None and samples is None:
+        raise InvalidArgument("precision='float64' writes a dump: give output= (a folder or FILE.npz)")
     if (output is not None or inputs_dir is not None or samples is not None or json not in (None, False)
             or fail_on_nonfinite or check_observer or capture_fused):
         return _run_to_dump(locals())
@@ -84,7 +90,8 @@ def _run_to_dump(kw):
                  session_config=kw["session_config"], allow_nonfinite_inputs=kw["allow_nonfinite_inputs"],
                  output=kw["output"], force=kw["force"], json=kw["json"], quiet=kw["quiet"],
                  inputs=kw["inputs_dir"], samples=kw["samples"], fail_on_nonfinite=kw["fail_on_nonfinite"],
-                 check_observer=kw["check_observer"], capture_fused=kw["capture_fused"], progress=kw["progress"])
+                 check_observer=kw["check_observer"], capture_fused=kw["capture_fused"], progress=kw["progress"],
+                 precision=None if kw["precision"] == "float32" else kw["precision"])
     return build_one("run")(kw["model"], **flags)
 
 
@@ -101,7 +108,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
             isolate="frontier", repro=None, bisect=False, fixed_tolerance=False, session_config=None,
             a_session_config=None, b_session_config=None, diagnose=True, knowledge=None,
             inputs_dir=None, samples=None, shard=None, progress=None, latency_runs=None, quant=None,
-            quant_min_sqnr=None, bisect_per_run=None, allow_nonfinite_inputs=False, sweep=None):
+            quant_min_sqnr=None, bisect_per_run=None, allow_nonfinite_inputs=False, sweep=None, reference=None):
     """Compares side B against side A (``onnxprobe compare A [B]``) and returns a Report.
 
     A and B: an .onnx model (run live) or a dump (folder or .npz, also a PyTorch capture); B
@@ -123,7 +130,10 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     docs/quantization.md). bisect_per_run: tensors per bisection run (--bisect-per-run).
     allow_nonfinite_inputs: run a given input that is NaN/Inf in every value
     (--allow-nonfinite-inputs). sweep: {dimension: [values]}, one comparison per combination
-    (--sweep; returns a SweepReport). The output flags are the report's methods: ``json(path)``,
+    (--sweep; returns a SweepReport). reference: "exact" (--reference exact) also computes side
+    A's model (else B's) in float64 on the same inputs; every row then shows both sides' distance
+    from it (``exact_error_a``/``exact_error_b``, ``closer``) and is allowed twice the smaller
+    (docs/metrics.md, "The exact reference"). The output flags are the report's methods: ``json(path)``,
     ``html(path)``, ``junit(path)``, ``model_explorer(path)``, ``text(quiet)``.
 
     Over several input samples (``--inputs DIR``, ``--samples N``): `inputs_dir` a folder of
@@ -171,6 +181,7 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "inputs": rq.inputs_dict(inputs, shapes, dims, ranges, seed, allow_nonfinite_inputs),
         "inputs_given": any(v is not None for v in (inputs, shapes, dims, ranges)),
         "isolate_runtime": bool(isolate_runtime),
+        "exact_reference": reference == "exact",
         "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
         "selection": rq.selection_dict(tensors, op_types, regex),
         "rename": rename,
@@ -190,6 +201,8 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
         "quant": None if quant is None else str(quant),
         "quant_min_sqnr": None if quant_min_sqnr is None else float(quant_min_sqnr),
     }
+    if reference not in (None, "exact"):
+        raise InvalidArgument(f"--reference: expected exact, got '{reference}'")
     if latency_runs is not None and not 0 <= int(latency_runs) <= 10000:
         raise InvalidArgument("latency_runs must be between 0 and 10000")
     if latency_runs and isolate_runtime:

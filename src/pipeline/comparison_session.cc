@@ -9,6 +9,7 @@
 #include <set>
 
 #include "onnxprobe/capture/dump.h"
+#include "onnxprobe/capture/exact_reference.h"
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/engine/rewrites.h"
 #include "onnxprobe/model/model_diff.h"
@@ -17,7 +18,6 @@
 #include "pipeline/confirm_rows.h"
 #include "pipeline/inherited_verdict.h"
 #include "pipeline/retained_side.h"
-#include "onnxprobe/capture/exact_reference.h"
 #include "pipeline/side_resources.h"
 
 namespace onnxprobe {
@@ -231,7 +231,7 @@ struct ComparisonSession::State {
   std::optional<Model> cache;
   std::optional<Model> graph;
   std::unique_ptr<Side> a, b;
-  std::unique_ptr<Side> exact;        // the exact reference (CompareRequest::exact_reference)
+  std::unique_ptr<Side> exact;  // the exact reference (CompareRequest::exact_reference)
   std::optional<ExactModel> exact_built;
   std::string a_path;  // side A's path now (a run may replace it)
   std::string graph_name;
@@ -265,8 +265,9 @@ Expected<OpenedExact> OpenExactReference(const CompareRequest& req, const Side& 
   bool from_a = a.model() != nullptr;
   const Model* model = from_a ? a.model() : b.model();
   if (model == nullptr)
-    return InvalidArgument("--reference exact computes a model in float64: give a model as side A "
-                           "or B, not two dumps");
+    return InvalidArgument(
+        "--reference exact computes a model in float64: give a model as side A "
+        "or B, not two dumps");
   const SideRequest& side = from_a ? req.a : req.b;
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(side.ort_library));
   auto exact = PrepareExactReference(*model, *backend);
@@ -314,6 +315,12 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
     st->graph = std::move(g);
     job.graph = &*st->graph;
   }
+  if (req.exact_reference && req.bisect_per_run > 0)
+    return InvalidArgument("--reference exact measures every row: not with --bisect");
+  if (req.exact_reference && req.isolate_runtime)
+    return InvalidArgument(
+        "--reference exact runs in this process: not with --isolate-runtime, which keeps the "
+        "runtime out of it");
   if (req.exact_reference) {
     OP_ASSIGN_OR_RETURN(OpenedExact x, OpenExactReference(req, *st->a, *st->b));
     st->exact = std::move(x.side);

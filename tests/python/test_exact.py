@@ -1,0 +1,263 @@
+"""The exact reference: a model computed in float64 (run --precision float64, compare --reference
+exact). Its values are checked against independent float64 computations (numpy, PyTorch in
+float64); the verdict it gives is checked on accumulated rounding (must pass) and on an injected
+weight fault (must fail, naming the node the fault was put in)."""
+import json
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper
+from onnx import numpy_helper as nh
+
+from conftest import run
+
+
+def save(nodes, inits, inputs, outputs, path, opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+def f32(name, arr):
+    return nh.from_array(np.asarray(arr, dtype=np.float32), name)
+
+
+def conv_ref(x, w, b=None, pads=(0, 0, 0, 0), stride=(1, 1), group=1):
+    """Direct convolution in float64 (no im2col): every output element a sum over its window."""
+    n, c, _, _ = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (xp.shape[2] - kh) // stride[0] + 1
+    ow = (xp.shape[3] - kw) // stride[1] + 1
+    y = np.zeros((n, m, oh, ow))
+    mg = m // group
+    for o in range(m):
+        g = o // mg
+        for i in range(oh):
+            for j in range(ow):
+                win = xp[:, g * cg:(g + 1) * cg, i * stride[0]:i * stride[0] + kh,
+                         j * stride[1]:j * stride[1] + kw]
+                y[:, o, i, j] = (win * w[o]).sum(axis=(1, 2, 3))
+    if b is not None:
+        y += b[None, :, None, None]
+    return y
+
+
+@pytest.fixture(scope="module")
+def cnn(tmp_path_factory):
+    """Conv (pads, stride 2, 2 groups, bias), BatchNormalization, Relu, a depthwise Conv with
+    auto_pad SAME_UPPER, HardSigmoid, InstanceNormalization, GlobalAveragePool, Gemm, Erf (ops
+    without a float64 kernel in ONNX Runtime among them) and a Resize (left in float32)."""
+    out = tmp_path_factory.mktemp("exact_cnn")
+    rng = np.random.default_rng(0)
+    w = {"W1": rng.standard_normal((8, 2, 3, 3)), "B1": rng.standard_normal(8),
+         "W2": rng.standard_normal((8, 1, 3, 3)), "sc": rng.random(8) + 0.5,
+         "bi": rng.standard_normal(8), "mu": rng.standard_normal(8) * 0.1, "var": rng.random(8) + 0.5,
+         "G": rng.standard_normal((8, 5)), "Gb": rng.standard_normal(5)}
+    w = {k: v.astype(np.float32) for k, v in w.items()}
+    nodes = [
+        helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], name="conv1", pads=[1, 1, 1, 1],
+                         strides=[2, 2], group=2),
+        helper.make_node("BatchNormalization", ["c1", "sc", "bi", "mu", "var"], ["bn"], name="bn"),
+        helper.make_node("Relu", ["bn"], ["r"], name="relu"),
+        helper.make_node("Conv", ["r", "W2"], ["c2"], name="conv2", auto_pad="SAME_UPPER", group=8),
+        helper.make_node("HardSigmoid", ["c2"], ["hs"], name="hs"),
+        helper.make_node("InstanceNormalization", ["hs", "sc", "bi"], ["inorm"], name="inorm"),
+        helper.make_node("GlobalAveragePool", ["inorm"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["f"], name="flat"),
+        helper.make_node("Gemm", ["f", "G", "Gb"], ["g"], name="gemm"),
+        helper.make_node("Erf", ["g"], ["e"], name="erf"),
+        helper.make_node("Resize", ["c2", "", "rs"], ["rz"], name="resize", mode="nearest"),
+    ]
+    inits = [f32(k, v) for k, v in w.items()] + [f32("rs", [1, 1, 2, 2])]
+    save(nodes, inits, [helper.make_tensor_value_info("x", TP.FLOAT, [1, 4, 9, 9])],
+         [helper.make_tensor_value_info("e", TP.FLOAT, None),
+          helper.make_tensor_value_info("rz", TP.FLOAT, None)], out / "cnn.onnx")
+    x = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    np.save(out / "x.npy", x)
+    # the float64 reference, from the float32 weights' exact values
+    d = {k: v.astype(np.float64) for k, v in w.items()}
+    x64 = x.astype(np.float64)
+    eps = float(np.float32(1e-5))
+    ch = lambda v: v[None, :, None, None]  # noqa: E731
+    ref = {"c1": conv_ref(x64, d["W1"], d["B1"], (1, 1, 1, 1), (2, 2), 2)}
+    ref["bn"] = (ref["c1"] - ch(d["mu"])) / np.sqrt(ch(d["var"]) + eps) * ch(d["sc"]) + ch(d["bi"])
+    ref["r"] = np.maximum(ref["bn"], 0)
+    ref["c2"] = conv_ref(ref["r"], d["W2"], None, (1, 1, 1, 1), (1, 1), 8)
+    ref["hs"] = np.clip(float(np.float32(0.2)) * ref["c2"] + 0.5, 0, 1)
+    mean = ref["hs"].mean(axis=(2, 3), keepdims=True)
+    var = ref["hs"].var(axis=(2, 3), keepdims=True)
+    ref["inorm"] = (ref["hs"] - mean) / np.sqrt(var + eps) * ch(d["sc"]) + ch(d["bi"])
+    ref["gap"] = ref["inorm"].mean(axis=(2, 3), keepdims=True)
+    ref["g"] = ref["gap"].reshape(1, -1) @ d["G"] + d["Gb"]
+    ref["e"] = np.vectorize(math.erf)(ref["g"])
+    return out, ref
+
+
+def read_dump(folder):
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return {t["name"]: np.load(folder / t["file"]) for t in manifest["tensors"]
+            if t["kind"] != "input"}, manifest
+
+
+def test_float64_run_matches_numpy(onnxprobe, cnn, tmp_path):
+    out, ref = cnn
+    dump, report = tmp_path / "exact.dump", tmp_path / "run.json"
+    r = run([onnxprobe, "run", out / "cnn.onnx", "--input", f"x={out / 'x.npy'}", "--precision",
+             "float64", "-o", dump, f"--json={report}"])
+    assert r.returncode == 0, r.stderr
+    got, manifest = read_dump(dump)
+    assert set(got) >= set(ref)
+    assert not any("@exact" in n or "/exact/" in n for n in got), "helper tensors were dumped"
+    for name, want in ref.items():
+        assert got[name].dtype == np.float64, name
+        err = np.max(np.abs(got[name] - want)) / max(np.max(np.abs(want)), 1e-300)
+        assert err < 1e-13, f"{name}: {err} from numpy's float64 value"
+    methods = {n["node"]: n for n in json.loads(report.read_text())["exact_nodes"]}
+    assert methods["conv1"]["method"] == "im2col + float64 MatMul"
+    assert methods["erf"]["method"] == "onnxprobe float64 kernel"
+    assert methods["gemm"]["method"] == "float64 kernel"
+    assert methods["resize"]["method"].startswith("float32") and "Resize" in methods["resize"]["why"]
+    assert "resize (Resize): in float32" in r.stderr
+
+
+TRANSFORMER = """
+import sys, numpy as np, torch
+torch.manual_seed(0)
+layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+                                         activation="gelu", batch_first=True).eval()
+x = torch.randn(2, 7, 32)
+np.save(sys.argv[2], x.numpy())
+torch.onnx.export(layer, (x,), sys.argv[1], input_names=["x"], output_names=["y"], opset_version=17,
+                  dynamo=False)
+with torch.no_grad():
+    y64 = layer.double()(x.double())
+np.save(sys.argv[3], y64.numpy())
+"""
+
+
+def test_float64_transformer_matches_torch_float64(onnxprobe, tmp_path):
+    model, x, want = tmp_path / "t.onnx", tmp_path / "x.npy", tmp_path / "y64.npy"
+    r = run(["/usr/bin/python3", "-c", TRANSFORMER, model, x, want])
+    if r.returncode != 0 and "unexpected keyword argument 'dynamo'" in r.stderr:
+        r = run(["/usr/bin/python3", "-c", TRANSFORMER.replace(",\n                  dynamo=False", ""),
+                 model, x, want])
+    assert r.returncode == 0, r.stderr
+    dump = tmp_path / "t.dump"
+    r = run([onnxprobe, "run", model, "--input", f"x={x}", "--precision", "float64", "-o", dump])
+    assert r.returncode == 0, r.stderr
+    got, _ = read_dump(dump)
+    r = run([onnxprobe, "run", model, "--input", f"x={x}", "-o", tmp_path / "f32.dump"])
+    assert r.returncode == 0, r.stderr
+    f32_run, _ = read_dump(tmp_path / "f32.dump")
+    want = np.load(want)
+    scale = np.max(np.abs(want))
+    err = np.max(np.abs(got["y"] - want)) / scale
+    err32 = np.max(np.abs(f32_run["y"].astype(np.float64) - want)) / scale
+    # the exported model holds sqrt(head size), sqrt(2) and LayerNorm's epsilon as float32
+    # numbers (relative rounding <= 2^-24 = 6e-8), which PyTorch's float64 run does not round:
+    # the exact value of the model differs from PyTorch's by that much, and no more
+    assert err < 1e-7, f"the exact reference is {err} from PyTorch's float64 output"
+    assert err < err32 / 10, f"exact {err} vs float32 run {err32}"
+
+
+def deep_cnn(path, layers=30, gain=2.2, fault=None):
+    """A plain deep CNN (3x3 Conv + Tanh) whose layers amplify what they read: float32 rounding
+    grows with depth. fault=(layer, factor): that layer's whole weight scaled."""
+    rng = np.random.default_rng(2)
+    nodes, inits, x = [], [], "x"
+    for i in range(layers):
+        cin = 3 if i == 0 else 32
+        w = rng.standard_normal((32, cin, 3, 3)) * gain / np.sqrt(cin * 9)
+        if fault and fault[0] == i:
+            w = w * fault[1]
+        inits += [f32(f"W{i}", w), f32(f"b{i}", rng.standard_normal(32) * 0.1)]
+        nodes += [helper.make_node("Conv", [x, f"W{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}",
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Tanh", [f"c{i}"], [f"t{i}"], name=f"tanh{i}")]
+        x = f"t{i}"
+    nodes += [helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"),
+              helper.make_node("Flatten", ["gap"], ["logits"], name="flat")]
+    save(nodes, inits, [helper.make_tensor_value_info("x", TP.FLOAT, [1, 3, 32, 32])],
+         [helper.make_tensor_value_info("logits", TP.FLOAT, None)], path)
+    return path
+
+
+def compare(onnxprobe, tmp_path, a, b, *extra):
+    report = tmp_path / "c.json"
+    r = run([onnxprobe, "compare", a, b, "--b-opt-level", "all", f"--json={report}", *extra])
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    return r, json.loads(report.read_text())
+
+
+def test_accumulated_rounding_passes_and_a_weight_fault_fails(onnxprobe, tmp_path):
+    model = deep_cnn(tmp_path / "deep.onnx")
+    # the premise: at two optimization levels, rounding alone exceeds the elementwise tolerance
+    r, rep = compare(onnxprobe, tmp_path, model, model)
+    assert r.returncode == 1 and rep["summary"]["failed"] > 0, r.stdout
+    r, rep = compare(onnxprobe, tmp_path, model, model, "--reference", "exact")
+    assert r.returncode == 0, r.stdout
+    rows = [t for t in rep["tensors"] if "exact_error_a" in t]
+    assert len(rows) == len(rep["tensors"])
+    # both sides are float32: each is a rounding away from exact, of the same order
+    last = rows[-2]  # t29, the deepest Tanh
+    assert 0 < last["exact_error_a"] and 0 < last["exact_error_b"]
+    assert 0.1 < last["exact_error_a"] / last["exact_error_b"] < 10
+    assert rep["exact_reference"]["conv_as_matmul_nodes"] == 30
+    assert "closer to exact: A on" in r.stdout
+
+    faulty = deep_cnn(tmp_path / "deep_f.onnx", fault=(10, 1.001))
+    r, rep = compare(onnxprobe, tmp_path, model, faulty, "--reference", "exact")
+    assert r.returncode == 1, r.stdout
+    culprits = [c["node"] for c in rep["localization"]["culprits"] if c["introduced"]]
+    assert culprits and culprits[0] == "conv10", rep["localization"]["culprits"]
+    t29 = next(t for t in rep["tensors"] if t["name"] == "t29")
+    assert t29["closer"] == "a" and t29["exact_error_b"] > 10 * t29["exact_error_a"]
+
+
+def test_float16_copy_is_further_from_exact(onnxprobe, tmp_path):
+    """B rounds every activation through float16 (as a float16 copy stores them): the report
+    says A is the closer side on every row after the first rounding."""
+    rng = np.random.default_rng(3)
+    nodes_a, nodes_b, inits, x = [], [], [], "x"
+    for i in range(4):
+        inits += [f32(f"W{i}", rng.standard_normal((16, 16)) / 4)]
+        nodes_a.append(helper.make_node("MatMul", [x, f"W{i}"], [f"m{i}"], name=f"mm{i}"))
+        nodes_a.append(helper.make_node("Tanh", [f"m{i}"], [f"h{i}"], name=f"tanh{i}"))
+        nodes_b.append(helper.make_node("MatMul", [x, f"W{i}"], [f"m{i}"], name=f"mm{i}"))
+        nodes_b.append(helper.make_node("Cast", [f"m{i}"], [f"m{i}_h"], name=f"to16_{i}", to=TP.FLOAT16))
+        nodes_b.append(helper.make_node("Cast", [f"m{i}_h"], [f"m{i}_f"], name=f"to32_{i}", to=TP.FLOAT))
+        nodes_b.append(helper.make_node("Tanh", [f"m{i}_f"], [f"h{i}"], name=f"tanh{i}"))
+        x = f"h{i}"
+    io = ([helper.make_tensor_value_info("x", TP.FLOAT, [8, 16])],
+          [helper.make_tensor_value_info(x, TP.FLOAT, None)])
+    save(nodes_a, inits, *io, tmp_path / "a.onnx")
+    save(nodes_b, inits, *io, tmp_path / "b.onnx")
+    report = tmp_path / "c.json"
+    r = run([onnxprobe, "compare", tmp_path / "a.onnx", tmp_path / "b.onnx", "--reference", "exact",
+             f"--json={report}"])
+    assert r.returncode in (0, 1), r.stderr
+    rep = json.loads(report.read_text())
+    tanh = [t for t in rep["tensors"] if t["name"].startswith("h")]
+    assert len(tanh) == 4 and all(t["closer"] == "a" for t in tanh), tanh
+    assert rep["exact_reference"]["closer_b"] == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--reference", "float"], "--reference: expected exact, got 'float'"),
+    (["--reference", "exact", "--bisect"], "not with --bisect"),
+])
+def test_bad_reference_options(onnxprobe, cnn, args, message):
+    out, _ = cnn
+    r = run([onnxprobe, "compare", out / "cnn.onnx", "--b-opt-level", "all", *args])
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def test_bad_precision(onnxprobe, cnn, tmp_path):
+    out, _ = cnn
+    r = run([onnxprobe, "run", out / "cnn.onnx", "--precision", "float16", "-o", tmp_path / "d"])
+    assert r.returncode == 2 and "--precision: expected float32 or float64, got 'float16'" in r.stderr
