@@ -164,6 +164,29 @@ def test_compare_is_the_cli_json_two_runtimes_p99(cli, chain, tmp_path):
     assert mine["side_b"]["runtime_version"] == "1.20.1" and mine["tolerance"]["judge"] == "p99"
 
 
+def test_exact_reference_is_the_cli_json(cli, chain, faulty, tmp_path):
+    report, mine, theirs = compare_both(cli, tmp_path, [chain, faulty],
+                                        {"dims": {"batch": 2}, "reference": "exact"},
+                                        ["--dim", "batch=2", "--reference", "exact"], codes=(1,))
+    assert mine == theirs
+    assert mine["exact_reference"]["rows"] == mine["summary"]["compared"]
+    add = next(t for t in mine["tensors"] if t["node"] == "add")
+    assert add["closer"] == "a" and add["exact_error_b"] > add["exact_error_a"]  # W[1] += 0.25 in B
+    with pytest.raises(onnxprobe.InvalidArgument, match="--reference: expected exact, got 'float'"):
+        onnxprobe.compare(chain, faulty, reference="float")
+
+
+def test_float64_run_is_the_cli_dump(cli, chain, tmp_path):
+    res = onnxprobe.run(chain, dims={"batch": 2}, precision="float64", output=tmp_path / "py.dump")
+    cli_ok([cli, "run", chain, "--dim", "batch=2", "--precision", "float64", "-o", tmp_path / "cli.dump"])
+    (mine, _), (theirs, _) = load_dump(tmp_path / "py.dump"), load_dump(tmp_path / "cli.dump")
+    assert res.passed and set(mine) == set(theirs)
+    assert all(bitwise_equal(mine[k], theirs[k]) for k in mine)
+    assert any(v.dtype == np.float64 for v in mine.values())
+    with pytest.raises(onnxprobe.InvalidArgument, match="give output="):
+        onnxprobe.run(chain, precision="float64")
+
+
 def test_compare_is_the_cli_json_on_a_fault_and_names_it(cli, chain, faulty, tmp_path):
     report, mine, theirs = compare_both(cli, tmp_path, [chain, faulty],
                                         {"dims": {"batch": 2}, "repro": tmp_path / "py_repro"},
