@@ -1,6 +1,8 @@
 // PrepareExactReference (capture/exact_reference.h).
 #include "onnxprobe/capture/exact_reference.h"
 
+#include "onnxprobe/graph/graph.h"
+
 namespace onnxprobe {
 namespace {
 
@@ -30,18 +32,18 @@ Expected<ExactReference> PrepareExactReference(const Model& model, Backend& back
   std::set<std::string> float32;
   for (int attempt = 0;; ++attempt) {
     OP_ASSIGN_OR_RETURN(ExactModel built, BuildExactModel(model, float32));
-    auto session = backend.CreateSession(built.bytes, model.dir(), so);
-    if (!session.ok()) {
-      std::string refused = RefusedNode(session.status().message());
-      if (refused.empty() || float32.count(refused) || attempt >= kMaxRefusals)
-        return session.status().WithContext("the float64 copy of " + model.path());
-      float32.insert(refused);
-      continue;
+    OP_ASSIGN_OR_RETURN(Model m, Model::Derived(model, built.bytes));
+    // a session of it learns which kernels the runtime has (the weights are mapped, not copied)
+    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(m, {}));
+    auto session = backend.CreateSession(bytes, model.dir(), so);
+    if (session.ok()) {
+      built.bytes.clear();
+      return ExactReference{std::move(m), std::move(built), so};
     }
-    session->reset();  // the side opens its own sessions
-    OP_ASSIGN_OR_RETURN(Model m, Model::Derived(model, std::move(built.bytes)));
-    built.bytes.clear();
-    return ExactReference{std::move(m), std::move(built), so};
+    std::string refused = RefusedNode(session.status().message());
+    if (refused.empty() || float32.count(refused) || attempt >= kMaxRefusals)
+      return session.status().WithContext("the float64 copy of " + model.path());
+    float32.insert(refused);
   }
 }
 

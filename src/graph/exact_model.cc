@@ -134,7 +134,7 @@ class ExactBuilder {
   void Float32(onnx::NodeProto n, const std::string& why, std::vector<onnx::NodeProto>* out);
   const Model& model_;
   const std::set<std::string>& float32_nodes_;
-  const ShapeTable& shapes_;
+  ShapeTable shapes_;  // also the float64 copies of graph inputs and weights, by their new names
   int64_t opset_;
   std::map<std::string, std::string> narrowed_;  // float64 tensor -> its float32 Cast
 };
@@ -150,7 +150,12 @@ Status ExactBuilder::Tensor64(onnx::TensorProto* t) const {
   OP_ASSIGN_OR_RETURN(Tensor v, TensorFromProto(*t, t->name(), ext));
   OP_ASSIGN_OR_RETURN(Tensor d, Tensor::Allocate(DType::kFloat64, v.shape()));
   double* out = d.data_as<double>();
-  for (uint64_t i = 0; i < v.num_elements(); ++i) out[i] = ElementAsDouble(v, i);
+  if (v.dtype() == DType::kFloat32) {
+    const float* in = v.data_as<float>();
+    for (uint64_t i = 0; i < v.num_elements(); ++i) out[i] = in[i];
+  } else {
+    for (uint64_t i = 0; i < v.num_elements(); ++i) out[i] = ElementAsDouble(v, i);
+  }
   std::string name = t->name();
   t->Clear();
   TensorToProto(d, name, t);
@@ -246,7 +251,11 @@ Status ExactBuilder::Graph(onnx::GraphProto* g, bool main) {
   // a body reads the float32 copies its own nodes make (an outer one may come after its node)
   std::map<std::string, std::string> outer = std::move(narrowed_);
   narrowed_.clear();
-  for (auto& t : *g->mutable_initializer()) OP_RETURN_IF_ERROR(Tensor64(&t));
+  // a body's weights become float64 in place; the main graph's stay as the file holds them (the
+  // runtime maps large ones from it) and are cast to float64 where read, like its inputs
+  if (!main) {
+    for (auto& t : *g->mutable_initializer()) OP_RETURN_IF_ERROR(Tensor64(&t));
+  }
   auto widen_type = [](onnx::ValueInfoProto* v) {
     auto* tt = v->mutable_type()->mutable_tensor_type();
     if (v->type().has_tensor_type() && IsFloatType(tt->elem_type())) tt->set_elem_type(kF64);
@@ -276,6 +285,28 @@ Status ExactBuilder::Graph(onnx::GraphProto* g, bool main) {
       out.push_back(c);
       input_cast[v.name()] = v.name() + "@exact";
     }
+    for (const auto& t : g->initializer()) {
+      if (!IsFloatType(t.data_type()) || t.data_type() == kF64 || input_cast.count(t.name()))
+        continue;
+      onnx::NodeProto c;
+      c.set_op_type("Cast");
+      c.set_name(t.name() + "@exact/cast");
+      c.add_input(t.name());
+      c.add_output(t.name() + "@exact");
+      auto* to = c.add_attribute();
+      to->set_name("to");
+      to->set_type(onnx::AttributeProto::INT);
+      to->set_i(kF64);
+      out.push_back(c);
+      input_cast[t.name()] = t.name() + "@exact";
+    }
+  }
+  for (const auto& [from, to] : input_cast) {
+    auto it = shapes_.find(from);
+    if (it == shapes_.end()) continue;
+    TypedShape copy = it->second;
+    copy.elem_type = kF64;
+    shapes_[to] = copy;
   }
   if (!input_cast.empty()) RenameReads(g, input_cast);
   for (onnx::NodeProto n : g->node()) {
@@ -341,9 +372,9 @@ bool IsExactHelperTensor(const std::string& name) {
 
 Expected<ExactModel> BuildExactModel(const Model& model, const std::set<std::string>& float32_nodes) {
   OP_RETURN_IF_ERROR(model.impl().RequireBytes());
-  const onnx::ModelProto* full = model.impl().FullProto();
-  if (full == nullptr) return Corrupt(model.path() + ": cannot re-read the model");
-  int64_t opset = DefaultOpset(*full);
+  // large weights stay references into the model's file: the copy adds only its graph
+  OP_ASSIGN_OR_RETURN(onnx::ModelProto p, model.impl().EditableProto(model.path()));
+  int64_t opset = DefaultOpset(p);
   if (opset < 11)
     return Unsupported(model.path() + ": the exact reference needs opset 11 or newer, the model has " +
                        std::to_string(opset));
@@ -357,7 +388,6 @@ Expected<ExactModel> BuildExactModel(const Model& model, const std::set<std::str
     }
     CollectShapes(typed.graph(), &shapes);
   }
-  onnx::ModelProto p = *full;
   ExactBuilder b(model, float32_nodes, shapes, opset);
   OP_RETURN_IF_ERROR(b.Graph(p.mutable_graph(), true));
   bool own = false;

@@ -47,12 +47,15 @@ struct ExactModel {
   std::string Summary() const;
 };
 
-// `model` with every floating-point tensor in float64: initializers and Constant values
-// converted (exactly: float32, float16 and bfloat16 are all float64 numbers), Casts to a float
-// type cast to float64, graph outputs float64. Graph inputs keep their types and are cast to
-// float64 where read, so the exact model takes the inputs the original takes, and every tensor
-// keeps its name. Nodes named in `float32_nodes` (or whose op has no float64 kernel we know of)
-// run in float32 between Casts. Fails (kUnsupported) on an opset older than 11.
+// `model` with every floating-point tensor in float64: Constant values and the weights of
+// If/Loop bodies converted (exactly: float32, float16 and bfloat16 are all float64 numbers),
+// Casts to a float type cast to float64, graph outputs float64. Graph inputs keep their types and
+// are cast to float64 where read, so the exact model takes the inputs the original takes, and
+// every tensor keeps its name. Nodes named in `float32_nodes` (or whose op has no float64 kernel we know of)
+// run in float32 between Casts. The main graph's weights stay as the file holds them (large
+// ones references into it, as Model::Derived resolves them) and are cast to float64 where read,
+// like the graph inputs: the copy costs its graph, not a second set of weights. Fails
+// (kUnsupported) on an opset older than 11.
 Expected<ExactModel> BuildExactModel(const Model& model,
                                      const std::set<std::string>& float32_nodes = {});
 
