@@ -21,6 +21,9 @@ echo
 echo "== comparison"
 "$BUILD/bench/compare_bench" "$MODELS/resnet50.onnx" --runs 5
 echo
+echo "== the exact reference: compare with and without --reference exact (ResNet-50, a transformer)"
+/usr/bin/python3 bench/exact_bench.py "$BUILD/onnxprobe" "$MODELS" 5
+echo
 echo "== scale: GPT-2-medium-shaped"
 /usr/bin/python3 bench/make_gpt2_model.py "$MODELS/gpt2_medium.onnx" >/dev/null
 /usr/bin/python3 bench/scale_bench.py "$BUILD/onnxprobe" "$MODELS/gpt2_medium.onnx" 2G
