@@ -63,7 +63,7 @@ echo
 echo "== sensitivity: smallest fault named, top-1 rates and false alarms per pairing (ONNXPROBE_ZOO=quick: fewer models)"
 echo "   (onnxsim, onnxslim, onnxoptimizer: the model against the graph tool's copy of its faulted copy)"
 /usr/bin/python3 bench/sensitivity.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO} \
-  --pairings torch,same,opt_all,ort1.20.1,onnxsim,onnxslim,onnxoptimizer
+  --pairings torch,same,opt_all,ort1.20.1,onnxsim,onnxslim,onnxoptimizer,torch+exact,opt_all+exact,ort1.20.1+exact,onnxsim+exact
 echo
 echo "== PyTorch vs ONNX zoo (ONNXPROBE_ZOO=quick for a handful of models)"
 /usr/bin/python3 bench/torch_zoo.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}

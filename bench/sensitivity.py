@@ -17,6 +17,9 @@ captured with the PyTorch companion. Pairings (side A -> side B):
              the wild); a fault counts as named when the top culprit is the faulted node or the
              node of the copy that computes its folded chain (the culprit's tensor is the
              faulted node's output or that of a BatchNormalization/Mul/Add folded into it)
+  P+exact    pairing P judged with the exact reference (`--reference exact`: each row allowed
+             twice the smaller distance of the two sides from the model computed in float64),
+             side by side with P under the elementwise tolerance alone
 Fault kinds, each placed without asking the tool under test:
   weight     the largest-magnitude element of the weight of the mid-depth Conv/Gemm/MatMul scaled
              by 1+e, e = 1e-4, 1e-3, 1e-2, 1e-1 (the smallest e that is named is reported)
@@ -302,16 +305,18 @@ def run_model(exe, work, name, entry, pairings, stats):
         faulty = os.path.join(folder, f"weight_{e:g}.onnx")
         node, out = weight_fault(base, faulty, e)
         weights[e] = None if node is None else (faulty, node, out, {})
-    for pairing in pairings:
-        s = stats.setdefault(pairing, {"benign": [0, 0], "attribute": [0, 0, 0], "fp16": [0, 0, 0],
+    for policy in pairings:
+        pairing = policy.split("+")[0]
+        exact = ["--reference", "exact"] if policy.endswith("+exact") else []
+        s = stats.setdefault(policy, {"benign": [0, 0], "attribute": [0, 0, 0], "fp16": [0, 0, 0],
                                        "weight": {e: [0, 0, 0] for e in EPSILONS}, "smallest": []})
         # benign variants
         # (a run the runtime refuses is counted as an error, not an alarm)
-        variants = [(inputs, [])]
+        variants = [(inputs, exact)]
         if pairing != "torch":
-            variants += [(seeded_inputs(cap, folder, k), []) for k in (1, 2)]
+            variants += [(seeded_inputs(cap, folder, k), exact) for k in (1, 2)]
         if pairing == "same":
-            variants.append((inputs, ["--a-intra-threads", "1", "--b-intra-threads", "2"]))
+            variants.append((inputs, ["--a-intra-threads", "1", "--b-intra-threads", "2", *exact]))
         alarms = errors = 0
         for ins, v in variants:
             rc, rep, out = compare(exe, pairing_args(pairing, base, base, cap, ins, v), rep_path)
@@ -321,7 +326,7 @@ def run_model(exe, work, name, entry, pairings, stats):
             s["benign"][1] += 1
             s["benign"][0] += rc == 1
             alarms += rc == 1
-        cells = [f"{pairing}: benign {len(variants) - alarms - errors}/{len(variants) - errors}"
+        cells = [f"{policy}: benign {len(variants) - alarms - errors}/{len(variants) - errors}"
                  + (f" ({errors} runs refused)" if errors else "")]
         for kind in ("attribute", "fp16"):
             f = faults[kind]
@@ -333,7 +338,7 @@ def run_model(exe, work, name, entry, pairings, stats):
                 s[kind][2] += 1
                 cells.append(f"{kind} no-effect")
                 continue
-            rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
+            rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs, exact), rep_path)
             ok = is_named(pairing, rep, base, target, faulty)
             s[kind][0] += ok
             s[kind][1] += 1
@@ -348,7 +353,7 @@ def run_model(exe, work, name, entry, pairings, stats):
                 s["weight"][e][2] += 1
                 continue
             tried += 1
-            rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs), rep_path)
+            rc, rep, _ = compare(exe, pairing_args(pairing, base, faulty, cap, inputs, exact), rep_path)
             ok = is_named(pairing, rep, base, node, faulty)
             s["weight"][e][0] += ok
             s["weight"][e][1] += 1
@@ -375,12 +380,13 @@ def main():
     pairings = [x for x in a.pairings.split(",") if x]
     if any(x.startswith("ort") for x in pairings):
         for x in pairings:
-            if x.startswith("ort") and not os.path.isdir(os.path.join(ROOT, ".deps", "ort", x[3:])):
-                print(f"ONNX Runtime {x[3:]} is not installed (ONNXPROBE_ORT_EXTRA_VERSIONS): pairing skipped")
+            v = x.split("+")[0][3:]
+            if x.startswith("ort") and not os.path.isdir(os.path.join(ROOT, ".deps", "ort", v)):
+                print(f"ONNX Runtime {v} is not installed (ONNXPROBE_ORT_EXTRA_VERSIONS): pairing skipped")
                 pairings.remove(x)
-    if any(x in TOOL_PAIRINGS for x in pairings) and not gt.available():
+    if any(x.split("+")[0] in TOOL_PAIRINGS for x in pairings) and not gt.available():
         print("the graph tools' environment (.deps/graphtools-env) is missing: their pairings skipped")
-        pairings = [x for x in pairings if x not in TOOL_PAIRINGS]
+        pairings = [x for x in pairings if x.split("+")[0] not in TOOL_PAIRINGS]
     models = [(n, Z.HANDWRITTEN[n]) for n in Z.HANDWRITTEN]
     models += [(n, Z.torchvision_entry(n, "classification", s)) for n, s in (QUICK_VISION if a.quick else FULL_VISION)]
     if a.only:
@@ -396,7 +402,7 @@ def main():
         if not a.work:
             shutil.rmtree(work, ignore_errors=True)
     print(f"\nsensitivity over {len(models)} models, {time.time() - t0:.0f} s")
-    print(f"{'pairing':10s} {'false alarms':>14s} {'attribute top-1':>16s} {'fp16 named':>12s} "
+    print(f"{'pairing':16s} {'false alarms':>14s} {'attribute top-1':>16s} {'fp16 named':>12s} "
           + " ".join(f"{'w e=' + format(e, 'g'):>10s}" for e in EPSILONS) + "  smallest e named (median)")
     for pairing in pairings:
         s = stats.get(pairing)
@@ -407,7 +413,7 @@ def main():
             return f"{x[0]}/{x[1]}" + (f" ({x[2]} n/e)" if len(x) > 2 and x[2] else "")
         named = [e for e in s["smallest"] if e is not None]
         med = f"{sorted(named)[len(named) // 2]:g}" if named else "-"
-        print(f"{pairing:10s} {rate(s['benign']):>14s} {rate(s['attribute']):>16s} {rate(s['fp16']):>12s} "
+        print(f"{pairing:16s} {rate(s['benign']):>14s} {rate(s['attribute']):>16s} {rate(s['fp16']):>12s} "
               + " ".join(f"{rate(s['weight'][e]):>10s}" for e in EPSILONS)
               + f"  {med} ({len(named)}/{len(s['smallest'])} models)")
     if a.json:
