@@ -155,11 +155,12 @@ Expected<BaselineSaveReport> SaveBaseline(const BaselineSaveRequest& req) {
   if (req.max_memory > 0) SetAllocationLimit(req.max_memory);
   auto t0 = std::chrono::steady_clock::now();
   BaselineSaveReport rep;
-  std::string tmp = TempSiblingPath(req.output);
+  const std::string output = OutputPath(req.output);  // through a link, never replacing it
+  std::string tmp = TempSiblingPath(output);
   Status st = SaveInto(tmp, req, &rep);
   if (st.ok()) {
     rep.bytes_written = FolderBytes(tmp);
-    st = Publish(tmp, req.output);
+    st = Publish(tmp, output);
   }
   if (!st.ok()) {
     RemoveTemporary(tmp);

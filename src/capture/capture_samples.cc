@@ -34,7 +34,7 @@ Status Publish(const std::string& tmp, const std::string& path) {
 
 Expected<std::vector<SampleDump>> CaptureSamplesToDumps(const DumpRequest& request,
                                                         const std::vector<InputSample>& samples) {
-  std::string tmp = TempSiblingPath(request.output);
+  std::string tmp = TempSiblingPath(OutputPath(request.output));
   std::vector<SampleDump> out;
   Status st;
   std::error_code ec;
@@ -65,7 +65,7 @@ Expected<std::vector<SampleDump>> CaptureSamplesToDumps(const DumpRequest& reque
     j.EndArray().EndObject();
     st = WriteFileAtomic((fs::path(tmp) / kIndex).string(), j.str() + "\n");
   }
-  if (st.ok()) st = Publish(tmp, request.output);
+  if (st.ok()) st = Publish(tmp, OutputPath(request.output));
   if (!st.ok()) {
     RemoveTemporary(tmp);
     return st;

@@ -32,8 +32,9 @@ std::string DumpFileName(size_t index, const std::string& tensor_name) {
   return s + ".npy";
 }
 
-Expected<std::unique_ptr<DumpWriter>> DumpWriter::Create(const std::string& path,
+Expected<std::unique_ptr<DumpWriter>> DumpWriter::Create(const std::string& user_path,
                                                          DumpMetadata meta) {
+  const std::string path = OutputPath(user_path);  // through a link, never replacing it
   std::unique_ptr<DumpWriter> w(new DumpWriter());
   w->path_ = path;
   w->meta_ = std::move(meta);

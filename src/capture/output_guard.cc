@@ -241,8 +241,19 @@ Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<s
 
 Status CheckOutputTarget(const std::string& path, OutputKind kind,
                          const std::vector<std::string>& inputs, bool force) {
-  OP_RETURN_IF_ERROR(CheckTarget(path, kind, inputs, force));
-  return FolderTakesFiles(path);
+  // a link is written through (its target checked as the output), a stream or device as it is
+  const std::string target = OutputPath(path);
+  if (IsStreamOutput(target)) {
+    if (IsFolderKind(fs::path(target), kind))
+      return InvalidArgument(path + ": is a stream or device; " + OutputKindName(kind) +
+                             " output is a folder");
+    return Status::Ok();
+  }
+  Status checked = CheckTarget(target, kind, inputs, force);
+  if (!checked.ok() && target != path)
+    return Status(checked.code(), path + " (a link to " + target + "): " + checked.message());
+  OP_RETURN_IF_ERROR(checked);
+  return FolderTakesFiles(target);
 }
 
 namespace {

@@ -83,7 +83,68 @@ void RemoveTemporary(const std::string& tmp) {
   UnregisterTemporary(tmp);
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& data) {
+namespace {
+
+bool UnderFdFolder(const std::string& p) {
+  return p.rfind("/proc/self/fd/", 0) == 0 || p.rfind("/dev/fd/", 0) == 0 ||
+         p.rfind("/proc/thread-self/fd/", 0) == 0;
+}
+
+// Writes all of `data` to `fd`; 0 or the OS reason of the first failure.
+int WriteAll(int fd, const std::string& data) {
+  for (size_t done = 0; done < data.size();) {
+    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : EIO;
+    done += static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string OutputPath(const std::string& path) {
+  fs::path p(WithoutTrailingSlash(path));
+  for (int hops = 0; hops < 40 && !UnderFdFolder(p.string()); ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
+    fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = (target.is_absolute() ? target : p.parent_path() / target).lexically_normal();
+  }
+  return p == fs::path(WithoutTrailingSlash(path)) ? path : p.string();
+}
+
+bool IsStreamOutput(const std::string& path) {
+  if (UnderFdFolder(path)) return true;
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return false;
+  return fs::is_character_file(st) || fs::is_block_file(st) || fs::is_fifo(st) || fs::is_socket(st);
+}
+
+Status WriteFileAtomic(const std::string& user_path, const std::string& data) {
+  const std::string path = OutputPath(user_path);
+  if (UnderFdFolder(path)) {
+    // this process's own descriptor: written through it, sharing its offset with what the
+    // process prints there (opening the file again would start at 0, under what was printed)
+    const std::string digits = path.substr(path.rfind('/') + 1);
+    char* end = nullptr;
+    long fd = std::strtol(digits.c_str(), &end, 10);
+    if (digits.empty() || *end != '\0' || fd < 0)
+      return IoError(user_path + ": not a file descriptor");
+    int err = WriteAll(static_cast<int>(fd), data);
+    if (err != 0) return IoError(user_path + ": write failed (" + std::strerror(err) + ")");
+    return Status::Ok();
+  }
+  if (IsStreamOutput(path)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return IoError(user_path + ": cannot open (" + std::strerror(errno) + ")");
+    int err = WriteAll(fd, data);
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) return IoError(user_path + ": write failed (" + std::strerror(err) + ")");
+    return Status::Ok();
+  }
   std::string tmp = TempSiblingPath(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) {
@@ -91,13 +152,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& data) {
     UnregisterTemporary(tmp);
     return st;
   }
-  int err = 0;  // the OS reason of the first failure, kept before any cleanup call can change it
-  for (size_t done = 0; done < data.size() && err == 0;) {
-    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) err = w < 0 ? errno : EIO;
-    if (w > 0) done += static_cast<size_t>(w);
-  }
+  int err = WriteAll(fd, data);  // the OS reason, kept before any cleanup call can change it
   if (::close(fd) != 0 && err == 0) err = errno;  // NFS and some full disks report here
   if (err != 0) {
     RemoveTemporary(tmp);

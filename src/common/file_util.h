@@ -13,7 +13,17 @@ namespace onnxprobe {
 Expected<std::string> ReadFile(const std::string& path, uint64_t max_bytes = UINT64_MAX);
 
 // Writes `data` to `path` via a temporary sibling and rename, so the file is complete or absent.
+// Through a symbolic link the link stays and its target is written (OutputPath); a stream or
+// device (/dev/stdout, a FIFO, /dev/null) is written as it is, never replaced.
 Status WriteFileAtomic(const std::string& path, const std::string& data);
+
+// Where an output named `path` is written: a symbolic link (the last component, followed link
+// by link) is written through, to its target, never replaced; a standard stream named through
+// /proc/self/fd or /dev/fd (/dev/stdout) stops there. `path` itself otherwise.
+std::string OutputPath(const std::string& path);
+// Whether `path` (after OutputPath) is a stream or device to write as it is: a process's file
+// descriptor (/proc/self/fd/N, /dev/fd/N), a character or block device, a FIFO or a socket.
+bool IsStreamOutput(const std::string& path);
 
 // The folder holding `path` ("" for a bare name); a trailing '/' names the folder itself, so
 // "out/" and "out" have the same parent.

@@ -22,7 +22,8 @@ const char* KindName(char k) { return k == 'k' ? "key" : k == 'v' ? "value" : "k
 
 }  // namespace
 
-Expected<std::unique_ptr<GenerationWriter>> GenerationWriter::Open(const std::string& path) {
+Expected<std::unique_ptr<GenerationWriter>> GenerationWriter::Open(const std::string& user_path) {
+  const std::string path = OutputPath(user_path);  // through a link, never replacing it
   std::unique_ptr<GenerationWriter> w(new GenerationWriter());
   w->path_ = path;
   w->tmp_ = TempSiblingPath(path);

@@ -14,8 +14,9 @@ namespace fs = std::filesystem;
 
 namespace onnxprobe {
 
-Status WriteReproBundle(const std::string& dir, const ReproBundle& bundle, const Culprit& culprit,
-                        const Side& b, const ComparisonResult& r) {
+Status WriteReproBundle(const std::string& user_dir, const ReproBundle& bundle,
+                        const Culprit& culprit, const Side& b, const ComparisonResult& r) {
+  const std::string dir = OutputPath(user_dir);  // through a link, never replacing it
   std::error_code ec;
   fs::path parent = ParentFolder(dir);
   if (!parent.empty() && !fs::is_directory(parent, ec))

@@ -9,7 +9,8 @@
 
 namespace onnxprobe {
 
-Status WriteNpy(const std::string& path, const Tensor& t) {
+Status WriteNpy(const std::string& user_path, const Tensor& t) {
+  const std::string path = OutputPath(user_path);  // through a link, never replacing it
   std::string tmp = TempSiblingPath(path);
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {

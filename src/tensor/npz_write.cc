@@ -49,7 +49,8 @@ struct NpzWriter::Impl {
 NpzWriter::NpzWriter() : impl_(new Impl) {}
 NpzWriter::~NpzWriter() { impl_->Abort(); }
 
-Status NpzWriter::Open(const std::string& path) {
+Status NpzWriter::Open(const std::string& user_path) {
+  const std::string path = OutputPath(user_path);  // through a link, never replacing it
   impl_->Abort();
   impl_->path = path;
   impl_->tmp = TempSiblingPath(path);

@@ -360,3 +360,72 @@ def test_json_stdout_is_refused_where_the_console_report_holds_stdout(onnxprobe,
     r = run([onnxprobe, *command, "--json", "-"], cwd=tmp_path)
     one_line_error(r, "--json -", "FILE")
     assert not (tmp_path / "-").exists()
+
+
+# --- a symbolic link as an output is written through, never replaced (issue 43) ---------------
+
+def test_a_link_to_an_earlier_report_is_written_through(onnxprobe, chain, tmp_path):
+    target = tmp_path / "reports" / "r.json"
+    target.parent.mkdir()
+    r = compare_chain(onnxprobe, chain, "--json", target)
+    assert r.returncode == 0, r.stderr
+    target.write_text(target.read_text().replace('"verdict"', '"verdict" ', 1))  # still ours
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    r = compare_chain(onnxprobe, chain, "--json", link)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert json.loads(target.read_text())["verdict"] == "PASS"
+    assert '"verdict" ' not in target.read_text()  # the target holds the new report
+    assert not list(tmp_path.glob("latest.json.tmp-*")) and not list(target.parent.glob("*.tmp-*"))
+
+
+@pytest.mark.parametrize("flag", ["--json", "--html"])
+def test_a_link_to_a_foreign_file_is_refused(onnxprobe, chain, tmp_path, flag):
+    target = tmp_path / "notes.txt"
+    target.write_text("my notes\n")
+    link = tmp_path / "report"
+    link.symlink_to(target)
+    r = compare_chain(onnxprobe, chain, flag, link)
+    one_line_error(r, "a link to", "notes.txt", "refusing to replace it")
+    assert link.is_symlink() and target.read_text() == "my notes\n"
+
+
+def test_a_link_to_a_standard_stream_is_written_to_it(onnxprobe, chain, tmp_path):
+    """What `--json /dev/stdout` does with stdout redirected to a file: the link (here a private
+    one to the same place, /proc/self/fd/1) stays, and the report lands in the file after what
+    was printed before it."""
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    out = tmp_path / "out.txt"
+    with open(out, "w") as f:
+        f.write("before\n")
+        f.flush()
+        r = subprocess.run([str(onnxprobe), "compare", str(chain), "--b-opt-level", "all", "-q",
+                            "--json", str(link)], stdout=f, stderr=subprocess.PIPE, text=True,
+                           timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    text = out.read_text()
+    assert text.startswith("before\n")
+    start = text.index("\n{") + 1  # the report, before or after the console's lines
+    report, _ = json.JSONDecoder().raw_decode(text, start)
+    assert report["verdict"] == "PASS"
+
+
+def test_a_dump_through_a_link_replaces_the_earlier_dump(onnxprobe, chain, tmp_path):
+    first = tmp_path / "first.dump"
+    r = run([onnxprobe, "run", chain, "-o", first])
+    assert r.returncode == 0, r.stderr
+    link = tmp_path / "current.dump"
+    link.symlink_to(first)
+    r = run([onnxprobe, "run", chain, "-o", link, "--seed", "7"])
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and first.is_dir()
+    assert json.loads((first / "manifest.json").read_text())["seed"] == 7
+
+
+def test_a_device_output_is_written_not_replaced(onnxprobe, chain):
+    r = compare_chain(onnxprobe, chain, "--json", "/dev/null")
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
