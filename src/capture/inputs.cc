@@ -99,6 +99,11 @@ Status CheckDimNames(const Model& model, const InputOptions& o) {
       if (!d.param.empty()) names.insert(d.param);
   }
   for (const auto& [name, value] : o.dim_params) {
+    if (value == 0) {
+      return InvalidArgument("--dim " + name +
+                             "=0: every input with that dimension would be empty, leaving "
+                             "nothing to capture or compare; give 1 or more");
+    }
     if (names.count(name)) continue;
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -509,7 +509,7 @@ class CompareCommand : public Command {
     if (!o.junit.empty()) out.text += "JUnit report: " + o.junit + "\n";
     if (!o.model_explorer.empty())
       out.text += "Model Explorer node data: " + o.model_explorer + "\n";
-    out.exit_code = r.failures > 0 || !r.unpaired_outputs.empty() ? 1 : 0;
+    out.exit_code = r.failures > 0 || !r.unpaired_outputs.empty() || !r.nan_outputs.empty() ? 1 : 0;
     if (r.aborted) {
       out.error = r.abort_status;
     } else if (!result.localization.repro_status.ok()) {

@@ -439,6 +439,7 @@ Status CheckOutput(const std::string& flag, const std::string& path, OutputKind 
 }
 
 Status NameInputFlag(const Status& s, InputField field) {
+  if (s.message().rfind("--", 0) == 0) return s;  // the message names its flag already
   switch (field) {
     case InputField::kFiles:
       return s.WithContext("--input");

@@ -92,6 +92,16 @@ void JudgeRow(const Tensor& a, const Tensor& b, const TolerancePolicy& policy,
   row->pass = row->within_tolerance || row->state == RowState::kAdvisory;
   row->grade = GradeFor(row->metrics.max_rel);
   row->tolerance_ratio = ToleranceRatio(row->metrics, row->tolerance, policy.judge);
+  const TensorMetrics& m = row->metrics;
+  uint64_t n = a.num_elements();
+  if (n > 0 && m.count == 0 && m.stats_a.nan_count == n &&
+      m.stats_b.nan_count == b.num_elements()) {
+    row->all_nan = true;
+    row->state = RowState::kNotCompared;
+    row->reason =
+        "every value is NaN on both sides (" + std::to_string(n) + "): nothing to compare";
+    row->tolerance_ratio = 0;
+  }
 }
 
 namespace {
@@ -179,6 +189,11 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
       for (size_t i = begin; i < end; ++i) row_budgets[i] = budgets.For(batch[i].b->name);
       CompareRows(batch, &va, &vb, &ve, job, row_budgets, begin, end, &rows);
       for (size_t i = begin; i < end; ++i) {
+        if (rows[i].all_nan && (batch[i].a->is_graph_output || batch[i].b->is_graph_output)) {
+          r.nan_outputs.push_back(
+              "graph output '" + rows[i].name_b +
+              "' holds only NaN on both sides: none of its values was compared");
+        }
         budgets.Record(rows[i]);
         r.rows.push_back(std::move(rows[i]));
         ++done;

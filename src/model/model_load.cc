@@ -160,7 +160,12 @@ Expected<uint64_t> CheckModelFile(const std::string& path) {
   if (!fs::exists(st)) return NotFound(path + ": no such file");
   if (fs::is_directory(path, ec))
     return InvalidArgument(path + ": is a directory, expected an .onnx file");
+  if (!fs::is_regular_file(st))
+    return InvalidArgument(path +
+                           ": is not a regular file (a device, FIFO or socket), expected an "
+                           ".onnx file");
   uint64_t size = fs::file_size(path, ec);
+  if (ec) return IoError(path + ": cannot read its size (" + ec.message() + ")");
   if (size == 0) return Corrupt(path + ": empty file, not an ONNX model");
   if (size >= uint64_t(INT_MAX)) {
     return Unsupported(path + ": the .onnx file itself is " + std::to_string(size) +

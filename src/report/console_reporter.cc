@@ -247,11 +247,17 @@ class ConsoleReporter : public Reporter {
                                                    " compared tensors (the rows above)\n");
     }
     for (const auto& u : r.unpaired_outputs) out += "unpaired graph output: " + Safe(u) + "\n";
+    for (const auto& u : r.nan_outputs) out += "not compared: " + Safe(u) + "\n";
     if (r.first_failure < 0 && !r.unpaired_outputs.empty() && !r.aborted) {
       return out + Color("1;31", "verdict: FAIL") + ", " +
              std::to_string(r.unpaired_outputs.size()) +
              " graph output(s) without a counterpart on the other side; no compared tensor beyond "
              "tolerance\n";
+    }
+    if (r.first_failure < 0 && !r.nan_outputs.empty() && !r.aborted) {
+      return out + Color("1;31", "verdict: FAIL") + ", " + std::to_string(r.nan_outputs.size()) +
+             " graph output(s) hold only NaN on both sides (NaN in the inputs reach every value): "
+             "nothing of them was compared\n";
     }
     if (r.first_failure < 0) {
       if (!r.aborted) out += Color("32", "verdict: PASS") + ", no tensor beyond tolerance\n";

@@ -242,6 +242,15 @@ JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
     k.message = u;
     s.cases.push_back(std::move(k));
   }
+  for (const auto& u : c.nan_outputs) {
+    JUnitCase k;
+    k.classname = classname;
+    k.name = prefix + "(graph outputs)";
+    k.outcome = JUnitOutcome::kFailure;
+    k.type = "nan-output";
+    k.message = u;
+    s.cases.push_back(std::move(k));
+  }
   if (c.aborted) {
     JUnitCase k;
     k.classname = classname;

@@ -162,6 +162,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
   j.Key("verdict").String(r.aborted ? "ERROR" : (report.passed() ? "PASS" : "FAIL"));
   j.Key("aborted").Bool(r.aborted);
   StringsJson(j, "unpaired_outputs", r.unpaired_outputs);
+  StringsJson(j, "nan_outputs", r.nan_outputs);
   if (r.aborted) j.Key("abort_reason").String(r.abort_status.message());
   j.Key("side_a");
   SideJson(j, r.side_a, r.describe_a);

@@ -86,3 +86,45 @@ def test_unreadable_file(onnxprobe):
     shutil.rmtree(folder)
     check_one_line(r, "secret.onnx", ["cannot open"])
     assert r.returncode == 2
+
+
+# --- what a new user still hit (issue 43) ------------------------------------------------------
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+@pytest.mark.parametrize("command", ["run", "inspect"])
+def test_a_device_as_the_model(onnxprobe, tmp_path, device, command):
+    r = run([onnxprobe, command, device] + (["-o", tmp_path / "d"] if command == "run" else []))
+    check_one_line(r, device, ["not a regular file"])
+    assert "18446744073709551615" not in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["run", "-o", "{out}"], ["compare", "--b-opt-level", "all"]])
+def test_a_zero_dimension_is_refused(onnxprobe, tmp_path, command):
+    models.chain_model(tmp_path / "chain.onnx")  # X: float32[batch, 3]
+    work = tmp_path / "work"
+    work.mkdir()
+    cmd = [a.replace("{out}", str(work / "d")) for a in command]
+    r = run([onnxprobe, cmd[0], tmp_path / "chain.onnx", *cmd[1:], "--dim", "batch=0"])
+    check_one_line(r, None, ["--dim", "batch=0", "nothing to capture or compare"])
+    assert list(work.iterdir()) == []
+
+
+def test_partly_nan_inputs_that_reach_every_output_value_fail(onnxprobe, tmp_path):
+    """A NaN in X reaches every value of Y through the MatMul: Y is NaN on both sides. It was not
+    compared, so the comparison does not pass; the rows say why instead of "excellent"."""
+    import numpy as np
+    models.chain_model(tmp_path / "chain.onnx", symbolic=False)  # X: [2, 3]; Y = f(X @ B)
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    x[:, 0] = np.nan  # every row of X holds a NaN: every row of Y is NaN
+    np.save(tmp_path / "X.npy", x)
+    report = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", tmp_path / "chain.onnx", "--b-opt-level", "all", "--input",
+             f"X={tmp_path / 'X.npy'}", "--json", report])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads(report.read_text())
+    assert rep["verdict"] == "FAIL"
+    assert rep["nan_outputs"] and "'Y'" in rep["nan_outputs"][0]
+    y = next(t for t in rep["tensors"] if t["name"] == "Y")
+    assert y["state"] == "not-compared" and "every value is NaN on both sides" in y["reason"]
+    assert "holds only NaN on both sides" in r.stdout

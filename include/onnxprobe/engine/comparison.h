@@ -80,6 +80,8 @@ struct TensorResult {
   // With an exact reference (CompareJob::exact): max |side - exact| over the values both hold
   // (magnitudes of 1e30 and more left out, as from the tolerance's scale); -1 when not measured.
   double exact_error_a = -1, exact_error_b = -1;
+  // Every value is NaN on both sides: nothing to compare (state kNotCompared, `reason` says so).
+  bool all_nan = false;
 };
 // "a", "b" or "tie" (equal distance from exact); "" when the row has no exact measurement.
 const char* CloserToExact(const TensorResult& row);
@@ -139,6 +141,9 @@ struct ComparisonResult {
   // each ("side B's graph output 'extra' has no counterpart in A"). Each fails the comparison:
   // what a model returns is its contract.
   std::vector<std::string> unpaired_outputs;
+  // Graph outputs whose every value is NaN on both sides (NaN in the inputs reached all of
+  // them), one line each: none of their values was compared, so the comparison cannot pass.
+  std::vector<std::string> nan_outputs;
   // Rows beyond tolerance that pass as inherited rounding (pipeline/inherited_verdict.h: no
   // node introduces their error and every graph output is within tolerance).
   size_t inherited_passed = 0;

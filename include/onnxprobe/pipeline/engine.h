@@ -127,7 +127,8 @@ struct CompareReport {
   // With CompareRequest::exact_reference: how each node's float64 value was computed.
   std::optional<ExactModel> exact;
   bool passed() const {
-    return !comparison.aborted && comparison.failures == 0 && comparison.unpaired_outputs.empty();
+    return !comparison.aborted && comparison.failures == 0 && comparison.unpaired_outputs.empty() &&
+           comparison.nan_outputs.empty();
   }
 };
 
