@@ -429,3 +429,28 @@ def test_a_device_output_is_written_not_replaced(onnxprobe, chain):
     r = compare_chain(onnxprobe, chain, "--json", "/dev/null")
     assert r.returncode == 0, r.stderr
     assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+
+
+# --- the command line's own slips (issue 43) ---------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    (["--json", "--json"], "--json given twice"),
+    (["--json", "-q", "--json"], "--json given twice"),
+    (["--json=a.json", "--json=b.json"], "--json given twice"),
+    (["--force", "--force"], "--force given twice"),
+    (["--rtol", "1e-3", "--rtol", "1e-2"], "--rtol given twice"),
+    (["--rtol"], "--rtol needs a value (--rtol X)"),
+])
+def test_slips_are_one_line_errors(onnxprobe, chain, tmp_path, args, message):
+    r = run([onnxprobe, "compare", chain, "--b-opt-level", "all", *args], cwd=tmp_path)
+    one_line_error(r, message)
+    assert list(tmp_path.iterdir()) == [p for p in tmp_path.iterdir() if p.name == "chain.onnx"]
+
+
+def test_repeatable_options_may_repeat(onnxprobe, chain, tmp_path):
+    r = compare_chain(onnxprobe, chain, "--tensors", "added", "--tensors", "Y", "-q")
+    assert r.returncode == 0, r.stderr
+
+
+def test_version_with_an_unknown_option(onnxprobe):
+    one_line_error(run([onnxprobe, "--version", "--nosuch"]), "unknown option '--nosuch'")

@@ -63,17 +63,30 @@ class Cli11Sink : public cmd::OptionSink {
   void Section(const std::string& title) override { section_ = title; }
 
   void Add(const cmd::OptionSpec& spec, std::function<Status(const std::string&)> parse) override {
+    std::string main_name = cmd::MainName(spec.names);
+    for (size_t at = 0; at <= spec.names.size();) {
+      size_t comma = std::min(spec.names.find(',', at), spec.names.size());
+      if (!spec.repeatable) once_[spec.names.substr(at, comma - at)] = main_name;
+      at = comma + 1;
+    }
     CLI::Option* opt = nullptr;
     if (!spec.bare_value.empty()) {
       auto target = std::make_shared<std::string>();
       targets_.push_back(target);
       opt = app_->add_flag(spec.names + "{" + spec.bare_value + "}", *target, spec.help);
-      opt->each([parse](const std::string& v) { Raise(parse(v)); });
+      auto seen = std::make_shared<int>(0);
+      std::string flag = cmd::MainName(spec.names);
+      bool repeatable = spec.repeatable;
+      opt->each([parse, seen, flag, repeatable](const std::string& v) {
+        if (++*seen > 1 && !repeatable) Raise(InvalidArgument(flag + " given twice"));
+        Raise(parse(v));
+      });
       opt->type_name("[=" + spec.value_name + "]");
       optional_value_names_.push_back(cmd::MainName(spec.names));
     } else if (spec.value_name.empty()) {
       opt = app_->add_flag_callback(
           spec.names, [parse] { Raise(parse("")); }, spec.help);
+      if (!spec.repeatable) switches_.push_back(cmd::MainName(spec.names));
     } else {
       auto seen = std::make_shared<int>(0);
       std::string flag = cmd::MainName(spec.names);
@@ -105,8 +118,27 @@ class Cli11Sink : public cmd::OptionSink {
     list_ = {name, out};
   }
 
-  // After parsing: too few positionals, unknown options, surplus arguments.
+  // Before parsing, the arguments after the command's name: an option that may be given once,
+  // given twice (as "--json", "--json=FILE", "-o PATH": each occurrence of its name counts).
+  Status Repeats(const std::vector<std::string>& args, size_t from) const {
+    std::map<std::string, int> seen;
+    for (size_t i = from; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--") break;  // what follows is no option
+      if (a.size() < 2 || a[0] != '-') continue;
+      auto it = once_.find(a.substr(0, a.find('=')));
+      if (it != once_.end() && ++seen[it->second] > 1)
+        return InvalidArgument(it->second + " given twice");
+    }
+    return Status::Ok();
+  }
+
+  // After parsing: a switch given twice, too few positionals, unknown options, surplus
+  // arguments.
   Status Check(const std::string& command) const {
+    for (const auto& name : switches_) {
+      if (app_->count(name) > 1) return InvalidArgument(name + " given twice");
+    }
     auto extras = app_->remaining();
     for (const auto& e : extras) {
       if (e.size() > 1 && e[0] == '-') {
@@ -143,6 +175,8 @@ class Cli11Sink : public cmd::OptionSink {
   std::pair<std::string, std::vector<std::string>*> list_{"", nullptr};
   std::vector<std::shared_ptr<std::string>> targets_;  // values of optional-value switches
   std::vector<std::string> optional_value_names_;
+  std::vector<std::string> switches_;        // switches that may be given once
+  std::map<std::string, std::string> once_;  // every name of an option given once -> main name
 };
 
 int PrintVersion() {
@@ -238,6 +272,24 @@ int RunCli(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  // an option given twice, found before CLI11 reads it (it would take `--json --json` as a
+  // file named "--json")
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const std::string name = commands[i]->name();
+    std::vector<std::string> words;
+    for (size_t at = 0, sp = 0; at <= name.size(); at = sp + 1) {
+      sp = std::min(name.find(' ', at), name.size());
+      words.push_back(name.substr(at, sp - at));
+    }
+    auto first = std::find(args.begin(), args.end(), words[0]);
+    size_t k = static_cast<size_t>(first - args.begin());
+    if (first == args.end() || k + words.size() > args.size() ||
+        !std::equal(words.begin(), words.end(), args.begin() + k))
+      continue;
+    Status st = subs[i].second->Repeats(args, k + words.size());
+    if (!st.ok()) return Fail(st);
+    break;
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last to first
   try {
     app.parse(args);
@@ -258,11 +310,25 @@ int RunCli(int argc, char** argv) {
     std::fputs(app.help().c_str(), stdout);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    return Fail(InvalidArgument(e.what()));
+    // CLI11's "--rtol: 1 required X missing" said as "--rtol needs a value (--rtol X)"
+    std::string what = e.what();
+    size_t colon = what.find(": 1 required "), missing = what.rfind(" missing");
+    if (colon != std::string::npos && missing != std::string::npos && missing > colon + 13) {
+      std::string flag = what.substr(0, colon);
+      std::string value = what.substr(colon + 13, missing - colon - 13);
+      return Fail(InvalidArgument(flag + " needs a value (" + flag + " " + value + ")"));
+    }
+    return Fail(InvalidArgument(what));
   } catch (const StatusError& e) {
     return Fail(e.status);
   }
-  if (version) return PrintVersion();
+  if (version) {
+    for (const auto& e : app.remaining())  // `onnxprobe --version --nosuch`
+      return Fail(InvalidArgument(
+          (e.size() > 1 && e[0] == '-' ? "unknown option '" : "unexpected argument '") + e +
+          "' with --version"));
+    return PrintVersion();
+  }
   for (size_t i = 0; i < commands.size(); ++i) {
     if (!subs[i].first->parsed()) continue;
     Status st = subs[i].second->Check(commands[i]->name());

@@ -16,7 +16,7 @@ struct OptionSpec {
   std::string names;       // "-o,--output"
   std::string value_name;  // "PATH"; empty: a switch that takes no value
   std::string help;
-  bool repeatable = false;  // given twice is an error unless set (switches may repeat)
+  bool repeatable = false;  // given twice is an error unless set (switches too)
   bool hidden = false;      // parsed but not listed in --help
   // Non-empty: a switch whose value is optional and attached with '=' ("--json" or
   // "--json=FILE"); `parse` gets this value when none is attached. A separate next argument is
