@@ -67,9 +67,8 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
     exact = std::move(x);
   }
   // If nodes run as the branch they take on these inputs: the branch's tensors are captured
-  OP_ASSIGN_OR_RETURN(TakenBranches branches,
-                      TakeBranches(exact ? exact->model : file_model, *backend, capture.session,
-                                   inputs));
+  OP_ASSIGN_OR_RETURN(TakenBranches branches, TakeBranches(exact ? exact->model : file_model,
+                                                           *backend, capture.session, inputs));
   const Model& model = branches.model;
   auto selected = SelectTensors(model, req.selection);
   if (exact && selected.ok()) {  // the original model's tensors, not the float64 copy's helpers

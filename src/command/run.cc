@@ -64,17 +64,17 @@ class RunCommand : public Command {
     DeclareInputOptions(sink, &o_.inputs);
     DeclareSampleOptions(sink, &o_.samples);
     sink.Section("runtime");
-    sink.Add({"--precision", "P",
-              "float32 (default): the model as it is; float64: its exact reference, every "
-              "floating-point tensor computed in float64 (docs/metrics.md, \"The exact "
-              "reference\")"},
-             [this](const std::string& v) -> Status {
-               if (v != "float32" && v != "float64")
-                 return InvalidArgument("--precision: expected float32 or float64, got '" + v +
-                                        "'");
-               o_.float64 = v == "float64";
-               return Status::Ok();
-             });
+    sink.Add(
+        {"--precision", "P",
+         "float32 (default): the model as it is; float64: its exact reference, every "
+         "floating-point tensor computed in float64 (docs/metrics.md, \"The exact "
+         "reference\")"},
+        [this](const std::string& v) -> Status {
+          if (v != "float32" && v != "float64")
+            return InvalidArgument("--precision: expected float32 or float64, got '" + v + "'");
+          o_.float64 = v == "float64";
+          return Status::Ok();
+        });
     DeclareSessionOptions(sink, "", &o_.session);
     DeclareMaxMemory(sink, &o_.capture.max_memory,
                      "captured bytes alive at once (e.g. 512M); splits into runs");
@@ -90,7 +90,8 @@ class RunCommand : public Command {
 
   Status Validate() override {
     if (o_.float64 && o_.capture.check_observer)
-      return InvalidArgument("--check-observer compares float32 runs: not with --precision float64");
+      return InvalidArgument(
+          "--check-observer compares float32 runs: not with --precision float64");
     if (o_.output.empty()) {
       o_.output = std::filesystem::path(o_.model).stem().string() + ".dump";
       o_.output_defaulted = true;

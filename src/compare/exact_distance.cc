@@ -34,11 +34,12 @@ double DistanceFromExact(const Tensor& side, const Tensor& exact) {
   if (side.dtype() == DType::kFloat32 && exact.dtype() == DType::kFloat64) {
     const float* s = side.data_as<float>();
     const double* e = exact.data_as<double>();
-    return MaxDistance(n, [s](uint64_t i) { return static_cast<double>(s[i]); },
-                       [e](uint64_t i) { return e[i]; });
+    return MaxDistance(
+        n, [s](uint64_t i) { return static_cast<double>(s[i]); }, [e](uint64_t i) { return e[i]; });
   }
-  return MaxDistance(n, [&](uint64_t i) { return ElementAsDouble(side, i); },
-                     [&](uint64_t i) { return ElementAsDouble(exact, i); });
+  return MaxDistance(
+      n, [&](uint64_t i) { return ElementAsDouble(side, i); },
+      [&](uint64_t i) { return ElementAsDouble(exact, i); });
 }
 
 Tolerance ExactRoundingBudget(Tolerance t, double error_a, double error_b) {

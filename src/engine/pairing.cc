@@ -263,7 +263,8 @@ bool FetchExact(Side& exact, const std::vector<Pair>& batch, std::vector<RunOutp
     r->abort_status = got.status().WithContext("the exact reference");
     return false;
   }
-  for (size_t k = 0; k < where.size() && k < got->size(); ++k) (*fe)[where[k]] = std::move((*got)[k]);
+  for (size_t k = 0; k < where.size() && k < got->size(); ++k)
+    (*fe)[where[k]] = std::move((*got)[k]);
   return true;
 }
 

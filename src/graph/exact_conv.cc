@@ -105,14 +105,15 @@ bool ConvAsMatMul(const onnx::NodeProto& conv, const ShapeTable& shapes, int64_t
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     auto xs = shapes.find(x);
     for (size_t j = 0; j < r; ++j) {
-      int64_t in = xs == shapes.end() || xs->second.dims.size() != r + 2 ? -1
-                                                                          : xs->second.dims[2 + j];
+      int64_t in =
+          xs == shapes.end() || xs->second.dims.size() != r + 2 ? -1 : xs->second.dims[2 + j];
       if (in <= 0) {
         *why = "auto_pad " + auto_pad + " with an input of spatial size unknown before running";
         return false;
       }
       int64_t o = (in + strides[j] - 1) / strides[j];
-      int64_t total = std::max<int64_t>((o - 1) * strides[j] + (wd[2 + j] - 1) * dil[j] + 1 - in, 0);
+      int64_t total =
+          std::max<int64_t>((o - 1) * strides[j] + (wd[2 + j] - 1) * dil[j] + 1 - in, 0);
       int64_t small = total / 2;
       pads[j] = auto_pad == "SAME_UPPER" ? small : total - small;
       pads[r + j] = total - pads[j];
@@ -154,9 +155,9 @@ bool ConvAsMatMul(const onnx::NodeProto& conv, const ShapeTable& shapes, int64_t
         // length, floor((in - (k - 1) * d - 1) / s) + 1, whatever the input's size
         ends[j] = pos[j] == last ? std::numeric_limits<int64_t>::max() : -(last - pos[j]) * dil[j];
       }
-      slice = e.Node("Slice", "slice/" + tag,
-                     {xp, e.Ints("starts/" + tag, starts), e.Ints("ends/" + tag, ends), axes_t,
-                      steps_t});
+      slice = e.Node(
+          "Slice", "slice/" + tag,
+          {xp, e.Ints("starts/" + tag, starts), e.Ints("ends/" + tag, ends), axes_t, steps_t});
     }
     if (first.empty()) first = slice;
     cols.push_back(e.Node("Reshape", "col/" + tag, {slice, by_group}));
@@ -177,9 +178,9 @@ bool ConvAsMatMul(const onnx::NodeProto& conv, const ShapeTable& shapes, int64_t
       e.Node("Reshape", "w/grouped", {wt, e.Ints("w/grouped/shape", {groups, m / groups, k * cg})});
   std::string y = e.Node("MatMul", "matmul", {wg, im2col});
   std::string shape = e.Node("Shape", "spatial/shape", {first});
-  std::string spatial =
-      e.Node("Slice", "spatial", {shape, e.Ints("spatial/starts", {2}),
-                                  e.Ints("spatial/ends", {std::numeric_limits<int64_t>::max()})});
+  std::string spatial = e.Node("Slice", "spatial",
+                               {shape, e.Ints("spatial/starts", {2}),
+                                e.Ints("spatial/ends", {std::numeric_limits<int64_t>::max()})});
   std::string out_shape = e.Node("Concat", "out/shape", {e.Ints("out/nm", {0, m}), spatial});
   e.IntAttr("axis", 0);
   bool bias = conv.input_size() > 2 && !conv.input(2).empty();

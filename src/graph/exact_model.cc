@@ -55,19 +55,102 @@ bool IsFloatType(int t) {
 // Ops whose ONNX Runtime CPU kernels include float64 (measured on 1.20.1 and 1.32.0, one node
 // of each in float64; tests/python/test_exact.py checks the list against the installed runtime).
 const std::set<std::string>& Float64Ops() {
-  static const std::set<std::string> kOps = {
-      "Abs", "Add", "And", "ArgMax", "ArgMin", "BatchNormalization", "Cast", "CastLike", "Ceil",
-      "Clip", "Compress", "Concat", "Constant", "ConstantOfShape", "Cos", "CumSum", "DepthToSpace",
-      "Div", "Dropout", "Einsum", "Equal", "Exp", "Expand", "Flatten", "Floor", "Gather",
-      "GatherElements", "GatherND", "Gemm", "Greater", "GreaterOrEqual", "GroupNormalization",
-      "Identity", "If", "IsInf", "IsNaN", "LayerNormalization", "LeakyRelu", "Less",
-      "LessOrEqual", "Log", "LogSoftmax", "Loop", "LpNormalization", "MatMul", "Max", "MaxPool",
-      "Min", "Mod", "Mul", "Neg", "Not", "Or", "Pad", "Pow", "PRelu", "Range", "Reciprocal",
-      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-      "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Round",
-      "Scan", "ScatterElements", "ScatterND", "Shape", "Shrink", "Sigmoid", "Sign", "Sin", "Size",
-      "Slice", "Softmax", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh",
-      "Tile", "TopK", "Transpose", "Trilu", "Unsqueeze", "Where", "Xor"};
+  static const std::set<std::string> kOps = {"Abs",
+                                             "Add",
+                                             "And",
+                                             "ArgMax",
+                                             "ArgMin",
+                                             "BatchNormalization",
+                                             "Cast",
+                                             "CastLike",
+                                             "Ceil",
+                                             "Clip",
+                                             "Compress",
+                                             "Concat",
+                                             "Constant",
+                                             "ConstantOfShape",
+                                             "Cos",
+                                             "CumSum",
+                                             "DepthToSpace",
+                                             "Div",
+                                             "Dropout",
+                                             "Einsum",
+                                             "Equal",
+                                             "Exp",
+                                             "Expand",
+                                             "Flatten",
+                                             "Floor",
+                                             "Gather",
+                                             "GatherElements",
+                                             "GatherND",
+                                             "Gemm",
+                                             "Greater",
+                                             "GreaterOrEqual",
+                                             "GroupNormalization",
+                                             "Identity",
+                                             "If",
+                                             "IsInf",
+                                             "IsNaN",
+                                             "LayerNormalization",
+                                             "LeakyRelu",
+                                             "Less",
+                                             "LessOrEqual",
+                                             "Log",
+                                             "LogSoftmax",
+                                             "Loop",
+                                             "LpNormalization",
+                                             "MatMul",
+                                             "Max",
+                                             "MaxPool",
+                                             "Min",
+                                             "Mod",
+                                             "Mul",
+                                             "Neg",
+                                             "Not",
+                                             "Or",
+                                             "Pad",
+                                             "Pow",
+                                             "PRelu",
+                                             "Range",
+                                             "Reciprocal",
+                                             "ReduceL1",
+                                             "ReduceL2",
+                                             "ReduceLogSum",
+                                             "ReduceLogSumExp",
+                                             "ReduceMax",
+                                             "ReduceMean",
+                                             "ReduceMin",
+                                             "ReduceProd",
+                                             "ReduceSum",
+                                             "ReduceSumSquare",
+                                             "Relu",
+                                             "Reshape",
+                                             "Round",
+                                             "Scan",
+                                             "ScatterElements",
+                                             "ScatterND",
+                                             "Shape",
+                                             "Shrink",
+                                             "Sigmoid",
+                                             "Sign",
+                                             "Sin",
+                                             "Size",
+                                             "Slice",
+                                             "Softmax",
+                                             "SpaceToDepth",
+                                             "Split",
+                                             "Sqrt",
+                                             "Squeeze",
+                                             "Sub",
+                                             "Sum",
+                                             "Tanh",
+                                             "Tile",
+                                             "TopK",
+                                             "Transpose",
+                                             "Trilu",
+                                             "Unsqueeze",
+                                             "Where",
+                                             "Xor"};
   return kOps;
 }
 
@@ -75,12 +158,12 @@ const std::set<std::string>& Float64Ops() {
 
 const std::set<std::string>& OwnExactKernelOps() {
   static const std::set<std::string> kOps = {
-      "Acos",     "Acosh",        "Asin",           "Asinh",
-      "Atan",     "Atanh",        "Celu",           "Cosh",
-      "Elu",      "Erf",          "Gelu",           "GlobalAveragePool",
-      "GlobalMaxPool", "HardSigmoid", "HardSwish",  "InstanceNormalization",
-      "Mish",     "Selu",         "Sinh",           "Softplus",
-      "Softsign", "Tan",          "ThresholdedRelu"};
+      "Acos",          "Acosh",       "Asin",           "Asinh",
+      "Atan",          "Atanh",       "Celu",           "Cosh",
+      "Elu",           "Erf",         "Gelu",           "GlobalAveragePool",
+      "GlobalMaxPool", "HardSigmoid", "HardSwish",      "InstanceNormalization",
+      "Mish",          "Selu",        "Sinh",           "Softplus",
+      "Softsign",      "Tan",         "ThresholdedRelu"};
   return kOps;
 }
 
@@ -95,7 +178,8 @@ void CollectShapes(const onnx::GraphProto& g, ShapeTable* out) {
     ts.elem_type = tt.elem_type();
     ts.dims.clear();
     ts.rank_known = tt.has_shape();
-    for (const auto& d : tt.shape().dim()) ts.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    for (const auto& d : tt.shape().dim())
+      ts.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
   };
   for (const auto& t : g.initializer()) {
     TypedShape& ts = (*out)[t.name()];
@@ -364,19 +448,22 @@ Status ExactBuilder::Graph(onnx::GraphProto* g, bool main) {
 
 bool IsExactHelperTensor(const std::string& name) {
   auto ends = [&](const std::string& tail) {
-    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+    return name.size() >= tail.size() &&
+           name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
   };
   return ends("@exact") || ends("@exact_f32") || ends("@exact_f32out") ||
          name.find("/exact/") != std::string::npos;
 }
 
-Expected<ExactModel> BuildExactModel(const Model& model, const std::set<std::string>& float32_nodes) {
+Expected<ExactModel> BuildExactModel(const Model& model,
+                                     const std::set<std::string>& float32_nodes) {
   OP_RETURN_IF_ERROR(model.impl().RequireBytes());
   // large weights stay references into the model's file: the copy adds only its graph
   OP_ASSIGN_OR_RETURN(onnx::ModelProto p, model.impl().EditableProto(model.path()));
   int64_t opset = DefaultOpset(p);
   if (opset < 11)
-    return Unsupported(model.path() + ": the exact reference needs opset 11 or newer, the model has " +
+    return Unsupported(model.path() +
+                       ": the exact reference needs opset 11 or newer, the model has " +
                        std::to_string(opset));
   ShapeTable shapes;
   {

@@ -11,9 +11,9 @@
 namespace onnxprobe {
 
 struct ExactReference {
-  Model model;                // the float64 model (paths and hashes are the original's)
-  ExactModel built;           // how each node is computed (`bytes` left empty)
-  SessionOptions session;     // CPU, optimizations disabled, onnxprobe's float64 kernels
+  Model model;             // the float64 model (paths and hashes are the original's)
+  ExactModel built;        // how each node is computed (`bytes` left empty)
+  SessionOptions session;  // CPU, optimizations disabled, onnxprobe's float64 kernels
 };
 
 // Builds `model`'s float64 copy and opens one session of it on `backend`: a node the runtime has

@@ -51,10 +51,10 @@ struct ExactModel {
 // If/Loop bodies converted (exactly: float32, float16 and bfloat16 are all float64 numbers),
 // Casts to a float type cast to float64, graph outputs float64. Graph inputs keep their types and
 // are cast to float64 where read, so the exact model takes the inputs the original takes, and
-// every tensor keeps its name. Nodes named in `float32_nodes` (or whose op has no float64 kernel we know of)
-// run in float32 between Casts. The main graph's weights stay as the file holds them (large
-// ones references into it, as Model::Derived resolves them) and are cast to float64 where read,
-// like the graph inputs: the copy costs its graph, not a second set of weights. Fails
+// every tensor keeps its name. Nodes named in `float32_nodes` (or whose op has no float64 kernel we
+// know of) run in float32 between Casts. The main graph's weights stay as the file holds them
+// (large ones references into it, as Model::Derived resolves them) and are cast to float64 where
+// read, like the graph inputs: the copy costs its graph, not a second set of weights. Fails
 // (kUnsupported) on an opset older than 11.
 Expected<ExactModel> BuildExactModel(const Model& model,
                                      const std::set<std::string>& float32_nodes = {});

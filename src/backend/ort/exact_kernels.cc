@@ -88,10 +88,10 @@ double Unary(const Kernel& k, double x) {
   return std::nan("");
 }
 
-#define RETURN_IF_ORT(expr)             \
-  do {                                  \
-    OrtStatus* st_ = (expr);            \
-    if (st_ != nullptr) return st_;     \
+#define RETURN_IF_ORT(expr)         \
+  do {                              \
+    OrtStatus* st_ = (expr);        \
+    if (st_ != nullptr) return st_; \
   } while (0)
 
 struct Input {
