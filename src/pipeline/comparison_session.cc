@@ -256,6 +256,24 @@ SessionRun SingleRun(const CompareRequest& request) {
 
 namespace {
 
+// A dump compared with a live model other than the one it was captured from (its manifest's
+// SHA-256): legitimate (last week's build against this one), but said, since a dump of the wrong
+// file compares as well as the right one. "" when both are the same model or either is unknown.
+std::string DumpOfAnotherModel(const SideInfo& a, const SideInfo& b) {
+  for (bool dump_is_a : {true, false}) {
+    const SideInfo& dump = dump_is_a ? a : b;
+    const SideInfo& live = dump_is_a ? b : a;
+    if (dump.kind != SideKind::kDump || live.kind != SideKind::kLive) continue;
+    if (dump.model_sha256.empty() || live.model_sha256.empty() ||
+        dump.model_sha256 == live.model_sha256)
+      return "";
+    return std::string(dump_is_a ? "side A" : "side B") + " (" + dump.path +
+           ") was captured from a model with SHA-256 " + dump.model_sha256.substr(0, 12) +
+           "..., not " + live.path + " (" + live.model_sha256.substr(0, 12) + "...)";
+  }
+  return "";
+}
+
 // The exact reference of side A's model (else B's), on that side's runtime, CPU provider.
 struct OpenedExact {
   std::unique_ptr<Side> side;
@@ -504,6 +522,8 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   if (!compared.ok()) return NameRefusedNodes(compared.status(), sa, sb, req, inputs);
   report.comparison = std::move(*compared);
   ComparisonResult& r = report.comparison;
+  if (std::string note = DumpOfAnotherModel(r.side_a, r.side_b); !note.empty())
+    report.notes.push_back(note);
   if (!reuse) {
     r.runs_a = r.runs_a >= runs_a0 ? r.runs_a - runs_a0 : r.runs_a;
     r.runs_b = r.runs_b >= runs_b0 ? r.runs_b - runs_b0 : r.runs_b;

@@ -454,3 +454,15 @@ def test_repeatable_options_may_repeat(onnxprobe, chain, tmp_path):
 
 def test_version_with_an_unknown_option(onnxprobe):
     one_line_error(run([onnxprobe, "--version", "--nosuch"]), "unknown option '--nosuch'")
+
+
+def test_a_dump_of_another_model_is_said(onnxprobe, chain, tmp_path):
+    dump = tmp_path / "chain.dump"
+    assert run([onnxprobe, "run", chain, "-o", dump]).returncode == 0
+    other = tmp_path / "other.onnx"
+    models.chain_model(other, shuffle=True, symbolic=False)  # same computation, another file
+    r = run([onnxprobe, "compare", dump, other])
+    assert r.returncode == 0, r.stderr
+    assert "was captured from a model with SHA-256" in r.stderr and "other.onnx" in r.stderr
+    r = run([onnxprobe, "compare", dump, chain])
+    assert r.returncode == 0 and "captured from a model" not in r.stderr + r.stdout
