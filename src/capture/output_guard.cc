@@ -249,6 +249,7 @@ Status CheckOutputTarget(const std::string& path, OutputKind kind,
                              " output is a folder");
     return Status::Ok();
   }
+  RemoveStaleTemporaries(target);  // what a killed earlier run left beside it
   Status checked = CheckTarget(target, kind, inputs, force);
   if (!checked.ok() && target != path)
     return Status(checked.code(), path + " (a link to " + target + "): " + checked.message());

@@ -1,6 +1,7 @@
 #include "common/file_util.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "common/temp_registry.h"
 
@@ -59,6 +61,29 @@ std::string TempSiblingPath(const std::string& path) {
                     std::to_string(counter++);
   RegisterTemporary(tmp);
   return tmp;
+}
+
+size_t RemoveStaleTemporaries(const std::string& path) {
+  const fs::path p(WithoutTrailingSlash(path));
+  const std::string prefix = p.filename().string() + ".tmp-";
+  fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  fs::directory_iterator it(parent, ec), end;
+  std::vector<fs::path> stale;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::string rest = name.substr(prefix.size());  // "<pid>-<n>"
+    size_t dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0) continue;
+    char* stop = nullptr;
+    long pid = std::strtol(rest.substr(0, dash).c_str(), &stop, 10);
+    if (*stop != '\0' || pid <= 0 || pid == getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
+    stale.push_back(it->path());
+  }
+  for (const auto& s : stale) fs::remove_all(s, ec);
+  return stale.size();
 }
 
 std::error_code RenameTemporary(const std::string& tmp, const std::string& path) {

@@ -33,6 +33,11 @@ std::string ParentFolder(const std::string& path);
 // on SIGINT/SIGTERM/SIGHUP (onnxprobe/common/cleanup.h) until RenameTemporary or RemoveTemporary.
 std::string TempSiblingPath(const std::string& path);
 
+// Removes what a killed onnxprobe left beside `path`: temporary siblings "<path>.tmp-<pid>-<n>"
+// whose process is gone (SIGKILL leaves them; SIGINT/SIGTERM do not). Those of a live process
+// stay. Returns how many were removed.
+size_t RemoveStaleTemporaries(const std::string& path);
+
 // Renames temporary `tmp` (file or folder) to `path`; on success it is no longer a temporary.
 std::error_code RenameTemporary(const std::string& tmp, const std::string& path);
 

@@ -466,3 +466,16 @@ def test_a_dump_of_another_model_is_said(onnxprobe, chain, tmp_path):
     assert "was captured from a model with SHA-256" in r.stderr and "other.onnx" in r.stderr
     r = run([onnxprobe, "compare", dump, chain])
     assert r.returncode == 0 and "captured from a model" not in r.stderr + r.stdout
+
+
+def test_what_a_killed_run_left_is_removed_by_the_next(onnxprobe, chain, tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid names no process now
+    stale = tmp_path / f"d.dump.tmp-{dead.pid}-0"
+    (stale / "inputs").mkdir(parents=True)
+    (stale / "00001_x.npy").write_bytes(b"\0" * 1024)
+    alive = tmp_path / f"d.dump.tmp-{os.getpid()}-0"  # a live process's: left alone
+    alive.mkdir()
+    r = run([onnxprobe, "run", chain, "-o", tmp_path / "d.dump"])
+    assert r.returncode == 0, r.stderr
+    assert not stale.exists() and alive.exists() and (tmp_path / "d.dump" / "manifest.json").exists()
