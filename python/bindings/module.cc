@@ -8,6 +8,7 @@
 
 #include "bindings.h"
 #include "onnxprobe/capture/polygraphy.h"
+#include "onnxprobe/command/parse.h"
 #include "onnxprobe/common/version.h"
 #include "onnxprobe/model/model.h"
 #include "onnxprobe/model/model_json.h"
@@ -154,6 +155,16 @@ PYBIND11_MODULE(_onnxprobe, m) {
         "ONNX Runtime library loaded when none is named: $ONNXPROBE_ORT_LIBRARY, else the build's");
   m.def("ort_library_for_version",
         [](const std::string& v) { return Unwrap(OrtLibraryForVersion(v)); });
+  // the command line's own parsers, so a keyword's bad value gets the flag's message
+  m.def("parse_bytes", [](const std::string& v, const std::string& flag) {
+    return Unwrap(cmd::ParseBytes(v, flag));
+  });
+  m.def("parse_int", [](const std::string& v, const std::string& what) {
+    return Unwrap(cmd::ParseInt(v, what));
+  });
+  m.def("parse_tolerance", [](const std::string& v, const std::string& what) {
+    return Unwrap(cmd::ParseTolerance(v, what));
+  });
   m.def("inspect_json", &InspectJsonOf, py::arg("path"), py::arg("tensors") = false);
   m.def("run", &Run, py::arg("model"), py::arg("selection"), py::arg("inputs"), py::arg("session"),
         py::arg("ort_library"), py::arg("max_memory") = 0);

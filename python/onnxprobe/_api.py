@@ -14,7 +14,7 @@ from ._samples import SamplesReport, parse_shard
 def inspect(path, tensors=False):
     """The model's summary as a dict: the document ``onnxprobe inspect --json`` prints (with
     ``tensors=True``, ``--tensors`` too)."""
-    return json.loads(_onnxprobe.inspect_json(os.fspath(path), bool(tensors)))
+    return json.loads(_onnxprobe.inspect_json(rq._path(path, "model"), bool(tensors)))
 
 
 class RunResult(dict):
@@ -63,7 +63,7 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
                               custom_op_lib, allow_fallback, session_config)
     selection = rq.selection_dict(tensors, op_types, regex)
     given = rq.inputs_dict(inputs, shapes, dims, ranges, seed, allow_nonfinite_inputs)
-    captured, used, skipped = _onnxprobe.run(os.fspath(model), selection, given, session,
+    captured, used, skipped = _onnxprobe.run(rq._path(model, "model"), selection, given, session,
                                              rq.ort_library(ort_lib, ort_version), rq.parse_bytes(max_memory))
     return RunResult(captured, used, skipped)
 

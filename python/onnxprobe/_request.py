@@ -14,15 +14,33 @@ Dict keys, as python/bindings/request.cc reads them:
             quant_min_sqnr, diagnose_cases, knowledge_file
 """
 import os
-import re
 
 from . import _onnxprobe, _runtime
 from ._errors import InvalidArgument
 
 
 
-def _path(p):
+def _path(p, what="path"):
+    if not isinstance(p, (str, os.PathLike)):
+        raise InvalidArgument(f"{what}: expected a path (str or os.PathLike), not {type(p).__name__} {p!r}")
     return os.fspath(p)
+
+
+def dim_value(name, n):
+    """A symbolic dimension's size, read as --dim NAME=N is (same messages)."""
+    if isinstance(n, bool):
+        raise InvalidArgument(f"--dim {name}: '{n}' is not an integer")
+    v = _onnxprobe.parse_int(str(n), f"--dim {name}")
+    if v < 0:
+        raise InvalidArgument(f"--dim {name} must not be negative")
+    return v
+
+
+def tolerance(value, flag):
+    """atol / rtol, read as the command line reads --atol / --rtol (same messages)."""
+    if isinstance(value, bool):
+        raise InvalidArgument(f"bad {flag} '{value}' (expected a number >= 0)")
+    return _onnxprobe.parse_tolerance(str(value), flag)
 
 
 def names(v):
@@ -59,16 +77,16 @@ def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0, allow_
         except TypeError:
             raise InvalidArgument("inputs must be a file, a list of files or a dict name -> array or file, "
                                   f"not {type(inputs).__name__}") from None
-    for name, n in (dims or {}).items():
-        if int(n) < 0:
-            raise InvalidArgument(f"dimension {name} must not be negative")
+    if dims is not None and not isinstance(dims, dict):
+        raise InvalidArgument(f"dims: expected a dict {{name: size}}, not {type(dims).__name__}")
+    dims = {str(k): dim_value(k, n) for k, n in (dims or {}).items()}
     if isinstance(ranges, (tuple, list)):
         ranges = {"*": ranges}
     return {
         "files": files,
         "tensors": tensors,
         "shapes": {str(k): [int(d) for d in v] for k, v in (shapes or {}).items()},
-        "dims": {str(k): int(v) for k, v in (dims or {}).items()},
+        "dims": dims,
         "ranges": {str(k): (float(v[0]), float(v[1])) for k, v in (ranges or {}).items()},
         "seed": int(seed) % (1 << 64),  # as the command line reads --seed
         "allow_nonfinite": bool(allow_nonfinite),
@@ -111,32 +129,28 @@ def side_dict(path, shared, own):
     merged.update({k: v for k, v in own.items() if v is not None})
     given = {k: v for k, v in merged.items() if v is not None}
     return {
-        "path": _path(path),
+        "path": _path(path, "side"),
         "session": session_dict(**{k: v for k, v in given.items() if k not in ("ort_lib", "ort_version")}),
         "session_given": any(v is not None for v in own.values()),
         "ort_library": ort_library(given.get("ort_lib"), given.get("ort_version")),
     }
 
 
-def parse_bytes(v):
-    """512M, 2G, or a number of bytes."""
+def parse_bytes(v, flag="--max-memory"):
+    """512M, 2G, or a number of bytes: the command line's grammar and messages."""
     if v is None:
         return 0
-    if isinstance(v, int):
-        return v
-    m = re.fullmatch(r"([0-9.]+)\s*(B|K|KB|KiB|M|MB|MiB|G|GB|GiB)?", str(v).strip())
-    if not m or float(m.group(1)) <= 0:
-        raise InvalidArgument(f"bad byte size '{v}' (expected e.g. 512M or 2G)")
-    unit = (m.group(2) or "B")[0]
-    return int(float(m.group(1)) * {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[unit])
+    if isinstance(v, bool):
+        raise InvalidArgument(f"{flag}: bad byte size '{v}' (expected a positive size, e.g. 512M)")
+    return _onnxprobe.parse_bytes(str(v), flag)
 
 
 def policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps):
     rules = [(str(p), False, float(t[0]), float(t[1])) for p, t in (tol or {}).items()]
     rules += [(str(p), True, float(t[0]), float(t[1])) for p, t in (op_tol or {}).items()]
     return {
-        "atol": float(atol),
-        "rtol": float(rtol),
+        "atol": tolerance(atol, "--atol"),
+        "rtol": tolerance(rtol, "--rtol"),
         "scale_atol": not absolute_atol,
         "rules": rules,
         "judge": str(judge),

@@ -3,6 +3,7 @@ against independent references (numpy, hashlib, the faults the tests inject). Ru
 test_python_package.py with the interpreter of a fresh virtual environment; not collected on its
 own (the package is not importable from the source tree)."""
 import base64
+import re
 import hashlib
 import io
 import json
@@ -347,7 +348,7 @@ def test_argument_errors(chain, tmp_path):
         onnxprobe.compare(chain, b_opt_level="all", judge="median", dims={"batch": 1})
     with pytest.raises(onnxprobe.InvalidArgument, match="isolate 'some'"):
         onnxprobe.compare(chain, b_opt_level="all", isolate="some", dims={"batch": 1})
-    with pytest.raises(onnxprobe.InvalidArgument, match="tolerances must be >= 0"):
+    with pytest.raises(onnxprobe.InvalidArgument, match=re.escape("bad --atol '-1' (expected a number >= 0)")):
         onnxprobe.compare(chain, b_opt_level="all", atol=-1, dims={"batch": 1})
     assert onnxprobe.run(chain, tensors=["Y"])["Y"].shape[0] == 1  # an unset symbolic dimension is 1
     with pytest.raises(onnxprobe.InvalidArgument, match="not both"):
@@ -579,3 +580,45 @@ def test_generate_is_the_cli_json_and_names_the_fault(cli, tmp_path):
         onnxprobe.generate(str(model))
     with pytest.raises(TypeError, match="b_opt"):
         onnxprobe.generate(str(model), b_optlevel="all")
+
+
+@pytest.mark.parametrize("kwargs,flags", [
+    ({"dims": {"batch": "x"}}, ["--dim", "batch=x"]),
+    ({"dims": {"batch": 2 ** 70}}, ["--dim", f"batch={2 ** 70}"]),
+    ({"dims": {"batch": -1}}, ["--dim", "batch=-1"]),
+    ({"dims": {"batch": 0}}, ["--dim", "batch=0"]),
+    ({"max_memory": -1, "dims": {"batch": 1}}, ["--max-memory", "-1", "--dim", "batch=1"]),
+    ({"max_memory": 0, "dims": {"batch": 1}}, ["--max-memory", "0", "--dim", "batch=1"]),
+    ({"max_memory": "12Q", "dims": {"batch": 1}}, ["--max-memory", "12Q", "--dim", "batch=1"]),
+])
+def test_bad_run_keywords_are_the_cli_messages(cli, chain, tmp_path, kwargs, flags):
+    r = run([cli, "run", chain, *flags, "-o", tmp_path / "d"])
+    assert r.returncode == 2, r.stderr
+    message = r.stderr.strip().splitlines()[-1].replace("onnxprobe: error: ", "")
+    with pytest.raises(onnxprobe.InvalidArgument) as e:
+        onnxprobe.run(chain, **kwargs)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize("kwargs,flags", [
+    ({"atol": "abc"}, ["--atol", "abc"]),
+    ({"rtol": -1}, ["--rtol", "-1"]),
+])
+def test_bad_compare_keywords_are_the_cli_messages(cli, chain, kwargs, flags):
+    r = run([cli, "compare", chain, "--b-opt-level", "all", "--dim", "batch=1", *flags])
+    assert r.returncode == 2, r.stderr
+    message = r.stderr.strip().splitlines()[-1].replace("onnxprobe: error: ", "")
+    with pytest.raises(onnxprobe.InvalidArgument) as e:
+        onnxprobe.compare(chain, b_opt_level="all", dims={"batch": 1}, **kwargs)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda chain: onnxprobe.run(chain, dims=[1]), "dims: expected a dict {name: size}, not list"),
+    (lambda chain: onnxprobe.compare(123, b_opt_level="all"), "not int 123"),
+    (lambda chain: onnxprobe.run(123), "model: expected a path"),
+    (lambda chain: onnxprobe.inspect(None), "model: expected a path"),
+])
+def test_wrong_types_are_invalid_arguments(chain, call, message):
+    with pytest.raises(onnxprobe.InvalidArgument, match=re.escape(message)):
+        call(chain)
