@@ -32,6 +32,19 @@ test: build
 	cd $(BUILD) && rc=0 && ctest --output-on-failure -j$(JOBS) || rc=$$?; \
 	  cat tests/conformance_summary*.txt 2>/dev/null; exit $$rc
 
+# one group of suites (ctest labels): C++ unit tests, the command line, every pytest suite, the
+# ONNX backend conformance suites
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L '^unit$$'
+test-cli: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L '^cli$$'
+test-python: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L '^python$$'
+test-conformance: build
+	@rm -f $(BUILD)/tests/conformance_summary*.txt
+	cd $(BUILD) && rc=0 && ctest --output-on-failure -j$(JOBS) -L '^conformance$$' || rc=$$?; \
+	  cat tests/conformance_summary*.txt 2>/dev/null; exit $$rc
+
 bench: build
 	@bash bench/run.sh $(BUILD)
 
