@@ -152,7 +152,7 @@ Status SaveInto(const std::string& tmp, const BaselineSaveRequest& req, Baseline
 }  // namespace
 
 Expected<BaselineSaveReport> SaveBaseline(const BaselineSaveRequest& req) {
-  if (req.max_memory > 0) SetAllocationLimit(req.max_memory);
+  ScopedAllocationLimit budget(req.max_memory);
   auto t0 = std::chrono::steady_clock::now();
   BaselineSaveReport rep;
   const std::string output = OutputPath(req.output);  // through a link, never replacing it

@@ -51,7 +51,7 @@ class NonfiniteScan : public CaptureSink {
 Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* prep) {
   InputPreparation ignored;
   if (prep == nullptr) prep = &ignored;
-  if (req.capture.max_memory > 0) SetAllocationLimit(req.capture.max_memory);
+  ScopedAllocationLimit budget(req.capture.max_memory);
   OP_ASSIGN_OR_RETURN(Model file_model, Model::Load(req.model_path));
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(file_model, req.inputs, prep));
   OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));

@@ -181,6 +181,18 @@ Status FillRandom(Tensor* t, std::pair<double, double> range, uint64_t seed) {
   return Status::Ok();
 }
 
+// A --dim that names the symbolic dimension `i` of `in` must agree with the size `size` another
+// option (--shape, --input) gives it: else that --dim would be silently ignored there.
+Status DimAgrees(const ValueInfo& in, size_t i, int64_t size, const InputOptions& o,
+                 const std::string& by) {
+  if (i >= in.dims.size() || in.dims[i].param.empty()) return Status::Ok();
+  auto p = o.dim_params.find(in.dims[i].param);
+  if (p == o.dim_params.end() || p->second == size) return Status::Ok();
+  return InvalidArgument("input '" + in.name + "': " + by + " gives dimension '" +
+                         in.dims[i].param + "' the size " + std::to_string(size) + ", --dim " +
+                         in.dims[i].param + "=" + std::to_string(p->second) + " another");
+}
+
 // The concrete shape for a declared input. A symbolic dimension no option sets is 1 (the batch
 // of one a user means almost every time), said in one note per dimension name.
 Expected<Shape> ResolveShape(const ValueInfo& in, const InputOptions& o,
@@ -197,6 +209,8 @@ Expected<Shape> ResolveShape(const ValueInfo& in, const InputOptions& o,
         return InvalidArgument("input '" + in.name + "': --shape " + ShapeToString(it->second) +
                                " contradicts the declared " + ValueInfoTypeString(in));
       }
+      OP_RETURN_IF_ERROR(
+          DimAgrees(in, i, it->second[i], o, "--shape " + ShapeToString(it->second)));
     }
     return it->second;
   }
@@ -343,6 +357,9 @@ Expected<std::vector<NamedTensor>> PrepareInputs(const Model& model, const Input
     auto g = given.find(in.name);
     if (g != given.end()) {
       Status st = CheckGiven(in, g->second.tensor);
+      for (size_t i = 0; st.ok() && in.has_shape && i < g->second.tensor.shape().size(); ++i) {
+        st = DimAgrees(in, i, g->second.tensor.shape()[i], o, "its value from " + g->second.source);
+      }
       if (st.ok()) st = CheckFinite(in.name, g->second, o.allow_nonfinite, prep);
       if (!st.ok()) return fail(InputField::kFiles, st);
       out.push_back({in.name, std::move(g->second.tensor)});

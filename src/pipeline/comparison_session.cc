@@ -225,6 +225,8 @@ const char* InputOriginName(InputOrigin o) {
 }
 
 struct ComparisonSession::State {
+  // the job's memory budget while the session lives (destroyed last: declared first)
+  std::unique_ptr<ScopedAllocationLimit> budget;
   CompareRequest req;
   SessionOpenOptions open;
   CompareJob job;  // the request's, with the mapping file and the noise floor read
@@ -308,7 +310,7 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
   st->open = options;
   CompareJob& job = st->job;
   job = req.job;
-  if (job.max_memory > 0) SetAllocationLimit(job.max_memory);
+  st->budget = std::make_unique<ScopedAllocationLimit>(job.max_memory);
   if (!req.mapping_file.empty()) {
     OP_ASSIGN_OR_RETURN(auto mapping, ReadTensorMapping(req.mapping_file));
     for (auto& [x, y] : mapping) job.rename.emplace(x, y);  // explicit entries win

@@ -58,6 +58,15 @@ std::atomic<uint64_t>& LimitRef() {
 }  // namespace
 
 void SetAllocationLimit(uint64_t bytes) { LimitRef() = bytes; }
+
+ScopedAllocationLimit::ScopedAllocationLimit(uint64_t bytes)
+    : before_(AllocationLimit()), set_(bytes > 0) {
+  if (set_) SetAllocationLimit(bytes);
+}
+
+ScopedAllocationLimit::~ScopedAllocationLimit() {
+  if (set_) SetAllocationLimit(before_);
+}
 uint64_t AllocationLimit() { return LimitRef(); }
 
 Expected<Tensor> Tensor::Allocate(DType dtype, Shape shape) {

@@ -622,3 +622,11 @@ def test_bad_compare_keywords_are_the_cli_messages(cli, chain, kwargs, flags):
 def test_wrong_types_are_invalid_arguments(chain, call, message):
     with pytest.raises(onnxprobe.InvalidArgument, match=re.escape(message)):
         call(chain)
+
+
+def test_one_calls_memory_budget_does_not_cap_the_next(chain):
+    """compare(max_memory=...) used to set a process-wide allocation limit that every later call
+    kept: a run without a budget must allocate what it needs afterwards."""
+    assert onnxprobe.compare(chain, b_opt_level="all", dims={"batch": 2}, max_memory="4K").passed
+    # 48 KiB of input, over the 4 KiB the comparison was given
+    assert onnxprobe.run(chain, dims={"batch": 4096}, tensors=["Y"])["Y"].shape == (4096, 4)

@@ -479,3 +479,16 @@ def test_what_a_killed_run_left_is_removed_by_the_next(onnxprobe, chain, tmp_pat
     r = run([onnxprobe, "run", chain, "-o", tmp_path / "d.dump"])
     assert r.returncode == 0, r.stderr
     assert not stale.exists() and alive.exists() and (tmp_path / "d.dump" / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("given", ["--shape", "--input"])
+def test_a_dim_that_another_option_contradicts_is_refused(onnxprobe, tmp_path, given):
+    """--dim used to be ignored for an input that --shape or --input sets."""
+    model = tmp_path / "chain.onnx"
+    models.chain_model(model)  # X: float32[batch, 3]
+    np.save(tmp_path / "X.npy", np.zeros((2, 3), np.float32))
+    value = "X:2x3" if given == "--shape" else f"X={tmp_path / 'X.npy'}"
+    r = run([onnxprobe, "run", model, given, value, "--dim", "batch=4", "-o", tmp_path / "d"])
+    one_line_error(r, "dimension 'batch' the size 2", "--dim batch=4")
+    r = run([onnxprobe, "run", model, given, value, "--dim", "batch=2", "-o", tmp_path / "d"])
+    assert r.returncode == 0, r.stderr  # agreeing options are fine

@@ -54,6 +54,19 @@ std::string ShapeToString(const Shape& shape);
 // Largest single tensor Tensor::Allocate accepts, in bytes. Defaults to the machine's physical
 // memory; lowered by a memory budget. Requests above it fail before any allocation is tried.
 void SetAllocationLimit(uint64_t bytes);
+// A job's budget for as long as the job runs: sets the limit when `bytes` > 0, and puts back the
+// one before when it ends, so one call's --max-memory never caps the calls after it.
+class ScopedAllocationLimit {
+ public:
+  explicit ScopedAllocationLimit(uint64_t bytes);
+  ~ScopedAllocationLimit();
+  ScopedAllocationLimit(const ScopedAllocationLimit&) = delete;
+  ScopedAllocationLimit& operator=(const ScopedAllocationLimit&) = delete;
+
+ private:
+  uint64_t before_;
+  bool set_;
+};
 uint64_t AllocationLimit();
 
 class Tensor {
