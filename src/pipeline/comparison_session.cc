@@ -526,6 +526,12 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
   ComparisonResult& r = report.comparison;
   if (std::string note = DumpOfAnotherModel(r.side_a, r.side_b); !note.empty())
     report.notes.push_back(note);
+  // inputs NaN/Inf everywhere, run as asked (--allow-nonfinite-inputs): their NaN outputs are
+  // said, not failed
+  if (req.inputs.allow_nonfinite) {
+    for (auto& n : r.nan_outputs) report.notes.push_back(n + " (NaN/Inf inputs were allowed)");
+    r.nan_outputs.clear();
+  }
   if (!reuse) {
     r.runs_a = r.runs_a >= runs_a0 ? r.runs_a - runs_a0 : r.runs_a;
     r.runs_b = r.runs_b >= runs_b0 ? r.runs_b - runs_b0 : r.runs_b;
