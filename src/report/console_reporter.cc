@@ -362,7 +362,9 @@ class ConsoleReporter : public Reporter {
     }
     std::vector<int> closest = ClosestToTolerance(r, 3);
     if (!closest.empty() && r.rows[closest[0]].tolerance_ratio > 0) {
-      out += "closest to tolerance (error / allowed):";
+      // on a FAIL the first rows are past their tolerance, not close to it
+      out += r.rows[closest[0]].tolerance_ratio > 1 ? "largest error / allowed:"
+                                                    : "closest to tolerance (error / allowed):";
       for (int i : closest) {
         if (r.rows[i].tolerance_ratio <= 0) break;
         out += " " + Safe(r.rows[i].name) + " " + FormatNumber(r.rows[i].tolerance_ratio) + ";";
