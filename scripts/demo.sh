@@ -22,4 +22,4 @@ if [ "$rc" -ne 1 ]; then
   exit 1
 fi
 echo
-echo "HTML report: $(cd "$OUT" && pwd)/report.html"
+echo "open in a browser: file://$(cd "$OUT" && pwd)/report.html"

@@ -75,7 +75,7 @@ py::dict RunCommand(const std::string& name, const std::vector<std::string>& pos
   d["json"] = out.json;
   d["html"] = out.html;
   d["junit"] = out.junit;
-  d["notes"] = out.notes;
+  d["notes"] = cmd::DistinctNotes(out.notes);
   d["error"] =
       out.error.ok()
           ? py::object(py::none())

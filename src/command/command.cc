@@ -2,6 +2,7 @@
 #include "onnxprobe/command/command.h"
 
 #include <map>
+#include <set>
 
 #include "command/commands.h"
 
@@ -150,6 +151,14 @@ Status ApplyArguments(Command& command, const std::vector<std::string>& position
                            " given (usage: " + Usage(sink.info) + ")");
   }
   return command.Validate();
+}
+
+std::vector<std::string> DistinctNotes(const std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& n : notes)
+    if (seen.insert(n).second) out.push_back(n);
+  return out;
 }
 
 }  // namespace onnxprobe::cmd

@@ -28,7 +28,8 @@ int RunLibraryCommand(cmd::Command& command) {
   auto out = command.Execute(context);
   line.Done();
   if (!out.ok()) return Fail(out.status());
-  for (const std::string& n : out->notes) std::fprintf(stderr, "onnxprobe: %s\n", n.c_str());
+  for (const std::string& n : cmd::DistinctNotes(out->notes))
+    std::fprintf(stderr, "onnxprobe: %s\n", n.c_str());
   std::fputs(out->text.c_str(), stdout);
   if (!out->error.ok()) {
     std::fflush(stdout);

@@ -29,6 +29,10 @@ struct CommandOutput {
   Status error;  // set when the command failed after producing `text` (e.g. a check aborted)
 };
 
+// `notes` with repeats left out, in order: what every sample of a command notes (a symbolic
+// dimension set to 1) is said once. The command line and Python both show notes through it.
+std::vector<std::string> DistinctNotes(const std::vector<std::string>& notes);
+
 // Progress of a long phase: (phase, done, total), e.g. ("sample", 3, 8) in baseline save and
 // check; returning false stops the command before its next step (with an error saying so).
 using CommandProgress = std::function<bool(const std::string&, size_t, size_t)>;
