@@ -12,15 +12,20 @@ def _risks(model, was_training):
     risks = []
     if was_training:
         risks.append("the model was in training mode; it was switched to eval() for export")
+    untouched = []  # one line for all of them: a fresh model has dozens
     for name, m in model.named_modules():
         if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
-            untouched = (int(m.num_batches_tracked) == 0 and torch.all(m.running_mean == 0)
-                         and torch.all(m.running_var == 1))
-            if untouched:
-                risks.append(f"BatchNorm '{name}' has running statistics that were never updated "
-                             "(mean 0, var 1, no batches tracked): eval-mode outputs will not match training")
+            if (int(m.num_batches_tracked) == 0 and torch.all(m.running_mean == 0)
+                    and torch.all(m.running_var == 1)):
+                untouched.append(name)
         if isinstance(m, nn.modules.dropout._DropoutNd) and m.training:
             risks.append(f"Dropout '{name}' is in training mode")
+    if untouched:
+        shown = ", ".join(f"'{n}'" for n in untouched[:3]) + (f" and {len(untouched) - 3} more"
+                                                              if len(untouched) > 3 else "")
+        risks.append(f"{len(untouched)} BatchNorm layer{'s' if len(untouched) > 1 else ''} ({shown}) "
+                     f"{'have' if len(untouched) > 1 else 'has'} running statistics that were never updated "
+                     "(mean 0, var 1, no batches tracked): eval-mode outputs will not match training")
     return risks
 
 

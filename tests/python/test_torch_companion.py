@@ -41,9 +41,17 @@ def test_export_flags_risks(tmp_path):
     rep = export(model, torch.randn(1, 3, 16, 16), str(tmp_path / "cold.onnx"))
     text = "\n".join(rep["risks"])
     assert "training mode" in text
-    assert "BatchNorm 'stem.1'" in text and "never updated" in text
+    assert "BatchNorm layers ('stem.1', " in text and "never updated" in text
     assert "Dropout 'drop'" in text
     assert not model.training  # exported in eval mode
+
+
+def test_export_says_untouched_batchnorms_in_one_line(tmp_path):
+    import torchvision
+    model = torchvision.models.resnet18(weights=None)  # 20 BatchNorm layers, none updated
+    rep = export(model, torch.randn(1, 3, 32, 32), str(tmp_path / "r18.onnx"))
+    lines = [r for r in rep["risks"] if "BatchNorm" in r]
+    assert len(lines) == 1 and lines[0].startswith("20 BatchNorm layers ('bn1', 'layer1.0.bn1', "), lines
 
 
 def test_export_failure_names_the_problem(tmp_path):
