@@ -187,19 +187,23 @@ def deep_cnn(path, layers=30, gain=2.2, fault=None):
     return path
 
 
-def compare(onnxprobe, tmp_path, a, b, *extra):
+def compare(onnxprobe, tmp_path, a, b, *extra, side_b=("--b-opt-level", "all")):
     report = tmp_path / "c.json"
-    r = run([onnxprobe, "compare", a, b, "--b-opt-level", "all", f"--json={report}", *extra])
+    r = run([onnxprobe, "compare", a, b, *side_b, f"--json={report}", *extra])
     assert r.returncode in (0, 1), r.stdout + r.stderr
     return r, json.loads(report.read_text())
 
 
-def test_accumulated_rounding_passes_and_a_weight_fault_fails(onnxprobe, tmp_path):
+@pytest.mark.parametrize("side_b", [("--b-opt-level", "all"),
+                                    ("--b-ort-version", "1.20.1", "--b-opt-level", "all")],
+                         ids=["opt_all", "ort1.20.1_opt_all"])
+def test_accumulated_rounding_passes_and_a_weight_fault_fails(onnxprobe, tmp_path, side_b):
     model = deep_cnn(tmp_path / "deep.onnx")
-    # the premise: at two optimization levels, rounding alone exceeds the elementwise tolerance
-    r, rep = compare(onnxprobe, tmp_path, model, model)
-    assert r.returncode == 1 and rep["summary"]["failed"] > 0, r.stdout
-    r, rep = compare(onnxprobe, tmp_path, model, model, "--reference", "exact")
+    # the premise: rounding alone exceeds the elementwise tolerance (another optimization level,
+    # another runtime version)
+    r, rep = compare(onnxprobe, tmp_path, model, model, side_b=side_b)
+    assert r.returncode == 1 and rep["summary"]["failed"] > 0, r.stdout + r.stderr
+    r, rep = compare(onnxprobe, tmp_path, model, model, "--reference", "exact", side_b=side_b)
     assert r.returncode == 0, r.stdout
     rows = [t for t in rep["tensors"] if "exact_error_a" in t]
     assert len(rows) == len(rep["tensors"])
@@ -211,7 +215,7 @@ def test_accumulated_rounding_passes_and_a_weight_fault_fails(onnxprobe, tmp_pat
     assert "closer to exact: A on" in r.stdout
 
     faulty = deep_cnn(tmp_path / "deep_f.onnx", fault=(10, 1.001))
-    r, rep = compare(onnxprobe, tmp_path, model, faulty, "--reference", "exact")
+    r, rep = compare(onnxprobe, tmp_path, model, faulty, "--reference", "exact", side_b=side_b)
     assert r.returncode == 1, r.stdout
     culprits = [c["node"] for c in rep["localization"]["culprits"] if c["introduced"]]
     assert culprits and culprits[0] == "conv10", rep["localization"]["culprits"]
