@@ -265,3 +265,18 @@ def test_bad_precision(onnxprobe, cnn, tmp_path):
     out, _ = cnn
     r = run([onnxprobe, "run", out / "cnn.onnx", "--precision", "float16", "-o", tmp_path / "d"])
     assert r.returncode == 2 and "--precision: expected float32 or float64, got 'float16'" in r.stderr
+
+
+def test_html_says_which_side_is_closer(onnxprobe, cnn, tmp_path):
+    from test_compare_cli import render_in_chromium
+    out, _ = cnn
+    page = tmp_path / "r.html"
+    r = run([onnxprobe, "compare", out / "cnn.onnx", "--b-opt-level", "all", "--input",
+             f"x={out / 'x.npy'}", "--reference", "exact", "--html", page])
+    assert r.returncode == 0, r.stderr
+    _, text = render_in_chromium(page)
+    assert "exact reference: 4 nodes in float64 kernels, 2 Conv as im2col" in text[""]  # notes
+    assert "Which side is right" in text[""]
+    assert "closer to the exact reference (the model computed in float64) A on" in text[""]
+    assert "furthest from exact" in text[""]
+    assert "resize (Resize): in float32" in text[""]
