@@ -157,13 +157,30 @@ const std::set<std::string>& Float64Ops() {
 }  // namespace
 
 const std::set<std::string>& OwnExactKernelOps() {
-  static const std::set<std::string> kOps = {
-      "Acos",          "Acosh",       "Asin",           "Asinh",
-      "Atan",          "Atanh",       "Celu",           "Cosh",
-      "Elu",           "Erf",         "Gelu",           "GlobalAveragePool",
-      "GlobalMaxPool", "HardSigmoid", "HardSwish",      "InstanceNormalization",
-      "Mish",          "Selu",        "Sinh",           "Softplus",
-      "Softsign",      "Tan",         "ThresholdedRelu"};
+  static const std::set<std::string> kOps = {"Acos",
+                                             "Acosh",
+                                             "Asin",
+                                             "Asinh",
+                                             "Atan",
+                                             "Atanh",
+                                             "AveragePool",
+                                             "Celu",
+                                             "Cosh",
+                                             "Elu",
+                                             "Erf",
+                                             "Gelu",
+                                             "GlobalAveragePool",
+                                             "GlobalMaxPool",
+                                             "HardSigmoid",
+                                             "HardSwish",
+                                             "InstanceNormalization",
+                                             "Mish",
+                                             "Selu",
+                                             "Sinh",
+                                             "Softplus",
+                                             "Softsign",
+                                             "Tan",
+                                             "ThresholdedRelu"};
   return kOps;
 }
 

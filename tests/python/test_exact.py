@@ -280,3 +280,32 @@ def test_html_says_which_side_is_closer(onnxprobe, cnn, tmp_path):
     assert "closer to the exact reference (the model computed in float64) A on" in text[""]
     assert "furthest from exact" in text[""]
     assert "resize (Resize): in float32" in text[""]
+
+
+@pytest.mark.parametrize("attrs,opset", [
+    (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), 17),
+    (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1), 17),
+    (dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1], ceil_mode=1), 17),
+    (dict(kernel_shape=[2, 2], strides=[2, 2]), 17),
+    (dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), 17),
+    (dict(kernel_shape=[3, 3], strides=[1, 1], auto_pad="SAME_LOWER", count_include_pad=1), 17),
+    (dict(kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]), 19),
+], ids=["pads", "count_include_pad", "ceil_mode", "plain", "same_upper", "same_lower_incl", "dilated"])
+def test_average_pool_in_float64_agrees_with_the_runtime(onnxprobe, tmp_path, attrs, opset):
+    """onnxprobe's own float64 AveragePool against ONNX Runtime's float32 kernel on the same
+    input (its semantics: window, pads, ceil_mode, count_include_pad): within float32 rounding."""
+    x = np.random.default_rng(5).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    save([helper.make_node("AveragePool", ["x"], ["y"], name="pool", **attrs)], [],
+         [helper.make_tensor_value_info("x", TP.FLOAT, list(x.shape))],
+         [helper.make_tensor_value_info("y", TP.FLOAT, None)], tmp_path / "pool.onnx", opset=opset)
+    for precision in ("float32", "float64"):
+        r = run([onnxprobe, "run", tmp_path / "pool.onnx", "--input", f"x={tmp_path / 'x.npy'}",
+                 "--precision", precision, "-o", tmp_path / precision, f"--json={tmp_path / 'j.json'}"])
+        assert r.returncode == 0, r.stderr
+    y32, _ = read_dump(tmp_path / "float32")
+    y64, _ = read_dump(tmp_path / "float64")
+    assert y64["y"].dtype == np.float64 and y64["y"].shape == y32["y"].shape
+    assert np.max(np.abs(y64["y"] - y32["y"])) < 1e-6
+    nodes = json.loads((tmp_path / "j.json").read_text())["exact_nodes"]
+    assert nodes == [{"node": "pool", "op_type": "AveragePool", "method": "onnxprobe float64 kernel"}]

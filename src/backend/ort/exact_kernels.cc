@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backend/ort/exact_pool.h"
 #include "onnxprobe/graph/exact.h"
 
 namespace onnxprobe {
@@ -26,7 +27,34 @@ struct Kernel {
   std::string op;
   double alpha = 0, beta = 0, gamma = 0, epsilon = 0;
   bool tanh_gelu = false;
+  PoolAttributes pool;  // AveragePool
 };
+
+std::vector<int64_t> IntsAttr(const OrtApi* api, const OrtKernelInfo* info, const char* name) {
+  size_t size = 0;
+  OrtStatus* st = api->KernelInfoGetAttributeArray_int64(info, name, nullptr, &size);
+  if (st != nullptr) {
+    api->ReleaseStatus(st);
+    return {};
+  }
+  std::vector<int64_t> v(size);
+  st = api->KernelInfoGetAttributeArray_int64(info, name, v.data(), &size);
+  if (st != nullptr) {
+    api->ReleaseStatus(st);
+    return {};
+  }
+  return v;
+}
+
+int64_t IntAttr(const OrtApi* api, const OrtKernelInfo* info, const char* name, int64_t dflt) {
+  int64_t v = dflt;
+  OrtStatus* st = api->KernelInfoGetAttribute_int64(info, name, &v);
+  if (st != nullptr) {
+    api->ReleaseStatus(st);
+    v = dflt;
+  }
+  return v;
+}
 
 double FloatAttr(const OrtApi* api, const OrtKernelInfo* info, const char* name, float dflt) {
   float v = dflt;
@@ -136,6 +164,20 @@ OrtStatus* Compute(const Kernel& k, OrtKernelContext* ctx) {
   Input x;
   RETURN_IF_ORT(ReadInput(api, ctx, 0, &x));
   double* y = nullptr;
+  if (k.op == "AveragePool") {
+    if (x.dims.size() < 3)
+      return api->CreateStatus(ORT_INVALID_ARGUMENT, "AveragePool: input of rank < 3");
+    std::vector<int64_t> pads;
+    std::vector<int64_t> out = PoolOutputSizes(k.pool, {x.dims.begin() + 2, x.dims.end()}, &pads);
+    if (out.empty())
+      return api->CreateStatus(ORT_INVALID_ARGUMENT,
+                               "AveragePool: attributes that do not fit the input's shape");
+    std::vector<int64_t> dims = {x.dims[0], x.dims[1]};
+    dims.insert(dims.end(), out.begin(), out.end());
+    RETURN_IF_ORT(Output(api, ctx, dims, &y));
+    AveragePool64(k.pool, x.data, x.dims, out, pads, y);
+    return nullptr;
+  }
   if (k.op == "GlobalAveragePool" || k.op == "GlobalMaxPool" || k.op == "InstanceNormalization") {
     if (x.dims.size() < 3)
       return api->CreateStatus(ORT_INVALID_ARGUMENT, (k.op + ": input of rank < 3").c_str());
@@ -206,6 +248,16 @@ OrtStatus* ORT_API_CALL CreateKernelV2(const OrtCustomOp* op, const OrtApi* api,
   }
   k->epsilon = FloatAttr(api, info, "epsilon", 1e-5f);
   k->tanh_gelu = StringAttr(api, info, "approximate") == "tanh";
+  if (k->op == "AveragePool") {
+    k->pool.kernel = IntsAttr(api, info, "kernel_shape");
+    k->pool.strides = IntsAttr(api, info, "strides");
+    k->pool.pads = IntsAttr(api, info, "pads");
+    k->pool.dilations = IntsAttr(api, info, "dilations");
+    std::string pad = StringAttr(api, info, "auto_pad");
+    k->pool.auto_pad = pad.empty() ? "NOTSET" : pad;
+    k->pool.ceil_mode = IntAttr(api, info, "ceil_mode", 0) != 0;
+    k->pool.count_include_pad = IntAttr(api, info, "count_include_pad", 0) != 0;
+  }
   *kernel = k.release();
   return nullptr;
 }
