@@ -165,6 +165,7 @@ const std::set<std::string>& OwnExactKernelOps() {
                                              "Atanh",
                                              "AveragePool",
                                              "Celu",
+                                             "ConvTranspose",
                                              "Cosh",
                                              "Elu",
                                              "Erf",
@@ -441,6 +442,18 @@ Status ExactBuilder::Graph(onnx::GraphProto* g, bool main) {
         Float32(n, why, &out);
       }
       continue;
+    }
+    if (n.op_type() == "ConvTranspose") {  // its own kernel takes explicit pads only
+      std::string why;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "output_shape") why = "ConvTranspose with output_shape";
+        if (a.name() == "auto_pad" && a.s() != "NOTSET" && a.s() != "VALID")
+          why = "ConvTranspose with auto_pad " + a.s();
+      }
+      if (!why.empty()) {
+        Float32(n, why + " (onnxprobe's float64 kernel takes explicit pads)", &out);
+        continue;
+      }
     }
     if (OwnExactKernelOps().count(n.op_type())) {
       n.set_domain(kExactDomain);

@@ -309,3 +309,35 @@ def test_average_pool_in_float64_agrees_with_the_runtime(onnxprobe, tmp_path, at
     assert np.max(np.abs(y64["y"] - y32["y"])) < 1e-6
     nodes = json.loads((tmp_path / "j.json").read_text())["exact_nodes"]
     assert nodes == [{"node": "pool", "op_type": "AveragePool", "method": "onnxprobe float64 kernel"}]
+
+
+@pytest.mark.parametrize("attrs,bias,c,m", [
+    (dict(strides=[2, 2], pads=[1, 1, 1, 1]), True, 4, 3),
+    (dict(strides=[2, 1], pads=[0, 1, 1, 0], output_padding=[1, 0]), False, 4, 3),
+    (dict(strides=[1, 1], dilations=[2, 1], group=2), True, 4, 6),
+    (dict(strides=[3, 3]), True, 2, 2),
+    (dict(auto_pad="SAME_UPPER", strides=[2, 2]), True, 4, 3),  # left in float32, named
+], ids=["pads", "output_padding", "grouped_dilated", "plain", "same_upper"])
+def test_conv_transpose_in_float64_agrees_with_the_runtime(onnxprobe, tmp_path, attrs, bias, c, m):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, c, 5, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    g = attrs.get("group", 1)
+    inits = [f32("W", rng.standard_normal((c, m // g, 3, 2)))] + ([f32("B", rng.standard_normal(m))] if bias else [])
+    save([helper.make_node("ConvTranspose", ["x", "W"] + (["B"] if bias else []), ["y"], name="up",
+                           kernel_shape=[3, 2], **attrs)], inits,
+         [helper.make_tensor_value_info("x", TP.FLOAT, list(x.shape))],
+         [helper.make_tensor_value_info("y", TP.FLOAT, None)], tmp_path / "up.onnx")
+    for precision in ("float32", "float64"):
+        r = run([onnxprobe, "run", tmp_path / "up.onnx", "--input", f"x={tmp_path / 'x.npy'}",
+                 "--precision", precision, "-o", tmp_path / precision, f"--json={tmp_path / 'j.json'}"])
+        assert r.returncode == 0, r.stderr
+    y32, _ = read_dump(tmp_path / "float32")
+    y64, _ = read_dump(tmp_path / "float64")
+    assert y64["y"].shape == y32["y"].shape
+    assert np.max(np.abs(y64["y"] - y32["y"])) < 1e-5 * max(1.0, np.max(np.abs(y64["y"])))
+    (node,) = json.loads((tmp_path / "j.json").read_text())["exact_nodes"]
+    if "auto_pad" in attrs:
+        assert node["method"].startswith("float32") and "auto_pad SAME_UPPER" in node["why"]
+    else:
+        assert node["method"] == "onnxprobe float64 kernel"

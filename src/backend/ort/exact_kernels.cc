@@ -28,6 +28,7 @@ struct Kernel {
   double alpha = 0, beta = 0, gamma = 0, epsilon = 0;
   bool tanh_gelu = false;
   PoolAttributes pool;  // AveragePool
+  ConvTransposeAttributes ct;
 };
 
 std::vector<int64_t> IntsAttr(const OrtApi* api, const OrtKernelInfo* info, const char* name) {
@@ -164,6 +165,22 @@ OrtStatus* Compute(const Kernel& k, OrtKernelContext* ctx) {
   Input x;
   RETURN_IF_ORT(ReadInput(api, ctx, 0, &x));
   double* y = nullptr;
+  if (k.op == "ConvTranspose") {
+    Input w, b;
+    RETURN_IF_ORT(ReadInput(api, ctx, 1, &w));
+    size_t count = 0;
+    RETURN_IF_ORT(api->KernelContext_GetInputCount(ctx, &count));
+    const OrtValue* bias = nullptr;
+    if (count > 2) RETURN_IF_ORT(api->KernelContext_GetInput(ctx, 2, &bias));
+    if (bias != nullptr) RETURN_IF_ORT(ReadInput(api, ctx, 2, &b));
+    std::vector<int64_t> dims = ConvTransposeDims(k.ct, x.dims, w.dims);
+    if (dims.empty() || (b.data != nullptr && static_cast<int64_t>(b.count) != dims[1]))
+      return api->CreateStatus(ORT_INVALID_ARGUMENT,
+                               "ConvTranspose: attributes or weights that do not fit the input");
+    RETURN_IF_ORT(Output(api, ctx, dims, &y));
+    ConvTranspose64(k.ct, x.data, x.dims, w.data, w.dims, b.data, dims, y);
+    return nullptr;
+  }
   if (k.op == "AveragePool") {
     if (x.dims.size() < 3)
       return api->CreateStatus(ORT_INVALID_ARGUMENT, "AveragePool: input of rank < 3");
@@ -248,6 +265,13 @@ OrtStatus* ORT_API_CALL CreateKernelV2(const OrtCustomOp* op, const OrtApi* api,
   }
   k->epsilon = FloatAttr(api, info, "epsilon", 1e-5f);
   k->tanh_gelu = StringAttr(api, info, "approximate") == "tanh";
+  if (k->op == "ConvTranspose") {
+    k->ct.strides = IntsAttr(api, info, "strides");
+    k->ct.pads = IntsAttr(api, info, "pads");
+    k->ct.dilations = IntsAttr(api, info, "dilations");
+    k->ct.output_padding = IntsAttr(api, info, "output_padding");
+    k->ct.group = IntAttr(api, info, "group", 1);
+  }
   if (k->op == "AveragePool") {
     k->pool.kernel = IntsAttr(api, info, "kernel_shape");
     k->pool.strides = IntsAttr(api, info, "strides");
@@ -292,6 +316,10 @@ size_t ORT_API_CALL OneOutput(const OrtCustomOp*) { return 1; }
 OrtCustomOpInputOutputCharacteristic ORT_API_CALL Required(const OrtCustomOp*, size_t) {
   return INPUT_OUTPUT_REQUIRED;
 }
+// ConvTranspose's bias is optional
+OrtCustomOpInputOutputCharacteristic ORT_API_CALL InputKind(const OrtCustomOp* op, size_t i) {
+  return Self(op).name == "ConvTranspose" && i == 2 ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+}
 OrtMemType ORT_API_CALL DefaultMemory(const OrtCustomOp*, size_t) { return OrtMemTypeDefault; }
 int ORT_API_CALL One(const OrtCustomOp*) { return 1; }
 
@@ -309,7 +337,7 @@ std::unique_ptr<ExactOp> MakeOp(const std::string& name) {
   c.GetOutputTypeCount = OneOutput;
   c.KernelCompute = ComputeV1;
   c.KernelDestroy = Destroy;
-  c.GetInputCharacteristic = Required;
+  c.GetInputCharacteristic = InputKind;
   c.GetOutputCharacteristic = Required;
   c.GetInputMemoryType = DefaultMemory;
   c.GetVariadicInputMinArity = One;
@@ -319,7 +347,7 @@ std::unique_ptr<ExactOp> MakeOp(const std::string& name) {
   c.CreateKernelV2 = CreateKernelV2;
   c.KernelComputeV2 = ComputeV2;
   op->name = name;
-  op->inputs = name == "InstanceNormalization" ? 3 : 1;
+  op->inputs = name == "InstanceNormalization" || name == "ConvTranspose" ? 3 : 1;
   return op;
 }
 

@@ -26,3 +26,24 @@ void AveragePool64(const PoolAttributes& a, const double* x, const std::vector<i
                    double* y);
 
 }  // namespace onnxprobe
+
+namespace onnxprobe {
+
+struct ConvTransposeAttributes {
+  std::vector<int64_t> strides, pads, dilations, output_padding;  // pads: begins then ends
+  int64_t group = 1;
+};
+
+// ConvTranspose in float64 (auto_pad NOTSET or VALID, no output_shape: BuildExactModel sends the
+// others to float32): x [N, C, in...], w [C, M/G, k...], b [M] or null; the output's spatial
+// sizes (in - 1) * s + output_padding + (k - 1) * d + 1 - pads. Empty when the attributes do not
+// fit the shapes; else fills `y` (sized by the caller from the returned dims).
+std::vector<int64_t> ConvTransposeDims(const ConvTransposeAttributes& a,
+                                       const std::vector<int64_t>& x_dims,
+                                       const std::vector<int64_t>& w_dims);
+void ConvTranspose64(const ConvTransposeAttributes& a, const double* x,
+                     const std::vector<int64_t>& x_dims, const double* w,
+                     const std::vector<int64_t>& w_dims, const double* b,
+                     const std::vector<int64_t>& y_dims, double* y);
+
+}  // namespace onnxprobe
