@@ -359,8 +359,11 @@ Status ExactBuilder::Graph(onnx::GraphProto* g, bool main) {
     for (auto& t : *g->mutable_initializer()) OP_RETURN_IF_ERROR(Tensor64(&t));
   }
   auto widen_type = [](onnx::ValueInfoProto* v) {
+    // a sequence or map (a ZipMap's output) stays as it is: asking for its tensor type would
+    // turn it into an untyped tensor
+    if (!v->type().has_tensor_type()) return;
     auto* tt = v->mutable_type()->mutable_tensor_type();
-    if (v->type().has_tensor_type() && IsFloatType(tt->elem_type())) tt->set_elem_type(kF64);
+    if (IsFloatType(tt->elem_type())) tt->set_elem_type(kF64);
   };
   if (!main) {
     for (auto& v : *g->mutable_input()) widen_type(&v);

@@ -341,3 +341,39 @@ def test_conv_transpose_in_float64_agrees_with_the_runtime(onnxprobe, tmp_path, 
         assert node["method"].startswith("float32") and "auto_pad SAME_UPPER" in node["why"]
     else:
         assert node["method"] == "onnxprobe float64 kernel"
+
+
+@pytest.fixture(scope="module")
+def wild(tmp_path_factory):
+    import wild_models
+    out = tmp_path_factory.mktemp("exact_wild")
+    return wild_models.write_all(out)
+
+
+@pytest.mark.parametrize("a,b,culprit", [
+    ("if", "if_fault", "then_conv2"),
+    ("scan", "scan_fault", "rnn_mm_h"),
+    ("loop", "loop_fault", "loop_add"),
+    ("constants", "constants_bumped", "c2"),
+    ("zipmap", "zipmap_scaled", None),
+], ids=["if", "scan", "loop", "constant_weights", "zipmap"])
+def test_exact_reference_of_models_from_the_wild(onnxprobe, wild, tmp_path, a, b, culprit):
+    """Control flow (bodies converted, branches inlined, loops unrolled on the float64 copy),
+    weights in Constant nodes, a ZipMap (a sequence of maps, left in float32): the unfaulted model
+    passes against itself at level all, its faulted copy is the side further from exact and the
+    fault's node is named."""
+    r, rep = compare(onnxprobe, tmp_path, wild[a], wild[a], "--reference", "exact")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert rep["exact_reference"]["rows"] > 0
+    report = tmp_path / "f.json"
+    r = run([onnxprobe, "compare", wild[a], wild[b], "--reference", "exact", f"--json={report}"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads(report.read_text())
+    assert rep["exact_reference"]["closer_b"] == 0 and rep["exact_reference"]["closer_a"] > 0
+    if culprit:
+        assert Z_top(rep) == culprit, rep["localization"]["culprits"][:2]
+
+
+def Z_top(rep):
+    c = [x for x in rep["localization"]["culprits"] if x["introduced"]]
+    return c[0]["node"].split("@")[0] if c else None
