@@ -251,8 +251,10 @@ bool FetchExact(Side& exact, const std::vector<Pair>& batch, std::vector<RunOutp
   std::vector<std::string> names;
   std::vector<size_t> where;
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (!has.count(batch[i].a->name)) continue;
-    names.push_back(batch[i].a->name);
+    // the reference is side A's model (its names), or B's when A is a dump or a PyTorch capture
+    const std::string& name = has.count(batch[i].a->name) ? batch[i].a->name : batch[i].b->name;
+    if (!has.count(name)) continue;
+    names.push_back(name);
     where.push_back(i);
   }
   fe->assign(batch.size(), RunOutput());

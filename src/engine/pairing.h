@@ -58,8 +58,9 @@ class BatchPlanner {
   bool with_exact_ = false;
 };
 
-// The exact reference's values of side A's tensors in `batch` (an empty RunOutput where the
-// reference has no such tensor). On failure marks `r` aborted and returns false.
+// The exact reference's values of the tensors in `batch`, by side A's name or, where its model is
+// B's (A a dump or a PyTorch capture), by B's (an empty RunOutput where the reference has no such
+// tensor). On failure marks `r` aborted and returns false.
 bool FetchExact(Side& exact, const std::vector<Pair>& batch, std::vector<RunOutput>* fe,
                 ComparisonResult* r);
 

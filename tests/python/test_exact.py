@@ -377,3 +377,24 @@ def test_exact_reference_of_models_from_the_wild(onnxprobe, wild, tmp_path, a, b
 def Z_top(rep):
     c = [x for x in rep["localization"]["culprits"] if x["introduced"]]
     return c[0]["node"].split("@")[0] if c else None
+
+
+def test_exact_reference_of_side_b_when_a_is_a_dump(onnxprobe, tmp_path):
+    """A dump has no model: the reference is B's, and rows are measured by B's names (here all
+    renamed, paired through a mapping)."""
+    model = deep_cnn(tmp_path / "deep.onnx", layers=4)
+    m = onnx.load(str(model))
+    rename = {f"t{i}": f"b_t{i}" for i in range(4)}
+    for n in m.graph.node:
+        n.input[:] = [rename.get(x, x) for x in n.input]
+        n.output[:] = [rename.get(x, x) for x in n.output]
+    onnx.save(m, str(tmp_path / "renamed.onnx"))
+    (tmp_path / "map.json").write_text(json.dumps(rename))
+    dump = tmp_path / "a.dump"
+    assert run([onnxprobe, "run", model, "-o", dump]).returncode == 0
+    report = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", dump, tmp_path / "renamed.onnx", "--map", tmp_path / "map.json",
+             "--reference", "exact", f"--json={report}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {t["name"]: t for t in json.loads(report.read_text())["tensors"]}
+    assert all("exact_error_b" in rows[n] for n in rename), rows.keys()
