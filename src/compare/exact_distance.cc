@@ -42,9 +42,29 @@ double DistanceFromExact(const Tensor& side, const Tensor& exact) {
       [&](uint64_t i) { return ElementAsDouble(exact, i); });
 }
 
-Tolerance ExactRoundingBudget(Tolerance t, double error_a, double error_b) {
-  if (error_a < 0 || error_b < 0) return t;
-  return Float32RoundingBudget(t, std::min(error_a, error_b));
+double UnitRoundoff(DType t) {
+  switch (t) {
+    case DType::kFloat16:
+      return 0x1p-11;
+    case DType::kBFloat16:
+      return 0x1p-8;
+    case DType::kFloat64:
+      return 0x1p-53;
+    default:
+      return 0x1p-24;
+  }
+}
+
+Tolerance ExactRoundingBudget(Tolerance t, double error_a, double error_b, double u_a, double u_b) {
+  if (error_a < 0 || error_b < 0 || !(u_a > 0) || !(u_b > 0)) return t;
+  const double factor = std::min(error_a / u_a, error_b / u_b);
+  // |a - b| <= error_a + error_b ~ factor * (u_a + u_b) <= 2 * factor * max(u_a, u_b); float32 on
+  // both sides: 2 * min(error_a, error_b), the PyTorch rule's floor
+  const double budget = kFloat32RoundingSum * factor * std::max(u_a, u_b);
+  if (!(budget > 0)) return t;
+  t.float64_error = std::min(error_a, error_b);
+  t.noise_floor = std::max(t.noise_floor, budget);
+  return t;
 }
 
 }  // namespace onnxprobe

@@ -186,7 +186,11 @@ Expected<ComparisonResult> RunComparison(Side& a, Side& b, const CompareJob& job
     for (size_t begin = 0, end = 0; begin < batch.size(); begin = end) {
       end = begin + 1;
       while (end < batch.size() && !budgets.ReadsEarlierRows(batch[end].b->name)) ++end;
-      for (size_t i = begin; i < end; ++i) row_budgets[i] = budgets.For(batch[i].b->name);
+      for (size_t i = begin; i < end; ++i) {
+        row_budgets[i] = budgets.For(batch[i].b->name);
+        if (job.exact != nullptr)
+          row_budgets[i].roundoff_b = budgets.CarriedRoundoff(batch[i].b->name);
+      }
       CompareRows(batch, &va, &vb, &ve, job, row_budgets, begin, end, &rows);
       for (size_t i = begin; i < end; ++i) {
         if (rows[i].all_nan && (batch[i].a->is_graph_output || batch[i].b->is_graph_output)) {

@@ -205,7 +205,10 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   if (oe != nullptr && oe->skipped.empty() && !oe->tensor.empty()) {
     row.exact_error_a = DistanceFromExact(oa.tensor, oe->tensor);
     row.exact_error_b = DistanceFromExact(ob.tensor, oe->tensor);
-    row.tolerance = ExactRoundingBudget(row.tolerance, row.exact_error_a, row.exact_error_b);
+    // each side's own precision: a float16 side is allowed what float16 rounding must lose
+    row.tolerance = ExactRoundingBudget(
+        row.tolerance, row.exact_error_a, row.exact_error_b, UnitRoundoff(oa.tensor.dtype()),
+        std::max(UnitRoundoff(ob.tensor.dtype()), budget.roundoff_b));
   }
   CompareOptions k = job.kernel;
   bool forced = std::find(job.topk_tensors.begin(), job.topk_tensors.end(), row.name) !=

@@ -47,6 +47,22 @@ RowBudget RowBudgets::For(const std::string& name_b) const {
   return out;
 }
 
+double RowBudgets::CarriedRoundoff(const std::string& name_b) const {
+  const NodeInfo* first = Producer(name_b);
+  if (first == nullptr || (first->op_type != "Cast" && !MovesDataOnly(first->op_type))) return 0;
+  if (!types_) types_ = InferTensorTypes(*graph_);
+  double u = 0;
+  const NodeInfo* n = Producer(name_b);
+  for (int depth = 0; n != nullptr && depth < 16 && !n->inputs.empty() &&
+                      (n->op_type == "Cast" || MovesDataOnly(n->op_type));
+       ++depth) {
+    auto t = types_->find(n->inputs[0]);
+    if (t != types_->end() && IsFloating(t->second)) u = std::max(u, UnitRoundoff(t->second));
+    n = Producer(n->inputs[0]);
+  }
+  return u;
+}
+
 double RowBudgets::Allowance(const std::string& name, int depth) const {
   if (name.empty()) return 0;
   if (auto it = allowed_.find(name); it != allowed_.end()) return it->second;

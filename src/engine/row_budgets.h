@@ -3,10 +3,12 @@
 // error, and nodes that only move values allowed what their inputs were allowed.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "onnxprobe/engine/comparison.h"
+#include "onnxprobe/graph/fp16_graph.h"
 #include "onnxprobe/model/model.h"
 
 namespace onnxprobe {
@@ -14,6 +16,9 @@ namespace onnxprobe {
 struct RowBudget {
   double argument_scale = 0;  // > 0: a Sin/Cos whose argument's row had this max|a|
   double carried = 0;         // absolute error allowed the values a data-movement node copies
+  // The unit roundoff of the coarsest float type B's value passed through on its way here by
+  // Casts and data movement alone (a float16 tensor cast back to float32: 2^-11); 0 when none.
+  double roundoff_b = 0;
 };
 
 class RowBudgets {
@@ -23,6 +28,9 @@ class RowBudgets {
   RowBudget For(const std::string& name_b) const;
   // Whether For(name_b) reads what earlier rows recorded (a Sin/Cos, a data-movement node).
   bool ReadsEarlierRows(const std::string& name_b) const;
+  // RowBudget::roundoff_b of B's tensor `name_b` (infers graph B's types on first use: asked
+  // for with an exact reference only).
+  double CarriedRoundoff(const std::string& name_b) const;
   // Records a compared row's magnitude and the absolute allowance it was judged with.
   void Record(const TensorResult& row);
 
@@ -32,6 +40,7 @@ class RowBudgets {
   const NodeInfo* Producer(const std::string& name_b) const;
   const Model* graph_;
   std::unordered_map<std::string, double> scale_, allowed_;
+  mutable std::optional<TensorTypes> types_;  // of graph B, inferred on first need
 };
 
 // Whether `op_type` only copies, reorders or selects its data input's values by position

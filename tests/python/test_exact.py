@@ -398,3 +398,46 @@ def test_exact_reference_of_side_b_when_a_is_a_dump(onnxprobe, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {t["name"]: t for t in json.loads(report.read_text())["tensors"]}
     assert all("exact_error_b" in rows[n] for n in rename), rows.keys()
+
+
+def fp16_pair(tmp_path, layers=12, gain=2.0, fault=None):
+    """A: a float32 MLP whose layers amplify what they read. B: the same computed in float16
+    (weights, activations), its output cast back to float32, as a float16 copy is."""
+    rng = np.random.default_rng(8)
+    ws = [rng.standard_normal((64, 64)) * gain / 8 for _ in range(layers)]
+    a_nodes, b_nodes, a_init, b_init = [], [helper.make_node("Cast", ["x"], ["x16"], name="to16", to=TP.FLOAT16)], [], []
+    xa, xb = "x", "x16"
+    for i, w in enumerate(ws):
+        a_init.append(f32(f"W{i}", w))
+        wb = w * (fault[1] if fault and fault[0] == i else 1.0)
+        b_init.append(nh.from_array(wb.astype(np.float16), f"W{i}"))
+        for nodes, x, last in ((a_nodes, xa, "a"), (b_nodes, xb, "b")):
+            nodes.append(helper.make_node("MatMul", [x, f"W{i}"], [f"m{i}"], name=f"mm{i}"))
+            nodes.append(helper.make_node("Tanh", [f"m{i}"], [f"h{i}"], name=f"tanh{i}"))
+        xa = xb = f"h{i}"
+    a_nodes.append(helper.make_node("Identity", [xa], ["y"], name="out"))
+    b_nodes.append(helper.make_node("Cast", [xb], ["y"], name="out", to=TP.FLOAT))
+    io_in = [helper.make_tensor_value_info("x", TP.FLOAT, [16, 64])]
+    io_out = [helper.make_tensor_value_info("y", TP.FLOAT, None)]
+    save(a_nodes, a_init, io_in, io_out, tmp_path / "a32.onnx")
+    save(b_nodes, b_init, io_in, io_out, tmp_path / ("b16_fault.onnx" if fault else "b16.onnx"))
+    return tmp_path / "a32.onnx", tmp_path / ("b16_fault.onnx" if fault else "b16.onnx")
+
+
+def test_a_float16_copy_is_judged_by_what_float16_must_lose(onnxprobe, tmp_path):
+    a, b = fp16_pair(tmp_path)
+    # the premise: float16 rounding, amplified by depth, exceeds the elementwise tolerance
+    report = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", a, b, f"--json={report}"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    r = run([onnxprobe, "compare", a, b, "--reference", "exact", f"--json={report}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads(report.read_text())
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert rows["y"]["closer"] == "a" and rows["h11"]["dtype_b"] == "float16"
+    # one weight of B 2% off, in float16: still a FAIL, at that layer
+    _, bad = fp16_pair(tmp_path, fault=(5, 1.02))
+    r = run([onnxprobe, "compare", a, bad, "--reference", "exact", f"--json={report}"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads(report.read_text())
+    assert Z_top(rep) == "mm5", rep["localization"]["culprits"][:2]

@@ -39,11 +39,18 @@ Tolerance Float32RoundingBudget(Tolerance t, double float64_error);
 // value is no computed value); -1 when the element counts differ or a tensor is not numeric.
 double DistanceFromExact(const Tensor& side, const Tensor& exact);
 // The same rule for two ONNX sides and their exact reference (docs/metrics.md, "The exact
-// reference"): both sides are float32 evaluations of one exact value, the closer one
-// `min(error_a, error_b)` away from it by its rounding alone; the other, when it rounds alike, is
-// no further, and the two differ by at most twice that. A side further away than its own
-// arithmetic explains (a fault) cannot raise this budget: the smaller distance sets it.
-Tolerance ExactRoundingBudget(Tolerance t, double error_a, double error_b);
+// reference"): both sides are evaluations of one exact value, each `error` away from it. Rounding
+// error is, to first order, the unit roundoff `u` of the precision (float32 2^-24, float16 2^-11,
+// bfloat16 2^-8) times a factor the computation sets (its amplification), the same for both sides:
+// the factor is measured as min(error_a / u_a, error_b / u_b) (the side that rounds least per
+// unit sets it, so a fault cannot raise it); |a - b| <= error_a + error_b, so the row is allowed
+// 2 * factor * max(u_a, u_b) on top of its tolerance. Two float32 sides: 2 * min(error_a,
+// error_b), the PyTorch rule's floor.
+Tolerance ExactRoundingBudget(Tolerance t, double error_a, double error_b, double u_a = 0x1p-24,
+                              double u_b = 0x1p-24);
+// The unit roundoff of values stored in `t` (float32 2^-24, float16 2^-11, bfloat16 2^-8,
+// float64 2^-53); float32's for any other type.
+double UnitRoundoff(DType t);
 
 // The budget of a Sin or Cos output whose argument has magnitude `argument_scale` (max|x| of
 // the argument's row): they map an argument of any size to values of size 1 and pass its
