@@ -76,8 +76,9 @@ size_t RemoveStaleTemporaries(const std::string& path) {
     std::string rest = name.substr(prefix.size());  // "<pid>-<n>"
     size_t dash = rest.find('-');
     if (dash == std::string::npos || dash == 0) continue;
+    const std::string digits = rest.substr(0, dash);  // outlives `stop`, which points into it
     char* stop = nullptr;
-    long pid = std::strtol(rest.substr(0, dash).c_str(), &stop, 10);
+    long pid = std::strtol(digits.c_str(), &stop, 10);
     if (*stop != '\0' || pid <= 0 || pid == getpid()) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
     stale.push_back(it->path());
