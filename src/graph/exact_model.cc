@@ -52,6 +52,21 @@ bool IsFloatType(int t) {
          t == onnx::TensorProto::BFLOAT16;
 }
 
+// A Cast node `name` making `out` of type `to` from `in`.
+onnx::NodeProto CastNode(const std::string& name, const std::string& in, const std::string& out,
+                         int to) {
+  onnx::NodeProto c;
+  c.set_op_type("Cast");
+  c.set_name(name);
+  c.add_input(in);
+  c.add_output(out);
+  auto* a = c.add_attribute();
+  a->set_name("to");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(to);
+  return c;
+}
+
 // Ops whose ONNX Runtime CPU kernels include float64 (measured on 1.20.1 and 1.32.0, one node
 // of each in float64; tests/python/test_exact.py checks the list against the installed runtime).
 const std::set<std::string>& Float64Ops() {
@@ -302,15 +317,7 @@ void ExactBuilder::Float32(onnx::NodeProto n, const std::string& why,
     auto it = narrowed_.find(in);
     if (it == narrowed_.end()) {
       std::string f = in + "@exact_f32";
-      onnx::NodeProto c;
-      c.set_op_type("Cast");
-      c.set_name(f + "/cast");
-      c.add_input(in);
-      c.add_output(f);
-      auto* to = c.add_attribute();
-      to->set_name("to");
-      to->set_type(onnx::AttributeProto::INT);
-      to->set_i(kF32);
+      onnx::NodeProto c = CastNode(f + "/cast", in, f, kF32);
       out->push_back(c);
       it = narrowed_.emplace(in, f).first;
     }
@@ -319,15 +326,7 @@ void ExactBuilder::Float32(onnx::NodeProto n, const std::string& why,
   std::vector<onnx::NodeProto> widen;
   for (auto& o : *n.mutable_output()) {
     if (!IsFloat(o)) continue;
-    onnx::NodeProto c;
-    c.set_op_type("Cast");
-    c.set_name(o + "@exact_f64/cast");
-    c.add_input(o + "@exact_f32out");
-    c.add_output(o);
-    auto* to = c.add_attribute();
-    to->set_name("to");
-    to->set_type(onnx::AttributeProto::INT);
-    to->set_i(kF64);
+    onnx::NodeProto c = CastNode(o + "@exact_f64/cast", o + "@exact_f32out", o, kF64);
     o = o + "@exact_f32out";
     widen.push_back(c);
   }
@@ -378,30 +377,14 @@ Status ExactBuilder::Graph(onnx::GraphProto* g, bool main) {
       if (!v.type().has_tensor_type() || !IsFloatType(v.type().tensor_type().elem_type()) ||
           v.type().tensor_type().elem_type() == kF64)
         continue;
-      onnx::NodeProto c;
-      c.set_op_type("Cast");
-      c.set_name(v.name() + "@exact/cast");
-      c.add_input(v.name());
-      c.add_output(v.name() + "@exact");
-      auto* to = c.add_attribute();
-      to->set_name("to");
-      to->set_type(onnx::AttributeProto::INT);
-      to->set_i(kF64);
+      onnx::NodeProto c = CastNode(v.name() + "@exact/cast", v.name(), v.name() + "@exact", kF64);
       out.push_back(c);
       input_cast[v.name()] = v.name() + "@exact";
     }
     for (const auto& t : g->initializer()) {
       if (!IsFloatType(t.data_type()) || t.data_type() == kF64 || input_cast.count(t.name()))
         continue;
-      onnx::NodeProto c;
-      c.set_op_type("Cast");
-      c.set_name(t.name() + "@exact/cast");
-      c.add_input(t.name());
-      c.add_output(t.name() + "@exact");
-      auto* to = c.add_attribute();
-      to->set_name("to");
-      to->set_type(onnx::AttributeProto::INT);
-      to->set_i(kF64);
+      onnx::NodeProto c = CastNode(t.name() + "@exact/cast", t.name(), t.name() + "@exact", kF64);
       out.push_back(c);
       input_cast[t.name()] = t.name() + "@exact";
     }

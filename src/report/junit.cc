@@ -233,23 +233,19 @@ JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
     }
     s.cases.push_back(std::move(k));
   }
-  for (const auto& u : c.unpaired_outputs) {
-    JUnitCase k;
-    k.classname = classname;
-    k.name = prefix + "(graph outputs)";
-    k.outcome = JUnitOutcome::kFailure;
-    k.type = "unpaired-output";
-    k.message = u;
-    s.cases.push_back(std::move(k));
-  }
-  for (const auto& u : c.nan_outputs) {
-    JUnitCase k;
-    k.classname = classname;
-    k.name = prefix + "(graph outputs)";
-    k.outcome = JUnitOutcome::kFailure;
-    k.type = "nan-output";
-    k.message = u;
-    s.cases.push_back(std::move(k));
+  // graph outputs that fail the comparison without a row of their own
+  for (const auto& [type, lines] : {std::pair<const char*, const std::vector<std::string>*>{
+                                        "unpaired-output", &c.unpaired_outputs},
+                                    {"nan-output", &c.nan_outputs}}) {
+    for (const auto& u : *lines) {
+      JUnitCase k;
+      k.classname = classname;
+      k.name = prefix + "(graph outputs)";
+      k.outcome = JUnitOutcome::kFailure;
+      k.type = type;
+      k.message = u;
+      s.cases.push_back(std::move(k));
+    }
   }
   if (c.aborted) {
     JUnitCase k;
