@@ -18,6 +18,7 @@
 #include "onnxprobe/common/status.h"
 #include "onnxprobe/generate/generate.h"
 #include "onnxprobe/pipeline/engine.h"
+#include "onnxprobe/report/report.h"
 #include "onnxprobe/tensor/tensor.h"
 
 namespace onnxprobe::python {
@@ -43,6 +44,8 @@ void RegisterErrorTranslator();
 inline void Check(const Status& s) {
   if (!s.ok()) throw StatusError(s);
 }
+// "compact" or "full" (report.h ReportDetail); anything else is InvalidArgument.
+ReportDetail DetailArg(const std::string& text);
 template <typename T>
 T Unwrap(Expected<T>&& e) {
   if (!e.ok()) throw StatusError(e.status());

@@ -43,4 +43,11 @@ void RegisterErrorTranslator() {
   });
 }
 
+ReportDetail DetailArg(const std::string& text) {
+  ReportDetail d;
+  if (!ParseReportDetail(text, &d))
+    throw StatusError(InvalidArgument("bad detail '" + text + "' (compact or full)"));
+  return d;
+}
+
 }  // namespace onnxprobe::python

@@ -219,8 +219,18 @@ PYBIND11_MODULE(_onnxprobe, m) {
       .def_property_readonly(
           "abort_message",
           [](const ReportHandle& h) { return h.report->comparison.abort_status.message(); })
-      .def("render_json", [](const ReportHandle& h) { return Render(h, *MakeJsonReporter()); })
-      .def("render_html", [](const ReportHandle& h) { return Render(h, *MakeHtmlReporter()); })
+      .def(
+          "render_json",
+          [](const ReportHandle& h, const std::string& detail) {
+            return Render(h, *MakeJsonReporter(DetailArg(detail)));
+          },
+          py::arg("detail") = "compact")
+      .def(
+          "render_html",
+          [](const ReportHandle& h, const std::string& detail) {
+            return Render(h, *MakeHtmlReporter(DetailArg(detail)));
+          },
+          py::arg("detail") = "compact")
       .def(
           "render_console",
           [](const ReportHandle& h, bool quiet) {
@@ -229,10 +239,12 @@ PYBIND11_MODULE(_onnxprobe, m) {
             return Render(h, *MakeConsoleReporter(o));
           },
           py::arg("quiet") = false)
-      .def("write_json",
-           [](const ReportHandle& h, const std::string& p) {
-             Write(h, *MakeJsonReporter(), p, "compare-json");
-           })
+      .def(
+          "write_json",
+          [](const ReportHandle& h, const std::string& p, const std::string& detail) {
+            Write(h, *MakeJsonReporter(DetailArg(detail)), p, "compare-json");
+          },
+          py::arg("path"), py::arg("detail") = "compact")
       .def("render_model_explorer",
            [](const ReportHandle& h) { return Render(h, *MakeModelExplorerReporter()); })
       .def("render_junit",
@@ -241,7 +253,10 @@ PYBIND11_MODULE(_onnxprobe, m) {
              return RenderJUnit("onnxprobe compare",
                                 {JUnitSuiteFor(*h.report, "compare", classname, "", {})});
            })
-      .def("write_html", [](const ReportHandle& h, const std::string& p) {
-        Write(h, *MakeHtmlReporter(), p, "compare-html");
-      });
+      .def(
+          "write_html",
+          [](const ReportHandle& h, const std::string& p, const std::string& detail) {
+            Write(h, *MakeHtmlReporter(DetailArg(detail)), p, "compare-html");
+          },
+          py::arg("path"), py::arg("detail") = "compact");
 }

@@ -100,21 +100,28 @@ void RegisterSamples(py::module_& m) {
                              [](const SamplesHandle& h) { return h.report->failed_samples; })
       .def_property_readonly("total_samples",
                              [](const SamplesHandle& h) { return h.report->total_samples; })
-      .def("render_json",
-           [](const SamplesHandle& h) {
-             py::gil_scoped_release release;
-             return RenderSamplesJson(*h.report);
-           })
+      .def(
+          "render_json",
+          [](const SamplesHandle& h, const std::string& detail) {
+            ReportDetail d = DetailArg(detail);
+            py::gil_scoped_release release;
+            return RenderSamplesJson(*h.report, d);
+          },
+          py::arg("detail") = "compact")
       .def("render_console",
            [](const SamplesHandle& h) {
              py::gil_scoped_release release;
              return RenderSamplesConsole(*h.report);
            })
-      .def("write_json", [](const SamplesHandle& h, const std::string& p) {
-        py::gil_scoped_release release;
-        Check(GuardOutput(p, "compare-json"));
-        Check(WriteSamplesJson(*h.report, p));
-      });
+      .def(
+          "write_json",
+          [](const SamplesHandle& h, const std::string& p, const std::string& detail) {
+            ReportDetail d = DetailArg(detail);
+            py::gil_scoped_release release;
+            Check(GuardOutput(p, "compare-json"));
+            Check(WriteSamplesJson(*h.report, p, d));
+          },
+          py::arg("path"), py::arg("detail") = "compact");
   py::class_<MergedHandle>(m, "MergedSamples")
       .def_property_readonly("passed", [](const MergedHandle& h) { return h.merged->passed; })
       .def_property_readonly("aborted", [](const MergedHandle& h) { return h.merged->aborted; })

@@ -59,6 +59,25 @@ class Report(JsonDocument):
     the reports the command line writes. In a notebook the report shows as its HTML page.
     """
 
+    def _text(self, detail="compact"):
+        if detail == "compact":
+            return super()._text()
+        return self._native.render_json(detail)
+
+    def to_dict(self, detail="compact"):
+        """The JSON document as a new dict. `detail`: "compact" (``--report-detail``'s default:
+        every measurement for the tensors that fail, lead to a culprit or are graph outputs, a
+        summary row for the rest) or "full" (everything for every tensor)."""
+        return _json.loads(self._text(detail))
+
+    def json(self, path=None, detail="compact"):
+        """The JSON document as text, or written to `path` (atomically) when given; `detail` as
+        in ``to_dict``."""
+        if path is None:
+            return self._text(detail)
+        self._native.write_json(os.fspath(path), detail)
+        return os.fspath(path)
+
     @property
     def passed(self):
         """Every tensor within tolerance (and the comparison ran to the end)."""
@@ -98,11 +117,12 @@ class Report(JsonDocument):
         """The console report (`onnxprobe compare`'s table and summary; `quiet`: the summary)."""
         return self._native.render_console(bool(quiet))
 
-    def html(self, path=None):
-        """The self-contained HTML page as text, or written to `path` (atomically) when given."""
+    def html(self, path=None, detail="compact"):
+        """The self-contained HTML page as text, or written to `path` (atomically) when given;
+        `detail` as in ``to_dict``."""
         if path is None:
-            return self._native.render_html()
-        self._native.write_html(os.fspath(path))
+            return self._native.render_html(detail)
+        self._native.write_html(os.fspath(path), detail)
         return os.fspath(path)
 
     def junit(self, path=None):

@@ -57,6 +57,7 @@ struct CompareCli {
   SampleShard shard;
   bool shard_given = false;
   bool exact = false;  // --reference exact
+  ReportDetail detail = ReportDetail::kCompact;
 };
 
 class CompareCommand : public Command {
@@ -213,6 +214,15 @@ class CompareCommand : public Command {
     sink.Section("reports");
     sink.Add({"--json", "FILE", "versioned JSON report (docs/report-json.md)"},
              [&o](const std::string& v) { return SetJsonFile(v, &o.json); });
+    sink.Add({"--report-detail", "LEVEL",
+              "compact (default): every measurement for the tensors that fail, lead to a "
+              "culprit or are graph outputs, a summary row for the rest; full: everything for "
+              "every tensor (JSON and HTML)"},
+             [&o](const std::string& v) -> Status {
+               if (!ParseReportDetail(v, &o.detail))
+                 return InvalidArgument("bad --report-detail '" + v + "' (compact or full)");
+               return Status::Ok();
+             });
     DeclareString(
         sink, "--html", "FILE", &o.html,
         "self-contained HTML report (with samples: the first failing sample, else the one "
@@ -395,10 +405,10 @@ class CompareCommand : public Command {
       return focus->report.comparison.abort_status;
     }
     CommandOutput out;
-    if (context.documents || !o.json.empty()) out.json = RenderSamplesJson(r);
+    if (context.documents || !o.json.empty()) out.json = RenderSamplesJson(r, o.detail);
     if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
     if (focus != nullptr && (context.documents || !o.html.empty())) {
-      out.html = MakeHtmlReporter()->Render(focus->report);
+      out.html = MakeHtmlReporter(o.detail)->Render(focus->report);
       if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
     }
     if (!o.model_explorer.empty() && focus != nullptr)
@@ -491,9 +501,9 @@ class CompareCommand : public Command {
       return out;
     }
     // reports first: rows compared before a failure must reach the files
-    if (context.documents || !o.json.empty()) out.json = MakeJsonReporter()->Render(result);
+    if (context.documents || !o.json.empty()) out.json = MakeJsonReporter(o.detail)->Render(result);
     if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
-    if (context.documents || !o.html.empty()) out.html = MakeHtmlReporter()->Render(result);
+    if (context.documents || !o.html.empty()) out.html = MakeHtmlReporter(o.detail)->Render(result);
     if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
     if (context.documents || !o.junit.empty()) {
       JUnitSuite suite = JUnitSuiteFor(result, "compare", o.b, "", row_seconds);

@@ -39,7 +39,7 @@ std::string JsonEscape(const std::string& s) {
 }
 
 void JsonWriter::Newline() {
-  if (!pretty_) return;
+  if (!pretty_ || flat_depth_ > 0) return;
   out_ += '\n';
   out_.append(first_.size() * 2, ' ');
 }
@@ -50,7 +50,7 @@ void JsonWriter::Separate() {
     return;
   }
   if (first_.empty()) return;
-  if (!first_.back()) out_ += ',';
+  if (!first_.back()) out_ += (pretty_ && flat_depth_ > 0) ? ", " : ",";
   first_.back() = false;
   Newline();
 }
@@ -67,12 +67,15 @@ JsonWriter& JsonWriter::BeginObject() {
   Separate();
   out_ += '{';
   first_.push_back(true);
+  if (flat_depth_ > 0) ++flat_depth_;
   return *this;
 }
 JsonWriter& JsonWriter::EndObject() {
   bool empty = first_.back();
   first_.pop_back();
-  if (!empty) Newline();
+  bool flat = flat_depth_ > 0;
+  if (flat) --flat_depth_;
+  if (!empty && !flat) Newline();
   out_ += '}';
   return *this;
 }
@@ -80,12 +83,20 @@ JsonWriter& JsonWriter::BeginArray() {
   Separate();
   out_ += '[';
   first_.push_back(true);
+  if (flat_depth_ > 0) ++flat_depth_;
+  return *this;
+}
+JsonWriter& JsonWriter::BeginFlatArray() {
+  BeginArray();
+  if (flat_depth_ == 0) flat_depth_ = 1;
   return *this;
 }
 JsonWriter& JsonWriter::EndArray() {
   bool empty = first_.back();
   first_.pop_back();
-  if (!empty) Newline();
+  bool flat = flat_depth_ > 0;
+  if (flat) --flat_depth_;
+  if (!empty && !flat) Newline();
   out_ += ']';
   return *this;
 }

@@ -463,6 +463,8 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
 
   CompareReport report;
   report.graph_name = st.graph_name;
+  if (const Model* m = sa.model() != nullptr ? sa.model() : sb.model())
+    for (const auto& v : m->summary().outputs) report.graph_outputs.push_back(v.name);
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, run, &report));
   Status set = sa.SetInputs(inputs);
   if (set.ok()) set = sb.SetInputs(inputs);

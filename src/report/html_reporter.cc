@@ -11,9 +11,10 @@ constexpr const char* kPage =
 
 class HtmlReporter : public Reporter {
  public:
+  explicit HtmlReporter(ReportDetail detail) : detail_(detail) {}
   std::string Render(const CompareReport& r) const override {
     JsonWriter j(false);
-    WriteComparisonJson(r, j);
+    WriteComparisonJson(r, j, detail_);
     // inside <script>, "</" ends the element early and "<!--" followed by "<script" switches
     // the parser into a state where "</script>" no longer ends it (a blank page): every '<'
     // (which JSON holds only inside strings) is written as the escape \u003c
@@ -29,10 +30,15 @@ class HtmlReporter : public Reporter {
     size_t at = page.find("@DATA@");
     return page.substr(0, at) + data + page.substr(at + 6);
   }
+
+ private:
+  ReportDetail detail_;
 };
 
 }  // namespace
 
-std::unique_ptr<Reporter> MakeHtmlReporter() { return std::make_unique<HtmlReporter>(); }
+std::unique_ptr<Reporter> MakeHtmlReporter(ReportDetail detail) {
+  return std::make_unique<HtmlReporter>(detail);
+}
 
 }  // namespace onnxprobe

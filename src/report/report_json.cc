@@ -1,6 +1,7 @@
 #include "report/report_json.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "common/file_util.h"
 #include "onnxprobe/common/version.h"
@@ -76,11 +77,27 @@ void WriteDiagnosisJson(const DiagnosisResult& d, JsonWriter* jp) {
 
 }  // namespace
 
-void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
+// The channels a row's document holds: all up to kCompactChannels (or in a full document),
+// else the kCompactChannelsKept with the most mismatches, then the largest error, in channel order.
+std::vector<ChannelError> KeptChannels(const std::vector<ChannelError>& all, ReportDetail detail) {
+  if (detail == ReportDetail::kFull || all.size() <= kCompactChannels) return all;
+  std::vector<ChannelError> kept = all;
+  std::stable_sort(kept.begin(), kept.end(), [](const ChannelError& x, const ChannelError& y) {
+    if (x.mismatches != y.mismatches) return x.mismatches > y.mismatches;
+    return x.max_abs > y.max_abs;
+  });
+  kept.resize(kCompactChannelsKept);
+  std::sort(kept.begin(), kept.end(),
+            [](const ChannelError& x, const ChannelError& y) { return x.channel < y.channel; });
+  return kept;
+}
+
+void RowJson(JsonWriter& j, const TensorResult& t, size_t index, bool full, ReportDetail detail) {
   const TensorMetrics& m = t.metrics;
   j.BeginObject();
   j.Key("index").UInt(index).Key("name").String(t.name);
   if (t.name_b != t.name) j.Key("name_b").String(t.name_b);
+  j.Key("detail").String(full ? "full" : "summary");
   j.Key("node").String(t.node).Key("op_type").String(t.op_type).Key("topo_index").Int(t.topo_index);
   j.Key("verdict").String(t.pass ? "PASS" : "FAIL").Key("role").String(RoleName(t.role));
   j.Key("state").String(RowStateName(t.state));
@@ -88,7 +105,6 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   j.Key("tolerance_ratio").Number(t.tolerance_ratio);
   j.Key("grade").String(GradeName(t.grade)).Key("reason").String(t.reason);
   j.Key("atol").Number(t.tolerance.atol).Key("rtol").Number(t.tolerance.rtol);
-  j.Key("atol_used").Number(m.atol_used);
   if (t.tolerance.float64_error > 0) j.Key("float64_error").Number(t.tolerance.float64_error);
   if (t.exact_error_a >= 0 && t.exact_error_b >= 0) {
     j.Key("exact_error_a").Number(t.exact_error_a).Key("exact_error_b").Number(t.exact_error_b);
@@ -96,31 +112,22 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   }
   j.Key("dtype_a").String(DTypeName(m.dtype_a)).Key("dtype_b").String(DTypeName(m.dtype_b));
   j.Key("shape_a").IntArray(m.shape_a).Key("shape_b").IntArray(m.shape_b);
+  j.Key("count").UInt(m.count).Key("max_abs").Number(m.max_abs).Key("mean_abs").Number(m.mean_abs);
+  j.Key("max_rel").Number(m.max_rel);
+  j.Key("mismatches").UInt(m.mismatches).Key("mismatch_fraction").Number(m.mismatch_fraction);
+  j.Key("cosine").Number(m.cosine).Key("snr_db").Number(m.snr_db);
+  if (!full) {
+    j.EndObject();
+    return;
+  }
+  j.Key("atol_used").Number(m.atol_used);
   j.Key("stats_a");
   StatsJson(j, m.stats_a);
   j.Key("stats_b");
   StatsJson(j, m.stats_b);
-  j.Key("count")
-      .UInt(m.count)
-      .Key("nonfinite_new")
-      .UInt(m.nonfinite_new)
-      .Key("nonfinite_differ")
-      .UInt(m.nonfinite_differ);
-  j.Key("max_abs")
-      .Number(m.max_abs)
-      .Key("mean_abs")
-      .Number(m.mean_abs)
-      .Key("p99_abs")
-      .Number(m.p99_abs);
-  j.Key("rel_eps").Number(m.rel_eps);
-  j.Key("max_rel")
-      .Number(m.max_rel)
-      .Key("mean_rel")
-      .Number(m.mean_rel)
-      .Key("p99_rel")
-      .Number(m.p99_rel);
-  j.Key("mismatches").UInt(m.mismatches).Key("mismatch_fraction").Number(m.mismatch_fraction);
-  j.Key("cosine").Number(m.cosine).Key("snr_db").Number(m.snr_db);
+  j.Key("nonfinite_new").UInt(m.nonfinite_new).Key("nonfinite_differ").UInt(m.nonfinite_differ);
+  j.Key("p99_abs").Number(m.p99_abs).Key("rel_eps").Number(m.rel_eps);
+  j.Key("mean_rel").Number(m.mean_rel).Key("p99_rel").Number(m.p99_rel);
   j.Key("max_abs_index").IntArray(m.max_abs_index);
   j.Key("a_at_max").Number(m.a_at_max).Key("b_at_max").Number(m.b_at_max);
   if (m.has_topk) {
@@ -137,11 +144,13 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
     last = i + 1;
   }
   if (first > last) first = last;
-  j.Key("abs_histogram_first").UInt(first).Key("abs_histogram").BeginArray();
+  j.Key("abs_histogram_first").UInt(first).Key("abs_histogram").BeginFlatArray();
   for (size_t i = first; i < last; ++i) j.UInt(m.abs_histogram[i]);
   j.EndArray();
-  j.Key("channels").BeginArray();
-  for (const auto& c : m.channels) {
+  std::vector<ChannelError> channels = KeptChannels(m.channels, detail);
+  if (channels.size() < m.channels.size()) j.Key("channels_total").UInt(m.channels.size());
+  j.Key("channels").BeginFlatArray();
+  for (const auto& c : channels) {
     j.BeginArray()
         .Int(c.channel)
         .Number(c.max_abs)
@@ -153,11 +162,43 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index) {
   j.EndObject();
 }
 
-void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
+const char* ReportDetailName(ReportDetail d) {
+  return d == ReportDetail::kFull ? "full" : "compact";
+}
+
+bool ParseReportDetail(const std::string& text, ReportDetail* out) {
+  if (text != "compact" && text != "full") return false;
+  *out = text == "full" ? ReportDetail::kFull : ReportDetail::kCompact;
+  return true;
+}
+
+std::vector<bool> FullRows(const CompareReport& report, ReportDetail detail) {
+  const ComparisonResult& r = report.comparison;
+  std::vector<bool> full(r.rows.size(), detail == ReportDetail::kFull);
+  if (detail == ReportDetail::kFull) return full;
+  std::unordered_set<std::string> outputs(report.graph_outputs.begin(), report.graph_outputs.end());
+  auto mark = [&](int row) {
+    if (row >= 0 && static_cast<size_t>(row) < full.size()) full[row] = true;
+  };
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const TensorResult& t = r.rows[i];
+    full[i] = !t.pass || !t.within_tolerance || t.role != Role::kPass || outputs.count(t.name) ||
+              outputs.count(t.name_b);
+  }
+  for (const auto* list : {&report.localization.culprits, &report.localization.drift_origins})
+    for (const auto& c : *list) mark(c.row);
+  for (int row : r.frontier) mark(row);
+  mark(r.first_failure);
+  mark(r.first_difference);
+  return full;
+}
+
+void WriteComparisonJson(const CompareReport& report, JsonWriter& j, ReportDetail detail) {
   const ComparisonResult& r = report.comparison;
   const LocalizeResult& l = report.localization;
   j.BeginObject();
   j.Key("schema").String("onnxprobe-compare").Key("schema_version").Int(kReportSchemaVersion);
+  j.Key("report_detail").String(ReportDetailName(detail));
   j.Key("onnxprobe_version").String(Version());
   j.Key("verdict").String(r.aborted ? "ERROR" : (report.passed() ? "PASS" : "FAIL"));
   j.Key("aborted").Bool(r.aborted);
@@ -405,8 +446,10 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j) {
       .Key("bins_per_octave")
       .Int(kHistPerOctave)
       .EndObject();
+  StringsJson(j, "graph_outputs", report.graph_outputs);
+  std::vector<bool> full = FullRows(report, detail);
   j.Key("tensors").BeginArray();
-  for (size_t i = 0; i < r.rows.size(); ++i) RowJson(j, r.rows[i], i);
+  for (size_t i = 0; i < r.rows.size(); ++i) RowJson(j, r.rows[i], i, full[i], detail);
   j.EndArray();
   j.EndObject();
 }

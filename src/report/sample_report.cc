@@ -61,7 +61,7 @@ void AggregatesJson(const std::vector<TensorAggregate>& tensors, JsonWriter& j) 
   j.EndArray();
 }
 
-std::string RenderSamplesJson(const SamplesCompareReport& r) {
+std::string RenderSamplesJson(const SamplesCompareReport& r, ReportDetail detail) {
   JsonWriter j;
   j.BeginObject();
   j.Key("schema").String("onnxprobe-compare-samples").Key("schema_version").Int(1);
@@ -78,7 +78,7 @@ std::string RenderSamplesJson(const SamplesCompareReport& r) {
   for (const auto& s : r.samples) {
     j.BeginObject().Key("name").String(s.name).Key("passed").Bool(s.report.passed());
     j.Key("seconds").Number(s.seconds).Key("report");
-    WriteComparisonJson(s.report, j);
+    WriteComparisonJson(s.report, j, detail);
     j.EndObject();
   }
   j.EndArray();
@@ -87,8 +87,9 @@ std::string RenderSamplesJson(const SamplesCompareReport& r) {
   return j.str() + "\n";
 }
 
-Status WriteSamplesJson(const SamplesCompareReport& r, const std::string& path) {
-  return WriteFileAtomic(path, RenderSamplesJson(r));
+Status WriteSamplesJson(const SamplesCompareReport& r, const std::string& path,
+                        ReportDetail detail) {
+  return WriteFileAtomic(path, RenderSamplesJson(r, detail));
 }
 
 std::vector<JUnitSuite> SamplesJUnit(const SamplesCompareReport& r, const std::string& classname) {

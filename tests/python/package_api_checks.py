@@ -207,6 +207,18 @@ def test_compare_is_the_cli_json_on_a_fault_and_names_it(cli, chain, faulty, tmp
     page = open(report.html(tmp_path / "r.html")).read()
     assert page == report.html() and "onnxprobe-compare" in page
     assert report._repr_html_().startswith("<iframe srcdoc=") and "&lt;" in report._repr_html_()
+    # every measurement of every row on request, as --report-detail full writes it
+    full = report.to_dict(detail="full")
+    cli_ok([cli, "compare", chain, faulty, "--dim", "batch=2", "--json", tmp_path / "full.json", "-q",
+            "--report-detail", "full", "--repro", tmp_path / "cli_repro2"], (1,))
+    theirs_full = json.loads((tmp_path / "full.json").read_text())
+    theirs_full["localization"]["repro_dir"] = full["localization"]["repro_dir"]
+    assert without_timing(full) == without_timing(theirs_full)
+    assert {t["detail"] for t in full["tensors"]} == {"full"} and full["report_detail"] == "full"
+    assert json.load(open(report.json(tmp_path / "f.json", detail="full"))) == full
+    assert '"report_detail":"full"' in report.html(detail="full")
+    with pytest.raises(onnxprobe.InvalidArgument, match="bad detail 'all' \\(compact or full\\)"):
+        report.to_dict(detail="all")
     # why: the weight the faulty copy changed (the diagnosis is in both documents, equal)
     causes = [(f["cause"], f["node"]) for f in mine["diagnosis"]["findings"]]
     assert causes == [("weight-changed", "add")], causes

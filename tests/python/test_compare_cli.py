@@ -185,7 +185,7 @@ def test_a_side_failing_midway_keeps_the_rows_already_compared(onnxprobe, tmp_pa
 
 
 def test_json_schema_is_versioned_and_complete(onnxprobe, tmp_path):
-    _, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=1")
+    _, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=1", "--report-detail", "full")
     assert rep["schema"] == "onnxprobe-compare" and rep["schema_version"] == 1
     for key in ("side_a", "side_b", "inputs", "input_seed", "tolerance", "summary", "tensors", "only_in_a"):
         assert key in rep
@@ -233,6 +233,43 @@ def visible_text(dom):
     p = _VisibleText()
     p.feed(dom)
     return {k: " ".join(" ".join(v).split()) for k, v in p.text.items()}
+
+
+SUMMARY_KEYS = ("name", "node", "op_type", "verdict", "role", "state", "within_tolerance", "tolerance_ratio", "grade",
+                "dtype_a", "dtype_b", "shape_a", "shape_b", "count", "max_abs", "mean_abs", "max_rel", "mismatches",
+                "mismatch_fraction", "cosine", "snr_db")
+
+
+def test_compact_report_keeps_every_measurement_where_a_reader_acts(onnxprobe, tmp_path):
+    """--report-detail compact (the default): rows that fail, are beyond tolerance, introduce or
+    inherit, are graph outputs (read here with onnx), a culprit's or drift origin's tensor or the
+    first difference hold every measurement; the rest a summary equal to the full row's fields."""
+    _, compact = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=2")
+    os.replace(tmp_path / "r.json", tmp_path / "compact.json")
+    _, full = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=2", "--report-detail", "full")
+    assert compact["report_detail"] == "compact" and full["report_detail"] == "full"
+    outputs = [o.name for o in onnx.load(FAULTY).graph.output]
+    assert compact["graph_outputs"] == outputs
+    loc = compact["localization"]
+    acted_on = {c["tensor"] for c in loc["culprits"] + compact["drift_origins"]}
+    acted_on.add(compact["summary"]["first_difference"])
+    assert len(compact["tensors"]) == len(full["tensors"])
+    kinds = set()
+    for c, f in zip(compact["tensors"], full["tensors"]):
+        keep = (c["verdict"] == "FAIL" or not c["within_tolerance"] or c["role"] != "pass" or c["name"] in outputs
+                or c["name"] in acted_on)
+        assert c["detail"] == ("full" if keep else "summary"), c["name"]
+        kinds.add(c["detail"])
+        assert f["detail"] == "full" and "abs_histogram" in f and "stats_a" in f
+        assert ("stats_a" in c) == keep and ("abs_histogram" in c) == keep
+        for key in SUMMARY_KEYS:
+            assert c[key] == f[key], (c["name"], key)
+        if keep:
+            assert c == f
+    assert kinds == {"full", "summary"}
+    assert (tmp_path / "compact.json").stat().st_size < (tmp_path / "r.json").stat().st_size
+    r = run([onnxprobe, "compare", DEMO, FAULTY, "--report-detail", "most"])
+    assert r.returncode == 2 and r.stderr.strip().endswith("bad --report-detail 'most' (compact or full)")
 
 
 def render_in_chromium(html_path):
@@ -350,6 +387,25 @@ def test_html_report_of_a_fail_without_an_introducing_row_shows_where_the_error_
     assert f"All {rep['summary']['failed']} failing tensors inherit the error" in text["frontier"]
     # 200 channels: the chart samples and says so
     assert "showing 64 of 200 channels (largest errors)" in text["detail"]
+    # a compact report holds those 64 already and the count of all
+    first["channels"], first["channels_total"] = first["channels"][:64], 200
+    dom, text = render_in_chromium(with_report(tmp_path / "r.html", rep, tmp_path / "edited.html"))
+    assert "showing 64 of 200 channels (largest errors)" in text["detail"]
+
+
+@needs_chromium
+def test_html_detail_of_a_summary_row(onnxprobe, tmp_path):
+    """A compact report's summary row (no statistics, histogram or channels) shows what it has
+    and says where the rest is, without a script error."""
+    _, rep = compare(onnxprobe, tmp_path, DEMO, FAULTY, "--dim", "batch=2", "--html", tmp_path / "r.html",
+                     "--report-detail", "full")
+    first = next(t for t in rep["tensors"] if t["name"] == FAULTY_TENSOR)  # the row the page opens on
+    summary = {k: first[k] for k in SUMMARY_KEYS + ("index", "atol", "rtol", "reason")}
+    first.clear()
+    first.update(summary, detail="summary")
+    dom, text = render_in_chromium(with_report(tmp_path / "r.html", rep, tmp_path / "edited.html"))
+    assert "summary row" in text["detail"] and "--report-detail full" in text["detail"]
+    assert f"of {summary['count']} elements beyond tolerance" in text["detail"]
 
 
 @needs_chromium

@@ -11,7 +11,8 @@ from dumps import write_dump
 def compare(onnxprobe, tmp_path, a, b, *flags, name="t"):
     write_dump(tmp_path / "A", [(name, a)])
     write_dump(tmp_path / "B", [(name, b)])
-    r = run([onnxprobe, "compare", tmp_path / "A", tmp_path / "B", "--json", tmp_path / "r.json", "-q"] + list(flags))
+    r = run([onnxprobe, "compare", tmp_path / "A", tmp_path / "B", "--json", tmp_path / "r.json", "-q",
+             "--report-detail", "full"] + list(flags))
     assert r.returncode in (0, 1), r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     return r, report["tensors"][0], report

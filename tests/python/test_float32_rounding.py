@@ -55,7 +55,7 @@ def chaotic(tmp_path_factory):
 
 def _compare(onnxprobe, tmp_path, cap, model):
     out = tmp_path / "r.json"
-    r = run([onnxprobe, "compare", cap, model, "--json", out])
+    r = run([onnxprobe, "compare", cap, model, "--json", out, "--report-detail", "full"])
     assert r.returncode in (0, 1), r.stderr
     return r, json.loads(out.read_text())
 

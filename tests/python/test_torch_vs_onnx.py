@@ -685,7 +685,8 @@ def test_every_row_is_judged_at_the_given_tolerance(onnxprobe, tmp_path):
     differs between the frameworks, fails where numpy says it exceeds that. (Without the float64
     run: with it, a row is also allowed twice PyTorch's own float32 rounding, tested below.)"""
     model_path, cap = prepare(tmp_path, torch_models.net(), (2, 3, 16, 16), float64=False)
-    r, rep = compare(onnxprobe, tmp_path, cap, model_path, "--atol", "1e-9", "--rtol", "0")
+    r, rep = compare(onnxprobe, tmp_path, cap, model_path, "--atol", "1e-9", "--rtol", "0",
+                     "--report-detail", "full")
     rows = [t for t in rep["tensors"] if t["state"] == "compared"]
     assert rows and all(t["atol"] == 1e-9 for t in rows)
     assert r.returncode == 1  # rounding noise exceeds an atol of 1e-9 somewhere
@@ -708,7 +709,8 @@ def test_a_row_is_allowed_twice_the_float32_rounding_a_float64_run_measures(onnx
         out32 = model.eval()(x).numpy().astype(np.float64)
         out64 = copy.deepcopy(model).double()(x.double()).numpy()
     rounding = np.abs(out32 - out64).max()
-    r, rep = compare(onnxprobe, tmp_path, cap, model_path, "--atol", "1e-9", "--rtol", "0")
+    r, rep = compare(onnxprobe, tmp_path, cap, model_path, "--atol", "1e-9", "--rtol", "0",
+                     "--report-detail", "full")
     rows = [t for t in rep["tensors"] if t["state"] == "compared"]
     out = next(t for t in rows if t["name_b" if "name_b" in t else "name"] == "output")
     assert out["float64_error"] == pytest.approx(rounding, rel=1e-9)

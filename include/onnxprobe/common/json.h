@@ -13,6 +13,9 @@ class JsonWriter {
   JsonWriter& BeginObject();
   JsonWriter& EndObject();
   JsonWriter& BeginArray();
+  // An array written on one line, with whatever it holds (histograms, per-channel rows): a
+  // pretty document stays readable without a line per number.
+  JsonWriter& BeginFlatArray();
   JsonWriter& EndArray();
   JsonWriter& Key(const std::string& k);
   JsonWriter& String(const std::string& s);
@@ -31,6 +34,7 @@ class JsonWriter {
   void Newline();
   std::string out_;
   std::vector<bool> first_;  // per open container: no element written yet
+  size_t flat_depth_ = 0;    // open containers from the outermost flat array inward (0: none)
   bool after_key_ = false;
   bool pretty_;
 };

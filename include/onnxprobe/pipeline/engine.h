@@ -120,6 +120,8 @@ struct CompareReport {
   DiagnosisResult diagnosis;  // ran when a failure was localized and diagnosis was asked for
   // The graph's name (side A's model, else side B's, else the --model graph); "" for two dumps.
   std::string graph_name;
+  // The graph outputs of side A's model (else B's); empty when both sides are dumps.
+  std::vector<std::string> graph_outputs;
   SideResources resources_a, resources_b;
   // A live side on another provider than CPU with CPU fallback allowed: which nodes the CPU
   // provider ran (provider empty otherwise).

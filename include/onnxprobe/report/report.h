@@ -24,10 +24,22 @@ struct ConsoleOptions {
 };
 
 std::unique_ptr<Reporter> MakeConsoleReporter(const ConsoleOptions& options);
+
+// How much of each tensor row the JSON document (and the HTML page built on it) holds.
+// kCompact: every measurement (statistics, histogram, per-channel errors) for the rows a reader
+// acts on (failing, beyond tolerance, introduced or inherited, a graph output, a culprit's or
+// drift origin's tensor, the first difference), a summary (names, verdict, shapes, max errors,
+// cosine) for the rest, and at most kCompactChannels channels per row; a 4,000-node model's
+// document stays a few MB. kFull: everything for every row (docs/report-json.md).
+enum class ReportDetail { kCompact, kFull };
+const char* ReportDetailName(ReportDetail d);
+// "compact" or "full"; false otherwise.
+bool ParseReportDetail(const std::string& text, ReportDetail* out);
+
 // Versioned schema "onnxprobe-compare" (docs/report-json.md).
-std::unique_ptr<Reporter> MakeJsonReporter();
+std::unique_ptr<Reporter> MakeJsonReporter(ReportDetail detail = ReportDetail::kCompact);
 // One self-contained page: inline CSS, JS and SVG, no network access.
-std::unique_ptr<Reporter> MakeHtmlReporter();
+std::unique_ptr<Reporter> MakeHtmlReporter(ReportDetail detail = ReportDetail::kCompact);
 // Google Model Explorer node data (docs/report-json.md): per node, the largest error / allowed
 // error of its outputs, keyed by graph name and node name, with color thresholds.
 std::unique_ptr<Reporter> MakeModelExplorerReporter();

@@ -1,10 +1,13 @@
 // The JSON reporter on a hand-built report, read back with the project's JSON parser.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "onnxprobe/common/json.h"
 #include "onnxprobe/common/json_value.h"
 #include "onnxprobe/report/report.h"
 #include "synthetic_report.h"
@@ -140,6 +143,73 @@ TEST(WriteReport, WritesTheRenderedReport) {
   std::stringstream ss;
   ss << f.rdbuf();
   EXPECT_EQ(ss.str(), reporter->Render(rep));
+}
+
+// A compact document keeps every measurement for the rows a reader acts on and a summary of
+// the rest; a full one keeps everything. The synthetic report: t20 introduced, t21 inherited,
+// t14 advisory beyond tolerance, t5 the first difference; t29 made a graph output here.
+TEST(JsonReporter, CompactRowsSummarizeWhatPassesOffEveryPath) {
+  CompareReport rep = synthetic::MakeReport();
+  rep.graph_outputs = {"t29"};
+  auto compact = ParseJson(MakeJsonReporter(ReportDetail::kCompact)->Render(rep), "compact");
+  auto full = ParseJson(MakeJsonReporter(ReportDetail::kFull)->Render(rep), "full");
+  ASSERT_TRUE(compact.ok() && full.ok());
+  EXPECT_EQ(At(*compact, "report_detail").as_string(), "compact");
+  EXPECT_EQ(At(*full, "report_detail").as_string(), "full");
+  EXPECT_EQ(Strings(At(*compact, "graph_outputs")), std::vector<std::string>{"t29"});
+  const auto& rows = At(*compact, "tensors").items();
+  const auto& all = At(*full, "tensors").items();
+  ASSERT_EQ(rows.size(), all.size());
+  std::set<size_t> kept = {5, 14, 20, 21, 29};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    bool in_full = kept.count(i) > 0;
+    EXPECT_EQ(At(rows[i], "detail").as_string(), in_full ? "full" : "summary") << i;
+    EXPECT_EQ(At(all[i], "detail").as_string(), "full");
+    EXPECT_EQ(rows[i].Find("stats_a") != nullptr, in_full) << i;
+    EXPECT_NE(all[i].Find("abs_histogram"), nullptr);
+    // what the summary keeps equals the full row's
+    for (const char* key : {"name", "verdict", "role", "state", "op_type"})
+      EXPECT_EQ(At(rows[i], key).as_string(), At(all[i], key).as_string()) << key;
+    for (const char* key : {"max_abs", "max_rel", "tolerance_ratio", "count", "mismatches"})
+      EXPECT_EQ(At(rows[i], key).as_number(), At(all[i], key).as_number()) << key;
+  }
+}
+
+TEST(JsonReporter, CompactRowsKeepTheChannelsWithTheMostMismatches) {
+  CompareReport rep = synthetic::MakeReport();
+  auto& channels = rep.comparison.rows[20].metrics.channels;
+  channels.clear();
+  for (int c = 0; c < 300; ++c)  // channel c has c % 97 mismatches: 96, 193, 290 lead
+    channels.push_back({c, 1e-3 * c, 1e-4, static_cast<uint64_t>(c % 97)});
+  auto compact = ParseJson(MakeJsonReporter(ReportDetail::kCompact)->Render(rep), "compact");
+  auto full = ParseJson(MakeJsonReporter(ReportDetail::kFull)->Render(rep), "full");
+  ASSERT_TRUE(compact.ok() && full.ok());
+  const JsonValue& row = At(*compact, "tensors").items()[20];
+  EXPECT_EQ(At(row, "channels_total").as_number(), 300);
+  const auto& kept = At(row, "channels").items();
+  ASSERT_EQ(kept.size(), 64u);
+  std::vector<int> want;  // the 64 largest mismatch counts (ties: the larger max_abs), by channel
+  std::vector<int> order(300);
+  for (int c = 0; c < 300; ++c) order[c] = c;
+  std::sort(order.begin(), order.end(),
+            [](int x, int y) { return x % 97 != y % 97 ? x % 97 > y % 97 : x > y; });
+  want.assign(order.begin(), order.begin() + 64);
+  std::sort(want.begin(), want.end());
+  for (size_t k = 0; k < kept.size(); ++k) EXPECT_EQ(kept[k].items()[0].as_number(), want[k]);
+  const JsonValue& whole = At(*full, "tensors").items()[20];
+  EXPECT_EQ(whole.Find("channels_total"), nullptr);
+  EXPECT_EQ(At(whole, "channels").items().size(), 300u);
+}
+
+TEST(JsonWriter, FlatArraysStayOnOneLineInAPrettyDocument) {
+  JsonWriter j;
+  j.BeginObject().Key("h").BeginFlatArray().UInt(1).UInt(2);
+  j.BeginArray().Int(3).Number(0.5).EndArray().EndArray();
+  j.Key("after").BeginArray().Int(4).EndArray().EndObject();
+  EXPECT_EQ(j.str(), "{\n  \"h\": [1, 2, [3, 0.5]],\n  \"after\": [\n    4\n  ]\n}");
+  JsonWriter tight(false);
+  tight.BeginFlatArray().UInt(1).BeginArray().UInt(2).EndArray().EndArray();
+  EXPECT_EQ(tight.str(), "[1,[2]]");
 }
 
 }  // namespace
