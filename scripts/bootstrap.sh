@@ -27,7 +27,8 @@ die() { echo "bootstrap: error: $*" >&2; exit 1; }
 APT_PACKAGES=(cmake make g++ pkg-config zlib1g-dev libprotobuf-dev protobuf-compiler libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3 python3-numpy python3-onnx
   python3-pytest python3-pip python3-venv python3-torch python3-torchvision unzip chromium
-  clang-format clang libclang-rt-14-dev libcli11-dev libssl-dev ccache pybind11-dev python3-dev)
+  clang-format clang libclang-rt-14-dev libcli11-dev libssl-dev ccache pybind11-dev python3-dev
+  qemu-user g++-aarch64-linux-gnu)
 
 install_apt_packages() {
   local missing=()
@@ -104,6 +105,29 @@ fetch_ort_library() {
   rm -rf "$dest" && mkdir -p "$dest/lib"
   cp -P "$tmp/x/onnxruntime/capi/"lib* "$dest/lib/"
   link_ort_names "$dest" "$ver"
+  rm -rf "$tmp"
+}
+
+# ONNX Runtime's aarch64 build (PyPI manylinux aarch64 wheel) into .deps/ort-aarch64/VERSION/lib:
+# the runtime a side on --platform aarch64 runs under qemu-user (docs/platform.md).
+ORT_AARCH64_VERSIONS="${ONNXPROBE_ORT_AARCH64_VERSIONS-$ORT_VERSION}"
+fetch_ort_aarch64_library() {
+  local ver="$1" dest="$DEPS/ort-aarch64/$1"
+  [ -f "$dest/lib/libonnxruntime.so.$ver" ] && return 0
+  say "fetching ONNX Runtime $ver for aarch64 (PyPI onnxruntime manylinux aarch64 wheel)"
+  local tmp="$DEPS/ort-aarch64/.download-$ver"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  $(pip_cmd) download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+    --platform manylinux_2_28_aarch64 --platform manylinux_2_27_aarch64 \
+    --platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64 \
+    -d "$tmp" "onnxruntime==$ver" || die "PyPI unreachable or onnxruntime==$ver has no aarch64 wheel"
+  mkdir -p "$tmp/x"
+  unzip -q -o "$(ls "$tmp"/*.whl | head -1)" 'onnxruntime/capi/lib*' -d "$tmp/x" ||
+    die "the aarch64 wheel of onnxruntime $ver carries no onnxruntime/capi/libonnxruntime*"
+  [ -f "$tmp/x/onnxruntime/capi/libonnxruntime.so.$ver" ] ||
+    die "the aarch64 wheel of onnxruntime $ver has no libonnxruntime.so.$ver"
+  rm -rf "$dest" && mkdir -p "$dest/lib"
+  cp -P "$tmp/x/onnxruntime/capi/"lib* "$dest/lib/"
   rm -rf "$tmp"
 }
 
@@ -303,6 +327,7 @@ if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"
   for v in $ORT_EXTRA_VERSIONS; do fetch_ort_library "$v"; done
+  for v in $ORT_AARCH64_VERSIONS; do fetch_ort_aarch64_library "$v"; done
   if [ -n "$ORT_OPENVINO_VERSION" ]; then
     fetch_ort_library "$ORT_OPENVINO_VERSION" onnxruntime-openvino -openvino
   fi

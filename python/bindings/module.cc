@@ -7,7 +7,9 @@
 #include <optional>
 
 #include "bindings.h"
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/polygraphy.h"
+#include "onnxprobe/command/options.h"
 #include "onnxprobe/command/parse.h"
 #include "onnxprobe/common/version.h"
 #include "onnxprobe/model/model.h"
@@ -50,7 +52,7 @@ py::tuple Run(const std::string& model_path, const py::dict& selection, const py
     Model model = Unwrap(Model::Load(model_path));
     std::vector<std::string> names = Unwrap(SelectTensors(model, sel));
     used = Unwrap(PrepareInputs(model, io));
-    std::shared_ptr<Backend> backend = Unwrap(LoadOrtBackend(ort_library));
+    std::shared_ptr<Backend> backend = Unwrap(LoadBackend(ort_library));
     report = Unwrap(Capture(model, *backend, used, names, options, sink));
   }
   py::list captured, given;
@@ -155,6 +157,19 @@ PYBIND11_MODULE(_onnxprobe, m) {
         "ONNX Runtime library loaded when none is named: $ONNXPROBE_ORT_LIBRARY, else the build's");
   m.def("ort_library_for_version",
         [](const std::string& v) { return Unwrap(OrtLibraryForVersion(v)); });
+  // --ort-lib, --ort-version and --platform as the command line resolves them (a runtime
+  // locator: a library path, or "@<platform>@<library>" for a side on another CPU)
+  m.def("resolve_runtime",
+        [](const std::string& lib, const std::string& version, const std::string& platform) {
+          cmd::SessionFlags f;
+          f.ort_lib = lib;
+          f.ort_version = version;
+          if (!platform.empty()) {
+            Unwrap(ParsePlatform(platform));
+            f.platform = platform;
+          }
+          return Unwrap(cmd::ResolveOrtLibrary(f));
+        });
   // the command line's own parsers, so a keyword's bad value gets the flag's message
   m.def("parse_bytes", [](const std::string& v, const std::string& flag) {
     return Unwrap(cmd::ParseBytes(v, flag));

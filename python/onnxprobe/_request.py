@@ -111,9 +111,11 @@ def session_dict(provider=None, provider_options=None, opt_level=None, intra_thr
     }
 
 
-def ort_library(ort_lib=None, ort_version=None):
+def ort_library(ort_lib=None, ort_version=None, platform=None):
     if ort_lib and ort_version:
         raise InvalidArgument("give ort_lib or ort_version, not both")
+    if platform:  # the library resolves it as --platform does (a runtime locator)
+        return _onnxprobe.resolve_runtime(_path(ort_lib) if ort_lib else "", str(ort_version or ""), str(platform))
     if ort_version:
         return _onnxprobe.ort_library_for_version(str(ort_version))
     if ort_lib:
@@ -130,9 +132,9 @@ def side_dict(path, shared, own):
     given = {k: v for k, v in merged.items() if v is not None}
     return {
         "path": _path(path, "side"),
-        "session": session_dict(**{k: v for k, v in given.items() if k not in ("ort_lib", "ort_version")}),
+        "session": session_dict(**{k: v for k, v in given.items() if k not in ("ort_lib", "ort_version", "platform")}),
         "session_given": any(v is not None for v in own.values()),
-        "ort_library": ort_library(given.get("ort_lib"), given.get("ort_version")),
+        "ort_library": ort_library(given.get("ort_lib"), given.get("ort_version"), given.get("platform")),
     }
 
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/baseline/baseline.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/common/hash.h"
@@ -200,7 +201,7 @@ Expected<BaselineCheckReport> CheckBaseline(const BaselineCheckRequest& req) {
   std::string sha256 = FileSha256(req.model_path);
   if (sha256.empty()) return IoError(req.model_path + ": cannot read");
   SessionOptions session_options = req.session_given ? req.session : b.environment.session;
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   rep.current = SnapshotEnvironment(*backend, session_options, sha256);
   rep.changes = DiffEnvironments(b.environment, rep.current);
 

@@ -7,6 +7,7 @@
 #include "baseline/baseline_file.h"
 #include "common/clock.h"
 #include "common/file_util.h"
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/baseline/baseline.h"
 #include "onnxprobe/capture/dump.h"
 
@@ -76,7 +77,7 @@ Status SaveInto(const std::string& tmp, const BaselineSaveRequest& req, Baseline
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model_path));
   OP_ASSIGN_OR_RETURN(std::vector<InputSample> samples, ListInputSamples(req.samples));
   OP_ASSIGN_OR_RETURN(std::vector<std::string> tensors, StoredTensors(model, req));
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   std::string sha256 = model.Hashes(false).sha256;
 
   Baseline& b = rep->baseline;

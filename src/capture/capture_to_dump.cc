@@ -4,6 +4,7 @@
 #include <future>
 
 #include "onnxprobe/backend/backend.h"
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/branches.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/capture/exact_reference.h"
@@ -54,7 +55,7 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   ScopedAllocationLimit budget(req.capture.max_memory);
   OP_ASSIGN_OR_RETURN(Model file_model, Model::Load(req.model_path));
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(file_model, req.inputs, prep));
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   CaptureOptions capture = req.capture;
   std::optional<ExactReference> exact;
   if (req.exact) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "common/file_util.h"
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/common/budget_planner.h"
 #include "onnxprobe/common/json.h"
 #include "onnxprobe/common/json_value.h"
@@ -81,7 +82,7 @@ Expected<DeterminismReport> CheckDeterminism(const DeterminismRequest& req) {
   if (req.runs < 2)
     return InvalidArgument("determinism needs at least 2 runs, got " + std::to_string(req.runs));
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model));
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   DeterminismReport rep;
   rep.model = req.model;
   rep.runtime = RuntimeLabel(*backend);

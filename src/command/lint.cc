@@ -4,6 +4,7 @@
 
 #include "command/commands.h"
 #include "onnxprobe/backend/backend.h"
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/model/model.h"
 #include "onnxprobe/report/lint_report.h"
@@ -99,7 +100,7 @@ class LintCommand : public Command {
       }
       lib = *path;
     }
-    auto backend = LoadOrtBackend(lib);
+    auto backend = LoadBackend(lib);
     if (!backend.ok()) {
       notes->push_back("note: ONNX Runtime not loaded (" + backend.status().message() +
                        "); opset support not checked");

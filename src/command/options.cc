@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "onnxprobe/backend/platform.h"
+
 namespace onnxprobe::cmd {
 namespace {
 
@@ -242,6 +244,15 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
         f->ort_version = v;
         return Status::Ok();
       });
+  add("platform", "NAME",
+      "run on another CPU under qemu-user: aarch64, aarch64:<qemu cpu> (e.g. cortex-a57), "
+      "x86-64-v2 or x86-64-v3 (docs/platform.md)",
+      SessionField::kOrt, [f](const std::string& flag, const std::string& v) -> Status {
+        auto p = ParsePlatform(v);
+        if (!p.ok()) return InvalidArgument(flag + ": " + p.status().message());
+        f->platform = v;
+        return Status::Ok();
+      });
   add(
       "session-config", "K=V",
       "runtime session configuration entry, e.g. "
@@ -298,6 +309,7 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
       case SessionField::kOrt:
         out.ort_lib = side.ort_lib;
         out.ort_version = side.ort_version;
+        out.platform = side.platform;
         break;
       case SessionField::kCustomOps:
         out.session.custom_op_libraries = side.session.custom_op_libraries;
@@ -315,6 +327,14 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
 Expected<std::string> ResolveOrtLibrary(const SessionFlags& f) {
   if (!f.ort_lib.empty() && !f.ort_version.empty()) {
     return InvalidArgument("give --ort-lib or --ort-version, not both");
+  }
+  if (!f.platform.empty()) {
+    OP_ASSIGN_OR_RETURN(Platform p, ParsePlatform(f.platform));
+    std::string library = f.ort_lib;  // a library given with a platform is that CPU's build
+    if (library.empty()) {
+      OP_ASSIGN_OR_RETURN(library, PlatformLibrary(p, f.ort_version, ""));
+    }
+    return PlatformLocator(p, library);
   }
   if (!f.ort_version.empty()) return OrtLibraryForVersion(f.ort_version);
   return f.ort_lib;

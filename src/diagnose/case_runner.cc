@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/engine/comparison.h"
 
@@ -16,7 +17,7 @@ std::vector<std::pair<std::string, const Tensor*>> CaseRunner::Feed() const {
 
 Expected<std::vector<Tensor>> CaseRunner::Run(const std::string& library,
                                               const SessionOptions& options, int n) {
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(library));
   OP_ASSIGN_OR_RETURN(auto session,
                       backend->CreateSession(case_.model_bytes, case_.model_dir, options));
   std::vector<Tensor> out;
@@ -49,7 +50,7 @@ bool WithinTolerance(const Tensor& expected, const Tensor& got, const ToleranceP
 }
 
 std::string RuntimeName(const std::string& library) {
-  auto backend = LoadOrtBackend(library);
+  auto backend = LoadBackend(library);
   if (!backend.ok()) return library.empty() ? "the default runtime" : library;
   return RuntimeLabel(**backend);
 }

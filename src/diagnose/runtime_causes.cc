@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "diagnose/causes.h"
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/localize/explain.h"
 
@@ -150,7 +151,7 @@ void Optimizer(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>
     }
   }
   std::vector<std::string> names;
-  auto backend = LoadOrtBackend(b.ort_library);
+  auto backend = LoadBackend(b.ort_library);
   if (backend.ok()) {
     auto search = FindChangingTransformers(**backend, c.data.model_bytes, c.data.model_dir,
                                            run.Feed(), {c.data.output}, b.session, &cx.runs);
@@ -184,7 +185,7 @@ void Optimizer(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>
 }
 
 std::string ResolvedLibrary(const std::string& library) {
-  auto backend = LoadOrtBackend(library);
+  auto backend = LoadBackend(library);
   return backend.ok() ? (*backend)->library_path() : library;
 }
 

@@ -6,6 +6,7 @@
 
 #include "fp16/fp16_context.h"
 #include "fp16/fp16_metrics.h"
+#include "onnxprobe/backend/platform.h"
 
 namespace onnxprobe {
 
@@ -35,7 +36,7 @@ Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
                            std::to_string(req.rtol));
   }
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model));
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   Fp16Report rep;
   rep.model = req.model;
   rep.runtime = RuntimeLabel(*backend);

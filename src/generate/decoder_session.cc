@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
@@ -118,7 +119,7 @@ Expected<std::unique_ptr<DecoderSession>> DecoderSession::Open(const GenerateSid
   std::unique_ptr<DecoderSession> d(new DecoderSession(std::move(*loaded), std::move(*io)));
   d->side_ = side;
   d->label_ = label;
-  auto backend = LoadOrtBackend(side.ort_library);
+  auto backend = LoadBackend(side.ort_library);
   if (!backend.ok()) return backend.status().WithContext(label);
   d->backend_ = *backend;
   OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(d->model_, {}));

@@ -171,35 +171,6 @@ const std::set<std::string>& Float64Ops() {
 
 }  // namespace
 
-const std::set<std::string>& OwnExactKernelOps() {
-  static const std::set<std::string> kOps = {"Acos",
-                                             "Acosh",
-                                             "Asin",
-                                             "Asinh",
-                                             "Atan",
-                                             "Atanh",
-                                             "AveragePool",
-                                             "Celu",
-                                             "ConvTranspose",
-                                             "Cosh",
-                                             "Elu",
-                                             "Erf",
-                                             "Gelu",
-                                             "GlobalAveragePool",
-                                             "GlobalMaxPool",
-                                             "HardSigmoid",
-                                             "HardSwish",
-                                             "InstanceNormalization",
-                                             "Mish",
-                                             "Selu",
-                                             "Sinh",
-                                             "Softplus",
-                                             "Softsign",
-                                             "Tan",
-                                             "ThresholdedRelu"};
-  return kOps;
-}
-
 namespace {
 
 // Types and static shapes of every tensor of every graph, from ONNX shape inference.

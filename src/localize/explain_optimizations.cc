@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/graph/graph.h"
 #include "onnxprobe/localize/explain.h"
 
@@ -146,7 +147,7 @@ Expected<std::vector<std::string>> FindChangingTransformers(
 Expected<ExplainResult> ExplainOptimizations(const ExplainRequest& req) {
   OP_RETURN_IF_ERROR(req.policy.Validate());
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model));
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   OP_ASSIGN_OR_RETURN(auto inputs, PrepareInputs(model, req.inputs));
   Runner run{model.dir(), *backend, "", {}, {}, 0};
   OP_ASSIGN_OR_RETURN(run.bytes, MarkOutputs(model, {}));

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/file_util.h"
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/common/json.h"
 #include "onnxprobe/common/json_value.h"
 #include "onnxprobe/graph/graph.h"
@@ -228,7 +229,7 @@ Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& o
                            std::to_string(model.summary().inputs.size()) +
                            " inputs but test_data_set_0 holds " + std::to_string(inputs.size()));
   }
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(ort_library));
   OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, {}));
   OP_ASSIGN_OR_RETURN(auto session, backend->CreateSession(bytes, model.dir(), options));
   std::vector<std::pair<std::string, const Tensor*>> refs;

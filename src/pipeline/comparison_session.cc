@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/capture/exact_reference.h"
 #include "onnxprobe/common/format.h"
@@ -289,7 +290,7 @@ Expected<OpenedExact> OpenExactReference(const CompareRequest& req, const Side& 
         "--reference exact computes a model in float64: give a model as side A "
         "or B, not two dumps");
   const SideRequest& side = from_a ? req.a : req.b;
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(side.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(side.ort_library));
   auto exact = PrepareExactReference(*model, *backend);
   if (!exact.ok()) return exact.status().WithContext("the exact reference");
   SideSpec spec{model->path(), exact->session, side.ort_library};

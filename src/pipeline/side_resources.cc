@@ -4,6 +4,8 @@
 
 #include <tuple>
 
+#include "onnxprobe/backend/platform.h"
+
 namespace onnxprobe {
 
 Status MeasureSideResources(const CompareRequest& req, Side& a, Side& b,
@@ -14,7 +16,7 @@ Status MeasureSideResources(const CompareRequest& req, Side& a, Side& b,
         {&b, &req.b, &report->resources_b}}) {
     const Model* model = side->model();
     if (model == nullptr) continue;  // a dump runs nothing
-    OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(request->ort_library));
+    OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(request->ort_library));
     LatencyOptions runs;
     runs.runs = req.latency_runs;
     runs.max_measured_ms = req.latency_max_ms;

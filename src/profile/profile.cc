@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/file_util.h"
+#include "onnxprobe/backend/platform.h"
 #include "profile/ort_trace.h"
 
 namespace onnxprobe {
@@ -42,7 +43,7 @@ Expected<ProfileReport> Profile(const ProfileRequest& req) {
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(req.model_path));
   InputPreparation prep;
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(model, req.inputs, &prep));
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(req.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   ProfileReport report;
   report.model_path = req.model_path;
   report.runtime = RuntimeLabel(*backend);

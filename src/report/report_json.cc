@@ -28,6 +28,7 @@ void SideJson(JsonWriter& j, const SideInfo& s, const std::string& description) 
   j.Key("model_sha256").String(s.model_sha256).Key("runtime").String(s.runtime);
   j.Key("runtime_version").String(s.runtime_version);
   j.Key("runtime_library").String(s.runtime_library).Key("provider").String(s.provider);
+  j.Key("platform").String(s.platform);
   j.Key("provider_options").BeginObject();
   for (const auto& [k, v] : s.provider_options) j.Key(k).String(v);
   j.EndObject();

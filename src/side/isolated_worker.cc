@@ -1,6 +1,7 @@
 // The worker end of an isolated side: an ordinary live side behind a socket.
 #include "side/isolated_worker.h"
 
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe::isolation {
@@ -167,7 +168,7 @@ Expected<Hello> ReadHello(Keeper* keeper, Worker* worker) {
 
 void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
   wire::Writer hello;
-  auto backend = LoadOrtBackend(spec.ort_library);
+  auto backend = LoadBackend(spec.ort_library);
   Expected<std::unique_ptr<Side>> side =
       backend.ok() ? OpenLiveSide(model, spec) : Expected<std::unique_ptr<Side>>(backend.status());
   hello.Stat(side.status());

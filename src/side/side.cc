@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/branches.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/graph/graph.h"
@@ -41,7 +42,8 @@ std::string Side::Describe() const {
     case SideKind::kLive:
       break;
   }
-  return i.path + " on " + i.runtime + " " + i.provider + ", optimizations " +
+  return i.path + " on " + i.runtime + " " + i.provider +
+         (i.platform.empty() ? "" : " on " + i.platform) + ", optimizations " +
          OptLevelName(i.optimization_level);
 }
 
@@ -77,6 +79,7 @@ class LiveSide : public Side {
         mark_fused_(mark_fused),
         max_memory_(max_memory) {
     info_ = LiveSideInfo(model_.path(), backend_->version(), backend_->library_path(), options_);
+    info_.platform = backend_->platform();
     // the hash is for reports only: compute it on another core while the runs go on
     hash_ = std::async(std::launch::async, [m = model_] { return m.Hashes(false).sha256; }).share();
     ListTensors();
@@ -386,7 +389,7 @@ class DumpSide : public Side {
 }  // namespace
 
 Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec) {
-  OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(spec.ort_library));
+  OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(spec.ort_library));
   return std::unique_ptr<Side>(
       std::make_unique<LiveSide>(model, std::move(backend), spec.session, spec.keep_session,
                                  spec.hold_session, spec.mark_fused_tensors, spec.max_memory));

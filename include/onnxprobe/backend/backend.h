@@ -143,6 +143,9 @@ class Backend {
       const SessionOptions& options) = 0;
   // Warnings and errors the runtime logged, oldest first (the library never prints them).
   virtual std::vector<std::string> TakeLog() = 0;
+  // The CPU the sessions run on when it is not this machine's ("aarch64 (qemu-aarch64 -cpu
+  // max)": backend/platform.h); "" for this machine.
+  virtual std::string platform() const { return ""; }
 };
 
 // A runtime's identity as every report names it: "onnxruntime 1.20.1" (name, space, version).
@@ -158,5 +161,8 @@ Expected<std::shared_ptr<Backend>> LoadOrtBackend(const std::string& library_pat
 // "1.23.2", or "1.24.1-openvino" for the PyPI onnxruntime-openvino build (OpenVINO provider).
 Expected<std::string> OrtLibraryForVersion(const std::string& version);
 std::string DefaultOrtLibraryPath();
+// Where the bootstrap put the runtimes (ONNXPROBE_DEPS_DIR, else this build's .deps); "" in a
+// portable build.
+std::string RuntimeDepsDir();
 
 }  // namespace onnxprobe

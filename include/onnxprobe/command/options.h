@@ -65,13 +65,15 @@ enum class SessionField {
 struct SessionFlags {
   SessionOptions session;
   std::string ort_lib, ort_version;
+  std::string platform;  // --platform: the side runs on that CPU under qemu (backend/platform.h)
   std::set<SessionField> touched;
   std::vector<std::string> given;  // flag names as typed, in order
 };
 void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionFlags* flags);
 // `side` over `shared` for the fields `side` touched.
 SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side);
-// --ort-lib / --ort-version to a library path ("" = default).
+// --ort-lib / --ort-version / --platform to a runtime locator: a library path ("" = default), or
+// "@<platform>@<library>" for a side on another CPU (LoadBackend, backend/platform.h).
 Expected<std::string> ResolveOrtLibrary(const SessionFlags& f);
 
 // --atol, --rtol, --absolute-atol, --rel-eps, --tol, --op-tol, --judge: overrides of a policy.

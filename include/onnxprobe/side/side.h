@@ -35,6 +35,9 @@ struct SideInfo {
   std::string runtime;          // "onnxruntime 1.23.2"; "" when a dump does not say
   std::string runtime_version;  // "1.23.2"; "" when unknown
   std::string runtime_library;
+  // The CPU a live side runs on when it is not this machine's ("aarch64 (qemu-aarch64 -cpu
+  // max)", backend/platform.h); "" for this machine.
+  std::string platform;
   std::string provider;
   std::map<std::string, std::string> provider_options;
   OptLevel optimization_level = OptLevel::kDisabled;

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "backend/ort/ort_api.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 namespace {
@@ -50,6 +51,13 @@ Expected<std::string> AbsoluteExternalLocations(const std::string& bytes, const 
   if (ec) return IoError("cannot resolve the model folder '" + dir + "'");
   if (!Rewrite(proto.mutable_graph(), base)) return std::string();
   return proto.SerializeAsString();
+}
+
+Expected<std::string> LocateExternalData(const std::string& bytes, const std::string& dir,
+                                         const std::string& version, const SessionOptions& o) {
+  if (HonorsExternalDataFolder(version)) return std::string();
+  if (o.optimization_level != OptLevel::kDisabled) return EmbedExternalData(bytes, dir);
+  return AbsoluteExternalLocations(bytes, dir);
 }
 
 }  // namespace onnxprobe

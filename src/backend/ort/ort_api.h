@@ -40,6 +40,13 @@ bool HonorsExternalDataFolder(const std::string& version);
 // The model bytes with relative external data locations made absolute against `dir` (for the
 // runtimes that do not); empty when nothing is external. Fails when they do not parse.
 Expected<std::string> AbsoluteExternalLocations(const std::string& bytes, const std::string& dir);
+// What a runtime of `version` needs of a model's external data, as bytes to give it instead of
+// `bytes`, or "" when `bytes` serve as they are: runtimes before 1.23 get absolute locations,
+// and with optimizations on the data itself (they fold constants through an Initializer that
+// refuses external data of a model given as bytes: "model_path must not be empty").
+// external_locations.cc; a platform worker's copy returns "" (its host located them already).
+Expected<std::string> LocateExternalData(const std::string& bytes, const std::string& dir,
+                                         const std::string& version, const SessionOptions& o);
 
 // Builds a session for one loaded library.
 Expected<std::unique_ptr<BackendSession>> CreateOrtSession(std::shared_ptr<OrtLib> lib,

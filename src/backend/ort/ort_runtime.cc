@@ -130,6 +130,11 @@ std::string DefaultOrtLibraryPath() {
   return ONNXPROBE_DEFAULT_ORT_LIBRARY;
 }
 
+std::string RuntimeDepsDir() {
+  const char* env = std::getenv("ONNXPROBE_DEPS_DIR");
+  return env != nullptr ? env : ONNXPROBE_DEPS_DIR;
+}
+
 Expected<std::string> OrtLibraryForVersion(const std::string& version) {
   // "1.23.2", or "1.24.1-openvino": the PyPI build of that version with the OpenVINO provider
   const std::string kOpenVino = "-openvino";
@@ -143,8 +148,7 @@ Expected<std::string> OrtLibraryForVersion(const std::string& version) {
                              "' is not of the form 1.23.2 (or 1.24.1-openvino)");
     }
   }
-  std::string deps =
-      std::getenv("ONNXPROBE_DEPS_DIR") ? std::getenv("ONNXPROBE_DEPS_DIR") : ONNXPROBE_DEPS_DIR;
+  std::string deps = RuntimeDepsDir();
   std::string path = deps + "/ort/" + version + "/lib/libonnxruntime.so." + number;
   std::error_code ec;
   if (!fs::exists(path, ec)) {

@@ -5,7 +5,6 @@
 #include "backend/ort/exact_kernels.h"
 #include "backend/ort/ort_api.h"
 #include "backend/ort/ort_values.h"
-#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
 
@@ -187,14 +186,7 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir, const 
            "custom operator library '" + lib + "'");
   }
   if (o.exact_kernels) OP_RETURN_IF_ERROR(AddExactKernels(api, so));
-  std::string located;
-  if (!HonorsExternalDataFolder(lib_->version) && o.optimization_level != OptLevel::kDisabled) {
-    // these runtimes fold constants through an Initializer that refuses external data of a
-    // model given as bytes ("model_path must not be empty"): give them the data itself
-    OP_ASSIGN_OR_RETURN(located, EmbedExternalData(bytes, dir));
-  } else if (!HonorsExternalDataFolder(lib_->version)) {
-    OP_ASSIGN_OR_RETURN(located, AbsoluteExternalLocations(bytes, dir));
-  }
+  OP_ASSIGN_OR_RETURN(std::string located, LocateExternalData(bytes, dir, lib_->version, o));
   const std::string& model = located.empty() ? bytes : located;
   Status created = FromOrt(
       api, api->CreateSessionFromArray(lib_->env, model.data(), model.size(), so, &session_),
