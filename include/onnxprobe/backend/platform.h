@@ -1,8 +1,8 @@
 // Where a side runs: this machine's CPU, or another one emulated by qemu-user (docs/platform.md).
 // A side on another platform runs ONNX Runtime's build for that CPU inside onnxprobe's platform
-// worker (src/backend/remote/worker), started under qemu and spoken to over its stdin/stdout; the graph work
-// (marking outputs, isolating nodes) stays here, so capture, comparison, localization and
-// diagnosis run on it unchanged: each session the side opens is created and run on the target.
+// worker (src/backend/remote/worker), started under qemu and spoken to over its stdin/stdout; the
+// graph work (marking outputs, isolating nodes) stays here, so capture, comparison, localization
+// and diagnosis run on it unchanged: each session the side opens is created and run on the target.
 #pragma once
 
 #include <memory>
