@@ -90,8 +90,10 @@ Expected<std::shared_ptr<Connection>> Connection::Start(const Platform& p,
     return NotFound("ONNX Runtime library for " + p.name + " not found: " + library);
   auto c = std::shared_ptr<Connection>(new Connection());
   c->platform_ = p;
-  char tmpl[] = "/tmp/onnxprobe-worker-XXXXXX";
-  int err = ::mkstemp(tmpl);
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp") +
+                     "/onnxprobe-worker-XXXXXX";
+  int err = ::mkostemp(tmpl.data(), O_CLOEXEC);
   if (err < 0) return IoError(std::string("a file for the worker's messages: ") + strerror(errno));
   c->stderr_path_ = tmpl;
   int in[2], out[2];

@@ -1,0 +1,221 @@
+"""A side on another CPU (--platform, docs/platform.md) against independent references: the
+aarch64 ONNX Runtime library run by the test's own C API program (tests/platform/ort_ref.c,
+cross-compiled here, run under qemu-user with /proc/cpuinfo replaced by a bind mount in a private
+mount namespace: none of onnxprobe's code), numpy on the dumps of two runs, and injected faults."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import run
+
+SRC = os.environ.get("ONNXPROBE_SRC", "")
+DEPS = os.environ.get("ONNXPROBE_DEPS_DIR") or os.path.join(SRC, ".deps")
+DEMO = os.path.join(SRC, "tests", "data", "demo", "demo_cnn.onnx")
+FAULTY = os.path.join(SRC, "tests", "data", "demo", "demo_cnn_faulty.onnx")
+ORT_VERSION = "1.32.0"
+AARCH64_LIB = os.path.join(DEPS, "ort-aarch64", ORT_VERSION, "lib", f"libonnxruntime.so.{ORT_VERSION}")
+HEADERS = os.path.join(DEPS, "onnxruntime-headers", "usr", "include", "onnxruntime")
+
+
+def read_dump(folder):
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return {t["name"]: np.load(folder / t["file"]) for t in manifest["tensors"] if t["kind"] != "input"}
+
+
+def every_output(src, dst):
+    """`src` with every node output a graph output: what the reference program fetches."""
+    m = onnx.load(src)
+    have = {o.name for o in m.graph.output}
+    for n in m.graph.node:
+        for o in n.output:
+            if o and o not in have:
+                m.graph.output.append(helper.make_tensor_value_info(o, TensorProto.FLOAT, None))
+    onnx.save(m, dst)
+
+
+def attention_block(path):
+    """A transformer block's numerics: LayerNormalization, MatMul, Softmax, GELU (Erf), residual."""
+    rng = np.random.default_rng(3)
+    d = 32
+    w = {k: (rng.standard_normal((d, d)) / np.sqrt(d)).astype(np.float32) for k in ("q", "k", "v", "o", "f")}
+    inits = [numpy_helper.from_array(v, f"W{k}") for k, v in w.items()]
+    inits += [numpy_helper.from_array(np.ones(d, np.float32), "g"), numpy_helper.from_array(np.zeros(d, np.float32), "b"),
+              numpy_helper.from_array(np.array(1 / np.sqrt(d), np.float32), "scale"),
+              numpy_helper.from_array(np.array(np.sqrt(0.5), np.float32), "rs2"),
+              numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+              numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+              numpy_helper.from_array(np.array([0, 2, 1], np.int64), "perm")]
+    N = helper.make_node
+    nodes = [N("LayerNormalization", ["x", "g", "b"], ["ln"], axis=-1, name="ln"),
+             N("MatMul", ["ln", "Wq"], ["q"], name="q"), N("MatMul", ["ln", "Wk"], ["k"], name="k"),
+             N("MatMul", ["ln", "Wv"], ["v"], name="v"),
+             N("Transpose", ["k"], ["kt"], perm=[0, 2, 1], name="kt"), N("MatMul", ["q", "kt"], ["s"], name="s"),
+             N("Mul", ["s", "scale"], ["ss"], name="ss"), N("Softmax", ["ss"], ["p"], axis=-1, name="p"),
+             N("MatMul", ["p", "v"], ["a"], name="a"), N("MatMul", ["a", "Wo"], ["o"], name="o"),
+             N("Add", ["x", "o"], ["r"], name="r"), N("MatMul", ["r", "Wf"], ["f"], name="f"),
+             N("Mul", ["f", "rs2"], ["fs"], name="fs"), N("Erf", ["fs"], ["e"], name="e"),
+             N("Add", ["e", "one"], ["e1"], name="e1"), N("Mul", ["f", "e1"], ["fe"], name="fe"),
+             N("Mul", ["fe", "half"], ["y"], name="gelu")]
+    g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, d])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, d])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return "x", (1, 16, d)
+
+
+def reference_program(tmp_path):
+    exe = tmp_path / "ort_ref"
+    r = run(["aarch64-linux-gnu-gcc", "-O1", "-I", HEADERS, os.path.join(SRC, "tests", "platform", "ort_ref.c"),
+             "-o", exe, "-ldl"])
+    assert r.returncode == 0, r.stderr
+    return exe
+
+
+def run_reference(tmp_path, exe, model, input_name, x):
+    """Every output of `model` on the aarch64 runtime, run by the test's own program under qemu
+    with an aarch64 /proc/cpuinfo bound over the host's (qemu-user 7.2 shows the host's)."""
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("".join(
+        f"processor\t: {i}\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp "
+        f"asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
+        f"CPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n" for i in range(os.cpu_count())))
+    (tmp_path / "x.bin").write_bytes(np.ascontiguousarray(x, np.float32).tobytes())
+    out = tmp_path / "ref"
+    out.mkdir()
+    cmd = (f"mount --bind {cpuinfo} /proc/cpuinfo && exec qemu-aarch64 -L /usr/aarch64-linux-gnu {exe} "
+           f"{AARCH64_LIB} {model} {input_name} {tmp_path / 'x.bin'} {out} " + " ".join(map(str, x.shape)))
+    r = subprocess.run(["unshare", "-m", "sh", "-c", cmd], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    names = r.stdout.split()
+    return {n: np.fromfile(out / f"{i}.bin", np.float32) for i, n in enumerate(names)}
+
+
+def check_bit_identical(onnxprobe, tmp_path, model, input_name, shape):
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    every_output(model, tmp_path / "all.onnx")
+    ref = run_reference(tmp_path, reference_program(tmp_path), tmp_path / "all.onnx", input_name, x)
+    for platform, dump in (("aarch64", "arm.dump"), (None, "host.dump")):
+        r = run([onnxprobe, "run", model, "--input", f"{input_name}={tmp_path / 'x.npy'}", "-o", tmp_path / dump]
+                + (["--platform", platform] if platform else []))
+        assert r.returncode == 0, r.stderr
+    arm, host = read_dump(tmp_path / "arm.dump"), read_dump(tmp_path / "host.dump")
+    assert set(arm) == set(host) and set(arm) <= set(ref), set(arm) - set(ref)
+    for name, t in arm.items():
+        assert t.dtype == np.float32 and t.reshape(-1).tobytes() == ref[name].tobytes(), name
+    # the aarch64 kernels are not this machine's: some tensor differs from the host's run
+    assert any(arm[n].tobytes() != host[n].tobytes() for n in arm)
+    return arm, host
+
+
+def test_an_aarch64_side_is_the_aarch64_runtime_bit_for_bit_cnn(onnxprobe, tmp_path):
+    check_bit_identical(onnxprobe, tmp_path, DEMO, "input", (2, 3, 32, 32))
+
+
+def test_an_aarch64_side_is_the_aarch64_runtime_bit_for_bit_transformer_block(onnxprobe, tmp_path):
+    name, shape = attention_block(tmp_path / "block.onnx")
+    check_bit_identical(onnxprobe, tmp_path, str(tmp_path / "block.onnx"), name, shape)
+
+
+def test_the_comparison_with_an_aarch64_side_measures_what_numpy_measures(onnxprobe, tmp_path):
+    name, shape = attention_block(tmp_path / "block.onnx")
+    arm, host = check_bit_identical(onnxprobe, tmp_path, str(tmp_path / "block.onnx"), name, shape)
+    r = run([onnxprobe, "compare", tmp_path / "block.onnx", "--b-platform", "aarch64", "--input",
+             f"x={tmp_path / 'x.npy'}", "--json", tmp_path / "r.json", "--report-detail", "full"])
+    assert r.returncode in (0, 1), r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["side_b"]["platform"] == "aarch64 (qemu-aarch64 -cpu max)" and rep["side_a"]["platform"] == ""
+    assert rep["side_b"]["runtime_library"] == AARCH64_LIB
+    assert "on aarch64 (qemu-aarch64 -cpu max)" in r.stdout
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert set(rows) == set(arm)
+    for n, t in rows.items():
+        assert t["max_abs"] == float(np.max(np.abs(arm[n].astype(np.float64) - host[n]))), n
+    differing = {t["node"] for t in rep["drift_origins"]}
+    assert differing, "the sides differ (numpy above) but no drift origin is named"
+
+
+def test_a_weight_fault_on_an_aarch64_side_is_named(onnxprobe, tmp_path):
+    r = run([onnxprobe, "compare", DEMO, FAULTY, "--b-platform", "aarch64", "--dim", "batch=1",
+             "--json", tmp_path / "r.json", "-q"])
+    assert r.returncode == 1, r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    top = rep["localization"]["culprits"][0]
+    assert top["node"] == "/features/features.3/Conv" and top["introduced"], top
+    assert rep["side_b"]["platform"].startswith("aarch64")
+
+
+def test_an_x86_64_v2_side_runs_under_qemu_and_is_measured_as_numpy_says(onnxprobe, tmp_path):
+    x = np.random.default_rng(1).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    for platform, dump in (("x86-64-v2", "v2.dump"), (None, "host.dump")):
+        r = run([onnxprobe, "run", DEMO, "--input", f"input={tmp_path / 'x.npy'}", "-o", tmp_path / dump]
+                + (["--platform", platform] if platform else []))
+        assert r.returncode == 0, r.stderr
+    v2, host = read_dump(tmp_path / "v2.dump"), read_dump(tmp_path / "host.dump")
+    r = run([onnxprobe, "compare", DEMO, "--b-platform", "x86-64-v2", "--input", f"input={tmp_path / 'x.npy'}",
+             "--json", tmp_path / "r.json", "-q"])
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["side_b"]["platform"] == "x86-64-v2 (qemu-x86_64 -cpu Nehalem)"
+    for t in rep["tensors"]:
+        assert t["max_abs"] == float(np.max(np.abs(v2[t["name"]].astype(np.float64) - host[t["name"]]))), t["name"]
+
+
+def test_platform_errors_are_one_line(onnxprobe, tmp_path):
+    r = run([onnxprobe, "compare", DEMO, "--b-platform", "sparc"])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "--b-platform: unknown platform 'sparc' (aarch64" in r.stderr
+    r = run([onnxprobe, "compare", DEMO, "--b-platform", "x86-64-v4"])
+    assert r.returncode == 2 and "qemu emulates no AVX-512" in r.stderr
+    r = run([onnxprobe, "compare", DEMO, "--b-platform", "aarch64", "--b-ort-version", "1.9.0"])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "ONNX Runtime 1.9.0 for aarch64 is not installed" in r.stderr
+    # no qemu on PATH: what to install, in one line
+    r = run([onnxprobe, "compare", DEMO, "--b-platform", "aarch64"], env=dict(os.environ, PATH=str(tmp_path)))
+    assert r.returncode in (2, 3) and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "qemu-aarch64 is not installed (Debian: apt-get install qemu-user)" in r.stderr
+
+
+FAKE_WORKER = r'''
+import os, struct, sys
+def frame():
+    h = os.read(0, 12)
+    t, n = struct.unpack("<IQ", h)
+    return t, os.read(0, n) if n else b""
+def s(x):
+    return struct.pack("<Q", len(x)) + x
+frame()  # hello: answer as a worker of this protocol would
+reply = struct.pack("<I", 0) + s(b"") + struct.pack("<I", 1) + s(b"onnxruntime") + s(b"1.32.0") + s(b"fake")
+reply += struct.pack("<Q", 1) + s(b"CPUExecutionProvider") + s(b"x86_64")
+os.write(1, struct.pack("<IQ", 7, len(reply)) + reply)
+frame()  # the first session: gone
+sys.stderr.write("fake worker: out of memory on the board\n")
+sys.exit(7)
+'''
+
+
+def test_a_worker_that_dies_is_named_and_leaves_nothing_behind(onnxprobe, tmp_path):
+    """The worker runs under qemu-x86_64 here: python3 stands in for it (its 'library' argument
+    is the script), answers hello and dies at the first session."""
+    workers = tmp_path / "workers" / "x86_64"
+    workers.mkdir(parents=True)
+    os.symlink("/usr/bin/python3", workers / "onnxprobe-worker")
+    script = tmp_path / "fake.py"
+    script.write_text(FAKE_WORKER)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, ONNXPROBE_WORKER_DIR=str(tmp_path / "workers"), TMPDIR=str(tmp))
+    r = run([onnxprobe, "compare", DEMO, "--b-platform", "x86-64-v2", "--b-ort-lib", script, "--dim", "batch=1"],
+            env=env)
+    assert r.returncode == 3, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert "the x86-64-v2 worker (qemu-x86_64) ended while serving a request (exit status 7): " \
+           "fake worker: out of memory on the board" in last, r.stderr
+    # (ONNX Runtime 1.32 itself leaves a ".ses" file in TMPDIR on any run: not ours)
+    assert [f for f in os.listdir(tmp) if f != ".ses"] == []
