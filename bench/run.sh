@@ -60,6 +60,9 @@ echo
 echo "== localization"
 bash bench/localize_bench.sh "$BUILD" "$MODELS/faults"
 echo
+echo "== models from the wild: tf2onnx, paddle2onnx, skl2onnx, spox, onnxruntime.quantization (benign pairings, faults)"
+/usr/bin/python3 bench/real_world.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO}
+echo
 echo "== sensitivity: smallest fault named, top-1 rates and false alarms per pairing (ONNXPROBE_ZOO=quick: fewer models)"
 echo "   (onnxsim, onnxslim, onnxoptimizer: the model against the graph tool's copy of its faulted copy)"
 /usr/bin/python3 bench/sensitivity.py "$BUILD/onnxprobe" ${ONNXPROBE_ZOO:+--$ONNXPROBE_ZOO} \

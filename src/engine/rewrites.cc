@@ -70,12 +70,20 @@ RewriteAlignment AlignRewrites(const Model& a, const Model& b, const ModelDiff& 
     int j = diff.a_for_b[i];
     if (j >= 0 && j < int(b_for_a.size())) b_for_a[j] = int(i);
   }
+  // Matched nodes whose attributes differ compute another function of their inputs (onnxsim
+  // merges two Transposes into the second one, which then reads the first one's input with the
+  // composed perm): what such a node reads says nothing about what its A counterpart reads.
+  std::unordered_set<int> attributes_changed_b;
+  for (const NodeDiff& n : diff.nodes) {
+    if (n.index_b >= 0 && (n.op_changed || !n.attributes.empty()))
+      attributes_changed_b.insert(n.index_b);
+  }
   // B tensor -> the A tensors matched nodes read where B's read it (computed tensors only: a
   // weight or graph input read at a slot is the diff's business, not a pairing)
   std::unordered_map<std::string, std::set<std::string>> implied;
   for (size_t ib = 0; ib < gb.nodes().size(); ++ib) {
     int ia = diff.a_for_b[ib];
-    if (ia < 0) continue;
+    if (ia < 0 || attributes_changed_b.count(int(ib))) continue;
     const NodeInfo& nb = gb.nodes()[ib];
     const NodeInfo& na = ga.nodes()[ia];
     if (nb.op_type != na.op_type || nb.domain != na.domain) continue;

@@ -352,3 +352,27 @@ def test_a_loop_model_compared_with_itself_at_level_all_passes(onnxprobe, models
         np.savez(path, **ins)
         r, rep = compare_with(onnxprobe, models[name], models[name], path, tmp_path, "--b-opt-level", "all")
         assert r.returncode == 0 and rep["verdict"] == "PASS", r.stdout
+
+
+def test_merged_transposes_are_not_paired_across_the_layout_change(onnxprobe, tmp_path):
+    """onnxsim merges two Transposes into the second, which then reads the first one's input with
+    another perm: the tensor it reads is not the tensor A's second Transpose reads (shapes
+    [1,16,4,8] and [1,4,16,8]). Both models compute the same scores (ONNX Runtime's Python API)."""
+    for merged in (False, True):
+        onnx.save(wild_models.merged_transposes(merged), tmp_path / f"m{int(merged)}.onnx")
+    x = np.random.default_rng(2).standard_normal((1, 16, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    py = os.environ.get("ONNXPROBE_PYENV")
+    r = subprocess.run([py, "-c", ORT_OUTPUTS, str(tmp_path / "x.npy"), str(tmp_path / "m0.onnx"),
+                        str(tmp_path / "m1.onnx")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout.split()[0]) == 0.0  # the merge is exact
+    r = run([onnxprobe, "compare", tmp_path / "m0.onnx", tmp_path / "m1.onnx", "--input", f"x={tmp_path / 'x.npy'}",
+             "--json", tmp_path / "r.json"])
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert r.returncode == 0, r.stdout
+    assert not any("Transpose 'Transpose.1' folded" in w for w in rep["rewrites"]), rep["rewrites"]
+    for t in rep["tensors"]:
+        assert t["shape_a"] == t["shape_b"], t["name"]
+    assert "k1" in rep["only_in_a"]
+

@@ -332,6 +332,34 @@ def loop_mlp(fault=False):
     return m
 
 
+def merged_transposes(merged=False):
+    """An attention score's key path as paddle2onnx writes it: Reshape, Transpose (0,2,1,3),
+    Transpose (0,1,3,2); merged: onnxsim's copy, one Transpose named as the second with the
+    composed perm (0,2,3,1) reading the Reshape. Both compute the same scores exactly."""
+    rng = np.random.default_rng(11)
+    wq = numpy_helper.from_array((rng.standard_normal((32, 32)) * 0.2).astype(np.float32), "Wq")
+    shape = numpy_helper.from_array(np.array([1, 16, 4, 8], np.int64), "shape")
+    # the copy's key Reshape reads a shape written another way (as tools re-derive them): the
+    # Reshape counts as changed, so its output's name alone does not pair it
+    shape_k = numpy_helper.from_array(np.array([1, -1 if merged else 16, 4, 8], np.int64), "shape_k")
+    N = helper.make_node
+    nodes = [N("MatMul", ["x", "Wq"], ["q"], name="MatMul.0"),
+             N("Reshape", ["q", "shape"], ["q4"], name="Reshape.0"),
+             N("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3], name="Transpose.0"),
+             N("Reshape", ["x", "shape_k"], ["k4"], name="Reshape.1")]
+    if merged:
+        nodes.append(N("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1], name="Transpose.3"))
+    else:
+        nodes += [N("Transpose", ["k4"], ["k1"], perm=[0, 2, 1, 3], name="Transpose.1"),
+                  N("Transpose", ["k1"], ["kt"], perm=[0, 1, 3, 2], name="Transpose.3")]
+    nodes += [N("MatMul", ["qt", "kt"], ["s"], name="MatMul.1"), N("Softmax", ["s"], ["y"], axis=-1, name="Softmax.0")]
+    g = helper.make_graph(nodes, "attn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16, 16])], [wq, shape, shape_k])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
 def write_all(out):
     """name -> path of every model above (benign copies and the faulty ones)."""
     made = {
