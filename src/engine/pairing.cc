@@ -194,7 +194,8 @@ TensorResult ComparePair(const Pair& p, const RunOutput& oa, const RunOutput& ob
   row.tolerance = job.policy.For(row.name, row.op_type);
   if (budget.argument_scale > 0)
     row.tolerance = PeriodicBudget(row.tolerance, budget.argument_scale);
-  row.tolerance.noise_floor = std::max(row.tolerance.noise_floor, budget.carried);
+  row.tolerance.noise_floor =
+      std::max({row.tolerance.noise_floor, budget.carried, budget.quant_step});
   row.tolerance = Float32RoundingBudget(row.tolerance, p.a->float64_error);
   if (!oa.skipped.empty() || !ob.skipped.empty()) {
     row.state = RowState::kNotCompared;

@@ -1,6 +1,7 @@
 #include "engine/row_budgets.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace onnxprobe {
@@ -18,6 +19,31 @@ bool MovesDataOnly(const std::string& op_type) {
 namespace {
 
 bool IsPeriodic(const std::string& op_type) { return op_type == "Sin" || op_type == "Cos"; }
+
+// Ops whose first output is a value rounded to a quantization grid and held as integers: two
+// implementations (a fused integer kernel, the float ops it replaces followed by a rounding) may
+// land on the two grid points around a value that lies within their float rounding of a rounding
+// boundary, one step apart. MatMulInteger/ConvInteger are not among them: their int32
+// accumulators are exact, and a difference there is a kernel's, not rounding's.
+bool RoundsToGrid(const NodeInfo& n) {
+  static const std::set<std::string> kOps = {"QuantizeLinear",
+                                             "DynamicQuantizeLinear",
+                                             "QLinearConv",
+                                             "QLinearMatMul",
+                                             "QLinearAdd",
+                                             "QLinearMul",
+                                             "QLinearAveragePool",
+                                             "QLinearGlobalAveragePool",
+                                             "QLinearConcat",
+                                             "QLinearLeakyRelu",
+                                             "QLinearSigmoid",
+                                             "QLinearSoftmax",
+                                             "QLinearReduceMean",
+                                             "QLinearConvTranspose",
+                                             "QGemm",
+                                             "QLinearWhere"};
+  return kOps.count(n.op_type) > 0;
+}
 
 }  // namespace
 
@@ -44,7 +70,30 @@ RowBudget RowBudgets::For(const std::string& name_b) const {
   if (MovesDataOnly(n->op_type)) {
     for (const auto& in : n->inputs) out.carried = std::max(out.carried, Allowance(in, 0));
   }
+  out.quant_step = QuantStep(*n, name_b);
   return out;
+}
+
+double RowBudgets::QuantStep(const NodeInfo& n, const std::string& name_b) const {
+  if (n.outputs.empty() || n.outputs[0] != name_b) return 0;
+  if (RoundsToGrid(n)) return 1;
+  if (n.op_type != "DequantizeLinear" || n.inputs.size() < 2 || n.inputs[1].empty()) return 0;
+  // a weight's DequantizeLinear computes exactly the same on every side: a step of difference
+  // there is a changed weight, not rounding
+  const TensorEntry* q = graph_->index().Find(n.inputs[0]);
+  bool computed = q != nullptr && q->producer >= 0 &&
+                  graph_->index().nodes()[q->producer].op_type != "Constant";
+  if (!computed) return 0;
+  auto cached = dequantize_scale_.find(n.inputs[1]);
+  if (cached != dequantize_scale_.end()) return cached->second;
+  double step = 0;  // a scale computed at run time (dynamic quantization): not known here
+  auto scale = ConstantTensor(*graph_, n.inputs[1]);
+  if (scale.ok()) {
+    for (uint64_t i = 0; i < scale->num_elements(); ++i)
+      step = std::max(step, std::abs(ElementAsDouble(*scale, i)));
+  }
+  dequantize_scale_[n.inputs[1]] = step;
+  return step;
 }
 
 double RowBudgets::CarriedRoundoff(const std::string& name_b) const {

@@ -19,6 +19,11 @@ struct RowBudget {
   // The unit roundoff of the coarsest float type B's value passed through on its way here by
   // Casts and data movement alone (a float16 tensor cast back to float32: 2^-11); 0 when none.
   double roundoff_b = 0;
+  // One quantization step of B's value, where B computes it quantized: 1 for the integer output
+  // of a quantizing op (QuantizeLinear, QLinearConv, ...), the scale (its largest, per channel)
+  // for a DequantizeLinear with a constant scale; 0 otherwise (docs/metrics.md, "One
+  // quantization step").
+  double quant_step = 0;
 };
 
 class RowBudgets {
@@ -36,10 +41,12 @@ class RowBudgets {
 
  private:
   double Allowance(const std::string& name, int depth) const;
+  double QuantStep(const NodeInfo& n, const std::string& name_b) const;
   // The node of graph B producing `name_b`; null without a graph or for inputs and initializers.
   const NodeInfo* Producer(const std::string& name_b) const;
   const Model* graph_;
   std::unordered_map<std::string, double> scale_, allowed_;
+  mutable std::unordered_map<std::string, double> dequantize_scale_;  // by scale tensor name
   mutable std::optional<TensorTypes> types_;  // of graph B, inferred on first need
 };
 

@@ -9,9 +9,6 @@
 
 namespace onnxprobe::quant {
 
-// The value of an initializer or a Constant node's output, also through Identity nodes (how
-// exporters share a weight); kNotFound when `name` is none of these.
-Expected<Tensor> ConstantTensor(const Model& m, const std::string& name);
 bool IsConstant(const Model& m, const std::string& name);
 // An integer attribute of node `n` (topological index), or `def`.
 int64_t IntAttr(const Model& m, int n, const std::string& attr, int64_t def);

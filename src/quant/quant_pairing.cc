@@ -220,7 +220,7 @@ Expected<WeightPair> WeightOfB(const Ctx& cx, const NodeInfo& nb, int slot) {
     w.name_b = x;
   }
   if (!quant::IsConstant(cx.b, w.name_b)) return NotFound("not constant");
-  OP_ASSIGN_OR_RETURN(Tensor raw, quant::ConstantTensor(cx.b, w.name_b));
+  OP_ASSIGN_OR_RETURN(Tensor raw, ConstantTensor(cx.b, w.name_b));
   if (w.quantized && w.params.per_channel() && w.params.axis < 0) {
     // QLinearMatMul/QGemm per-channel: the axis whose size is the number of scales
     for (size_t d = raw.shape().size(); d-- > 0;) {
@@ -291,7 +291,7 @@ int MatchNode(Ctx& cx, int ia) {
     bool fits = true;
     for (size_t i = 0; i < na.inputs.size() && fits; ++i) {
       if (na.inputs[i].empty() || IsActivation(cx, na.inputs[i])) continue;
-      auto wa = quant::ConstantTensor(cx.a, na.inputs[i]);
+      auto wa = ConstantTensor(cx.a, na.inputs[i]);
       auto wb = WeightOfB(cx, n, SlotB(n, static_cast<int>(i)));
       if (!wa.ok() || !wb.ok()) continue;  // unreadable here: neither for nor against
       if (wa->num_elements() != wb->value_b.num_elements()) {
@@ -468,7 +468,7 @@ Expected<QuantPairing> PairQuantized(const Model& a, const Model& b,
 
 Status MeasureWeights(const Model& a, const Model& b, std::vector<QuantWeight>* weights) {
   for (QuantWeight& w : *weights) {
-    OP_ASSIGN_OR_RETURN(Tensor fa, quant::ConstantTensor(a, w.name_a));
+    OP_ASSIGN_OR_RETURN(Tensor fa, ConstantTensor(a, w.name_a));
     // the quantized initializer and its parameters, from the node reading it in B
     const GraphIndex& g = b.index();
     const TensorEntry* e = g.Find(w.name_b);
@@ -483,7 +483,7 @@ Status MeasureWeights(const Model& a, const Model& b, std::vector<QuantWeight>* 
                           slot + 2 < static_cast<int>(c.inputs.size()) ? c.inputs[slot + 2] : "",
                           w.axis));
     p.axis = w.axis;
-    OP_ASSIGN_OR_RETURN(Tensor q, quant::ConstantTensor(b, w.name_b));
+    OP_ASSIGN_OR_RETURN(Tensor q, ConstantTensor(b, w.name_b));
     if (IsFloating(q.dtype())) {  // a float weight B quantizes in the graph
       OP_ASSIGN_OR_RETURN(q, Quantize(q, p));
     }

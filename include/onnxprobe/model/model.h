@@ -187,4 +187,8 @@ struct FileNode {
 // (external data is not resolved). Fails with kIoError (unreadable) or kCorrupt (not a model).
 Expected<std::vector<FileNode>> ReadGraphNodes(const std::string& path);
 
+// The value of a weight of `m`: an initializer or a Constant node's tensor, also behind a chain of
+// Identity nodes (exporters share weights so); NotFound when `name` is computed.
+Expected<Tensor> ConstantTensor(const Model& m, const std::string& name);
+
 }  // namespace onnxprobe
