@@ -28,6 +28,10 @@ echo "== scale: GPT-2-medium-shaped"
 /usr/bin/python3 bench/make_gpt2_model.py "$MODELS/gpt2_medium.onnx" >/dev/null
 /usr/bin/python3 bench/scale_bench.py "$BUILD/onnxprobe" "$MODELS/gpt2_medium.onnx" 2G
 echo
+echo "== a side on another CPU: compare host vs aarch64 (qemu-user) against a plain emulated run of that side"
+/usr/bin/python3 bench/platform_bench.py "$BUILD/onnxprobe" "$MODELS/resnet50.onnx" aarch64 2
+/usr/bin/python3 bench/platform_bench.py "$BUILD/onnxprobe" "$MODELS/transformer6.onnx" aarch64 2
+echo
 echo "== larger than memory: 2.1 GiB of external data (sparse file)"
 /usr/bin/python3 bench/external_bench.py "$BUILD/onnxprobe" .deps/pyenv/bin/python 256M
 echo

@@ -96,6 +96,7 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   DumpMetadata& meta = report.metadata;
   meta.model_path = req.model_path;
   meta.runtime = RuntimeLabel(*backend);
+  if (!backend->platform().empty()) meta.runtime += " on " + backend->platform();
   meta.runtime_version = backend->version();
   meta.provider = req.capture.session.provider;
   meta.optimization_level = req.capture.session.optimization_level;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -29,6 +30,22 @@ const char* CloserToExact(const TensorResult& row) {
   if (row.exact_error_a < 0 || row.exact_error_b < 0) return "";
   if (row.exact_error_a == row.exact_error_b) return "tie";
   return row.exact_error_a < row.exact_error_b ? "a" : "b";
+}
+
+std::vector<OpExactness> BitExactByOp(const ComparisonResult& r) {
+  std::map<std::string, OpExactness> by_op;
+  for (const auto& row : r.rows) {
+    if (row.state != RowState::kCompared || row.op_type.empty()) continue;
+    OpExactness& e = by_op[row.op_type];
+    e.op_type = row.op_type;
+    ++e.compared;
+    bool exact = row.metrics.shape_match && row.metrics.dtype_match &&
+                 row.metrics.exact_matches == row.metrics.count;
+    if (exact) ++e.bit_exact;
+  }
+  std::vector<OpExactness> out;
+  for (auto& [op, e] : by_op) out.push_back(e);
+  return out;
 }
 
 ExactCloseness SummarizeCloseness(const ComparisonResult& r) {

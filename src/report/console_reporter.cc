@@ -360,6 +360,14 @@ class ConsoleReporter : public Reporter {
                   ? std::string("; the first compared tensor\n")
                   : "; bit-exact before it (" + std::to_string(r.first_difference) + " tensors)\n");
     }
+    if (r.side_a.platform != r.side_b.platform && !r.rows.empty()) {
+      // two CPUs: which kernels agree to the bit, by op type
+      out += "bit-exact across the platforms, by op type:";
+      for (const auto& e : BitExactByOp(r))
+        out += " " + Safe(e.op_type) + " " + std::to_string(e.bit_exact) + "/" +
+               std::to_string(e.compared) + ",";
+      out.back() = '\n';
+    }
     std::vector<int> closest = ClosestToTolerance(r, 3);
     if (!closest.empty() && r.rows[closest[0]].tolerance_ratio > 0) {
       // on a FAIL the first rows are past their tolerance, not close to it

@@ -106,6 +106,7 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index, bool full, Repo
   j.Key("tolerance_ratio").Number(t.tolerance_ratio);
   j.Key("grade").String(GradeName(t.grade)).Key("reason").String(t.reason);
   j.Key("atol").Number(t.tolerance.atol).Key("rtol").Number(t.tolerance.rtol);
+  j.Key("atol_used").Number(m.atol_used);
   if (t.tolerance.float64_error > 0) j.Key("float64_error").Number(t.tolerance.float64_error);
   if (t.exact_error_a >= 0 && t.exact_error_b >= 0) {
     j.Key("exact_error_a").Number(t.exact_error_a).Key("exact_error_b").Number(t.exact_error_b);
@@ -121,7 +122,6 @@ void RowJson(JsonWriter& j, const TensorResult& t, size_t index, bool full, Repo
     j.EndObject();
     return;
   }
-  j.Key("atol_used").Number(m.atol_used);
   j.Key("stats_a");
   StatsJson(j, m.stats_a);
   j.Key("stats_b");
@@ -331,6 +331,12 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j, ReportDetai
     j.Null();
   j.Key("frontier").BeginArray();
   for (int i : r.frontier) j.String(r.rows[i].name);
+  j.EndArray();
+  j.Key("bit_exact_by_op").BeginFlatArray();
+  for (const auto& e : BitExactByOp(r)) {
+    j.BeginObject().Key("op_type").String(e.op_type).Key("compared").UInt(e.compared);
+    j.Key("bit_exact").UInt(e.bit_exact).EndObject();
+  }
   j.EndArray();
   j.Key("origin_note").String(report.origin_note);
   j.Key("closest_to_tolerance").BeginArray();

@@ -177,6 +177,18 @@ def test_exact_reference_is_the_cli_json(cli, chain, faulty, tmp_path):
         onnxprobe.compare(chain, faulty, reference="float")
 
 
+def test_a_side_on_another_cpu_is_the_cli_json(cli, chain, tmp_path, monkeypatch):
+    # the platform workers of the build the command line comes from (a wheel carries none)
+    monkeypatch.setenv("ONNXPROBE_WORKER_DIR", os.path.join(os.path.dirname(cli), "platform"))
+    report, mine, theirs = compare_both(
+        cli, tmp_path, [chain], {"b_platform": "aarch64", "b_ort_version": "1.32.0", "dims": {"batch": 2}},
+        ["--b-platform", "aarch64", "--b-ort-version", "1.32.0", "--dim", "batch=2"])
+    assert mine == theirs
+    assert mine["side_b"]["platform"] == "aarch64 (qemu-aarch64 -cpu max)" and mine["side_a"]["platform"] == ""
+    with pytest.raises(onnxprobe.InvalidArgument, match="unknown platform 'z80'"):
+        onnxprobe.compare(chain, b_platform="z80")
+
+
 def test_float64_run_is_the_cli_dump(cli, chain, tmp_path):
     res = onnxprobe.run(chain, dims={"batch": 2}, precision="float64", output=tmp_path / "py.dump")
     cli_ok([cli, "run", chain, "--dim", "batch=2", "--precision", "float64", "-o", tmp_path / "cli.dump"])

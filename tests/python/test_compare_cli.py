@@ -236,6 +236,7 @@ def visible_text(dom):
 
 
 SUMMARY_KEYS = ("name", "node", "op_type", "verdict", "role", "state", "within_tolerance", "tolerance_ratio", "grade",
+                "atol_used",
                 "dtype_a", "dtype_b", "shape_a", "shape_b", "count", "max_abs", "mean_abs", "max_rel", "mismatches",
                 "mismatch_fraction", "cosine", "snr_db")
 

@@ -138,6 +138,17 @@ def test_the_comparison_with_an_aarch64_side_measures_what_numpy_measures(onnxpr
         assert t["max_abs"] == float(np.max(np.abs(arm[n].astype(np.float64) - host[n]))), n
     differing = {t["node"] for t in rep["drift_origins"]}
     assert differing, "the sides differ (numpy above) but no drift origin is named"
+    # per op type, how many tensors the two CPUs' kernels compute bit for bit (numpy: the dumps)
+    want = {}
+    for n, t in rows.items():
+        c = want.setdefault(t["op_type"], [0, 0])
+        c[0] += 1
+        c[1] += arm[n].tobytes() == host[n].tobytes()
+    got = {e["op_type"]: [e["compared"], e["bit_exact"]] for e in rep["summary"]["bit_exact_by_op"]}
+    assert got == want
+    line = next(l for l in r.stdout.splitlines() if l.startswith("bit-exact across the platforms, by op type:"))
+    for op, (n, exact) in want.items():
+        assert f" {op} {exact}/{n}" in line
 
 
 def test_a_weight_fault_on_an_aarch64_side_is_named(onnxprobe, tmp_path):

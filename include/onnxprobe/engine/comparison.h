@@ -162,6 +162,14 @@ struct ComparisonResult {
 
 ExactCloseness SummarizeCloseness(const ComparisonResult& r);
 
+// Per op type: how many compared rows there are and how many are bit-exact (every element equal)
+// (what two platforms' kernels agree on), by op type name.
+struct OpExactness {
+  std::string op_type;
+  size_t compared = 0, bit_exact = 0;
+};
+std::vector<OpExactness> BitExactByOp(const ComparisonResult& r);
+
 // The rows that introduce error, one per tensor of side B: where a module and the containers
 // whose last child it is share a tensor, the first row (the smallest module, which PyTorch
 // finishes first) stands for it; a container is never a culprit of its own.

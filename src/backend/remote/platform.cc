@@ -52,6 +52,11 @@ Expected<std::string> PlatformLibrary(const Platform& p, const std::string& vers
     return host_library.empty() ? DefaultOrtLibraryPath() : host_library;
   }
   std::string v = version.empty() ? DefaultVersion() : version;
+  if (v.empty())
+    return InvalidArgument(
+        "this build has no default ONNX Runtime version: give the version of "
+        "the " +
+        p.arch + " runtime (--ort-version)");
   std::string deps = RuntimeDepsDir();
   std::string path = deps + "/ort-" + p.arch + "/" + v + "/lib/libonnxruntime.so." + v;
   std::error_code ec;

@@ -91,8 +91,8 @@ Expected<std::shared_ptr<Connection>> Connection::Start(const Platform& p,
   auto c = std::shared_ptr<Connection>(new Connection());
   c->platform_ = p;
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp") +
-                     "/onnxprobe-worker-XXXXXX";
+  std::string tmpl =
+      std::string(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp") + "/onnxprobe-worker-XXXXXX";
   int err = ::mkostemp(tmpl.data(), O_CLOEXEC);
   if (err < 0) return IoError(std::string("a file for the worker's messages: ") + strerror(errno));
   c->stderr_path_ = tmpl;
