@@ -159,17 +159,18 @@ PYBIND11_MODULE(_onnxprobe, m) {
         [](const std::string& v) { return Unwrap(OrtLibraryForVersion(v)); });
   // --ort-lib, --ort-version and --platform as the command line resolves them (a runtime
   // locator: a library path, or "@<platform>@<library>" for a side on another CPU)
-  m.def("resolve_runtime",
-        [](const std::string& lib, const std::string& version, const std::string& platform) {
-          cmd::SessionFlags f;
-          f.ort_lib = lib;
-          f.ort_version = version;
-          if (!platform.empty()) {
-            Unwrap(ParsePlatform(platform));
-            f.platform = platform;
-          }
-          return Unwrap(cmd::ResolveOrtLibrary(f));
-        });
+  m.def("resolve_runtime", [](const std::string& lib, const std::string& version,
+                              const std::string& platform, const std::string& remote) {
+    cmd::SessionFlags f;
+    f.ort_lib = lib;
+    f.ort_version = version;
+    f.remote = remote;
+    if (!platform.empty()) {
+      Unwrap(ParsePlatform(platform));
+      f.platform = platform;
+    }
+    return Unwrap(cmd::ResolveOrtLibrary(f));
+  });
   // the command line's own parsers, so a keyword's bad value gets the flag's message
   m.def("parse_bytes", [](const std::string& v, const std::string& flag) {
     return Unwrap(cmd::ParseBytes(v, flag));

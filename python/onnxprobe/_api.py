@@ -31,7 +31,7 @@ class RunResult(dict):
 def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="disabled", provider="CPU",
         dims=None, seed=0, *, shapes=None, ranges=None, provider_options=None, intra_threads=None,
         inter_threads=None, parallel=False, ort_lib=None, ort_version=None, custom_op_lib=None, max_memory=None,
-        allow_fallback=False, platform=None, session_config=None, allow_nonfinite_inputs=False, output=None, force=False,
+        allow_fallback=False, platform=None, remote=None, session_config=None, allow_nonfinite_inputs=False, output=None, force=False,
         json=None, quiet=False, inputs_dir=None, samples=None, fail_on_nonfinite=False, check_observer=False,
         capture_fused=False, progress=None, precision="float32"):
     """Runs `model` and returns its intermediate tensors (``onnxprobe run``): every capturable
@@ -64,7 +64,7 @@ def run(model, inputs=None, tensors=None, op_types=None, regex=None, opt_level="
     selection = rq.selection_dict(tensors, op_types, regex)
     given = rq.inputs_dict(inputs, shapes, dims, ranges, seed, allow_nonfinite_inputs)
     captured, used, skipped = _onnxprobe.run(rq._path(model, "model"), selection, given, session,
-                                             rq.ort_library(ort_lib, ort_version, platform),
+                                             rq.ort_library(ort_lib, ort_version, platform, remote),
                                              rq.parse_bytes(max_memory))
     return RunResult(captured, used, skipped)
 
@@ -87,7 +87,7 @@ def _run_to_dump(kw):
                  opt_level=kw["opt_level"], provider=kw["provider"], provider_option=kw["provider_options"],
                  intra_threads=kw["intra_threads"], inter_threads=kw["inter_threads"], parallel=kw["parallel"],
                  ort_lib=kw["ort_lib"], ort_version=kw["ort_version"], custom_op_lib=kw["custom_op_lib"],
-                 platform=kw["platform"], max_memory=kw["max_memory"], allow_fallback=kw["allow_fallback"],
+                 platform=kw["platform"], remote=kw["remote"], max_memory=kw["max_memory"], allow_fallback=kw["allow_fallback"],
                  session_config=kw["session_config"], allow_nonfinite_inputs=kw["allow_nonfinite_inputs"],
                  output=kw["output"], force=kw["force"], json=kw["json"], quiet=kw["quiet"],
                  inputs=kw["inputs_dir"], samples=kw["samples"], fail_on_nonfinite=kw["fail_on_nonfinite"],
@@ -99,12 +99,12 @@ def _run_to_dump(kw):
 def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed=0,
             provider=None, provider_options=None, opt_level=None, intra_threads=None, inter_threads=None,
             parallel=None, ort_lib=None, ort_version=None, custom_op_lib=None, allow_fallback=None, platform=None,
-            a_provider=None, a_provider_options=None, a_opt_level=None, a_intra_threads=None, a_inter_threads=None,
+            remote=None, a_provider=None, a_provider_options=None, a_opt_level=None, a_intra_threads=None, a_inter_threads=None,
             a_parallel=None, a_ort_lib=None, a_ort_version=None, a_custom_op_lib=None, a_allow_fallback=None,
-            a_platform=None,
+            a_platform=None, a_remote=None,
             b_provider=None, b_provider_options=None, b_opt_level=None, b_intra_threads=None, b_inter_threads=None,
             b_parallel=None, b_ort_lib=None, b_ort_version=None, b_custom_op_lib=None, b_allow_fallback=None,
-            b_platform=None,
+            b_platform=None, b_remote=None,
             atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None, op_tol=None, judge="elementwise", rel_eps=None,
             tensors=None, op_types=None, regex=None, map=None, topk=None, model=None,
             explain_optimizations=False, noise_floor=None, max_memory=None, isolate_runtime=False,
@@ -155,15 +155,17 @@ def compare(a, b=None, *, inputs=None, shapes=None, dims=None, ranges=None, seed
     shared = dict(provider=provider, provider_options=provider_options, opt_level=opt_level,
                   intra_threads=intra_threads, inter_threads=inter_threads, parallel=parallel, ort_lib=ort_lib,
                   ort_version=ort_version, custom_op_lib=custom_op_lib, allow_fallback=allow_fallback,
-                  session_config=session_config, platform=platform)
+                  session_config=session_config, platform=platform, remote=remote)
     own_a = dict(provider=a_provider, provider_options=a_provider_options, opt_level=a_opt_level,
                  intra_threads=a_intra_threads, inter_threads=a_inter_threads, parallel=a_parallel,
                  ort_lib=a_ort_lib, ort_version=a_ort_version, custom_op_lib=a_custom_op_lib,
-                 allow_fallback=a_allow_fallback, session_config=a_session_config, platform=a_platform)
+                 allow_fallback=a_allow_fallback, session_config=a_session_config, platform=a_platform,
+                 remote=a_remote)
     own_b = dict(provider=b_provider, provider_options=b_provider_options, opt_level=b_opt_level,
                  intra_threads=b_intra_threads, inter_threads=b_inter_threads, parallel=b_parallel,
                  ort_lib=b_ort_lib, ort_version=b_ort_version, custom_op_lib=b_custom_op_lib,
-                 allow_fallback=b_allow_fallback, session_config=b_session_config, platform=b_platform)
+                 allow_fallback=b_allow_fallback, session_config=b_session_config, platform=b_platform,
+                 remote=b_remote)
     if b is None:
         if all(v is None for v in list(own_a.values()) + list(own_b.values())):
             raise InvalidArgument("one side given and no a_/b_ setting to tell the sides apart "

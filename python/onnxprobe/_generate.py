@@ -8,7 +8,8 @@ from . import _request as rq
 from ._errors import InvalidArgument
 
 _SESSION_KEYS = ("provider", "provider_options", "opt_level", "intra_threads", "inter_threads",
-                 "parallel", "ort_lib", "ort_version", "custom_op_lib", "allow_fallback", "platform")
+                 "parallel", "ort_lib", "ort_version", "custom_op_lib", "allow_fallback", "platform",
+                 "remote")
 
 
 class GenerationReport:

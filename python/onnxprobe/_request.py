@@ -111,11 +111,12 @@ def session_dict(provider=None, provider_options=None, opt_level=None, intra_thr
     }
 
 
-def ort_library(ort_lib=None, ort_version=None, platform=None):
+def ort_library(ort_lib=None, ort_version=None, platform=None, remote=None):
     if ort_lib and ort_version:
         raise InvalidArgument("give ort_lib or ort_version, not both")
-    if platform:  # the library resolves it as --platform does (a runtime locator)
-        return _onnxprobe.resolve_runtime(_path(ort_lib) if ort_lib else "", str(ort_version or ""), str(platform))
+    if platform or remote:  # the library resolves them as --platform/--remote do (a runtime locator)
+        return _onnxprobe.resolve_runtime(_path(ort_lib) if ort_lib else "", str(ort_version or ""),
+                                          str(platform or ""), str(remote or ""))
     if ort_version:
         return _onnxprobe.ort_library_for_version(str(ort_version))
     if ort_lib:
@@ -132,9 +133,10 @@ def side_dict(path, shared, own):
     given = {k: v for k, v in merged.items() if v is not None}
     return {
         "path": _path(path, "side"),
-        "session": session_dict(**{k: v for k, v in given.items() if k not in ("ort_lib", "ort_version", "platform")}),
+        "session": session_dict(**{k: v for k, v in given.items() if k not in ("ort_lib", "ort_version", "platform", "remote")}),
         "session_given": any(v is not None for v in own.values()),
-        "ort_library": ort_library(given.get("ort_lib"), given.get("ort_version"), given.get("platform")),
+        "ort_library": ort_library(given.get("ort_lib"), given.get("ort_version"), given.get("platform"),
+                                   given.get("remote")),
     }
 
 

@@ -244,6 +244,15 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
         f->ort_version = v;
         return Status::Ok();
       });
+  add("remote", "CMD",
+      "run on a device: CMD starts onnxprobe's worker there, speaking on its stdin/stdout (e.g. "
+      "'ssh board /opt/onnxprobe/run-worker.sh'; scripts/platform_bundle.sh writes that folder; "
+      "docs/platform.md)",
+      SessionField::kOrt, [f](const std::string& flag, const std::string& v) -> Status {
+        if (v.empty()) return InvalidArgument(flag + " needs a command");
+        f->remote = v;
+        return Status::Ok();
+      });
   add("platform", "NAME",
       "run on another CPU under qemu-user: aarch64, aarch64:<qemu cpu> (e.g. cortex-a57), "
       "x86-64-v2 or x86-64-v3 (docs/platform.md)",
@@ -310,6 +319,7 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
         out.ort_lib = side.ort_lib;
         out.ort_version = side.ort_version;
         out.platform = side.platform;
+        out.remote = side.remote;
         break;
       case SessionField::kCustomOps:
         out.session.custom_op_libraries = side.session.custom_op_libraries;
@@ -327,6 +337,13 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
 Expected<std::string> ResolveOrtLibrary(const SessionFlags& f) {
   if (!f.ort_lib.empty() && !f.ort_version.empty()) {
     return InvalidArgument("give --ort-lib or --ort-version, not both");
+  }
+  if (!f.remote.empty()) {
+    if (!f.platform.empty() || !f.ort_lib.empty() || !f.ort_version.empty())
+      return InvalidArgument(
+          "--remote runs the runtime its worker was bundled with: give it without --platform, "
+          "--ort-lib or --ort-version");
+    return PlatformLocator(RemotePlatform(f.remote), f.remote);
   }
   if (!f.platform.empty()) {
     OP_ASSIGN_OR_RETURN(Platform p, ParsePlatform(f.platform));

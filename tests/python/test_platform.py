@@ -230,3 +230,63 @@ def test_a_worker_that_dies_is_named_and_leaves_nothing_behind(onnxprobe, tmp_pa
            "fake worker: out of memory on the board" in last, r.stderr
     # (ONNX Runtime 1.32 itself leaves a ".ses" file in TMPDIR on any run: not ours)
     assert [f for f in os.listdir(tmp) if f != ".ses"] == []
+
+
+def bundle(tmp_path, arch):
+    out = tmp_path / f"bundle-{arch}"
+    r = run(["bash", os.path.join(SRC, "scripts", "platform_bundle.sh"), arch, out],
+            env=dict(os.environ, ONNXPROBE_BUILD_DIR=os.path.dirname(os.environ["ONNXPROBE_BIN"])))
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(out)) == ["lib", "onnxprobe-worker", "run-worker.sh"]
+    return out
+
+
+def test_a_remote_side_through_a_command_prefix_is_the_platform_side(onnxprobe, tmp_path):
+    """--b-remote CMD: the bundle's worker started by a command (here qemu-user, as a board's
+    ssh would start it) gives the same report as --b-platform aarch64."""
+    b = bundle(tmp_path, "aarch64")
+    cmd = (f"env ONNXPROBE_WORKER_CPUINFO=synth qemu-aarch64 -L /usr/aarch64-linux-gnu {b}/onnxprobe-worker "
+           f"{b}/lib/libonnxruntime.so.{ORT_VERSION}")
+    reports = {}
+    for name, flags in (("remote", ["--b-remote", cmd]), ("platform", ["--b-platform", "aarch64"])):
+        r = run([onnxprobe, "compare", DEMO, FAULTY, "--dim", "batch=1", "--json", tmp_path / f"{name}.json", "-q"]
+                + flags)
+        assert r.returncode == 1, r.stderr
+        reports[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    remote, platform = reports["remote"], reports["platform"]
+    assert remote["side_b"]["platform"] == f"remote aarch64 ({cmd})"
+    for x, y in zip(remote["tensors"], platform["tensors"]):
+        assert (x["name"], x["max_abs"], x["verdict"]) == (y["name"], y["max_abs"], y["verdict"])
+    assert remote["localization"]["culprits"][0]["node"] == "/features/features.3/Conv"
+
+
+def test_a_remote_side_through_a_shell_runs_the_bundle_and_gets_weights_inline(onnxprobe, tmp_path):
+    """A local shell as the transport: the x86-64 bundle runs this machine's runtime, so every
+    tensor is bit-exact; the model's weights live in an external file the worker never sees (a
+    device cannot read this machine's files): they travel inside the model."""
+    b = bundle(tmp_path, "x86_64")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    onnx.save(onnx.load(DEMO), str(folder / "ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.bin", size_threshold=0)
+    assert os.path.getsize(folder / "ext.bin") > 0
+    # the "device": the worker in a mount namespace where the model's folder is an empty tmpfs
+    hidden = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs none {folder} && ls -A {folder}"],
+                            capture_output=True, text=True)
+    assert hidden.returncode == 0 and hidden.stdout == "", hidden.stderr
+    device = f"unshare -m sh -c 'mount -t tmpfs none {folder} && exec sh {b}/run-worker.sh'"
+    r = run([onnxprobe, "compare", folder / "ext.onnx", "--b-remote", device, "--dim", "batch=2", "--json",
+             tmp_path / "r.json", "-q"])
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["side_b"]["platform"].startswith("remote x86_64 (")
+    assert rep["summary"]["first_difference"] is None and rep["summary"]["compared"] == 10
+
+
+def test_remote_errors_are_one_line(onnxprobe, tmp_path):
+    r = run([onnxprobe, "compare", DEMO, "--b-remote", "sh -c 'echo no such board >&2; exit 5'"])
+    assert r.returncode == 3 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "the remote worker (sh -c 'echo no such board >&2; exit 5') ended while serving a request " \
+           "(exit status 5): no such board" in r.stderr
+    r = run([onnxprobe, "compare", DEMO, "--b-remote", "ssh board w", "--b-platform", "aarch64"])
+    assert r.returncode == 2 and "--remote runs the runtime its worker was bundled with" in r.stderr

@@ -19,8 +19,15 @@ struct Platform {
   std::string arch;  // the worker's and runtime's build: "aarch64" or "x86_64"
   std::string qemu;  // the emulator: "qemu-aarch64" or "qemu-x86_64"
   std::string cpu;   // its -cpu model ("max": every feature qemu emulates)
-  std::string Describe() const;  // "aarch64 (qemu-aarch64 -cpu max)"
+  // A device: the command that starts the worker there, speaking on its stdin/stdout ("ssh
+  // board /opt/onnxprobe/run-worker.sh"; scripts/platform_bundle.sh writes that folder); no
+  // qemu then, and `arch` is what the worker reports.
+  std::string remote;
+  std::string Describe() const;  // "aarch64 (qemu-aarch64 -cpu max)", "remote aarch64 (CMD)"
 };
+
+// A side on a device reached by `command` (--remote).
+Platform RemotePlatform(const std::string& command);
 
 // "aarch64" (qemu's "max" CPU: every Armv8/v9 feature it emulates, float16, bfloat16, i8mm,
 // SVE), "aarch64:<qemu cpu>" (e.g. cortex-a57: Armv8.0 without float16 arithmetic;
@@ -34,8 +41,8 @@ Expected<Platform> ParsePlatform(const std::string& text);
 Expected<std::string> PlatformLibrary(const Platform& p, const std::string& version,
                                       const std::string& host_library);
 
-// Runtime locators: every place that loads a runtime takes a library path or "@<platform>@<path>"
-// (a side on that platform). LoadBackend opens either.
+// Runtime locators: every place that loads a runtime takes a library path, "@<platform>@<path>"
+// (a side on that platform) or "@remote@<command>" (a device). LoadBackend opens each.
 std::string PlatformLocator(const Platform& p, const std::string& library);
 bool SplitPlatformLocator(const std::string& locator, std::string* platform, std::string* library);
 Expected<std::shared_ptr<Backend>> LoadBackend(const std::string& locator);

@@ -66,6 +66,7 @@ struct SessionFlags {
   SessionOptions session;
   std::string ort_lib, ort_version;
   std::string platform;  // --platform: the side runs on that CPU under qemu (backend/platform.h)
+  std::string remote;    // --remote: the side runs in the worker this command starts on a device
   std::set<SessionField> touched;
   std::vector<std::string> given;  // flag names as typed, in order
 };

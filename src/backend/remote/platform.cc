@@ -19,7 +19,17 @@ std::string DefaultVersion() {
 
 }  // namespace
 
-std::string Platform::Describe() const { return name + " (" + qemu + " -cpu " + cpu + ")"; }
+std::string Platform::Describe() const {
+  if (!remote.empty()) return "remote " + arch + " (" + remote + ")";
+  return name + " (" + qemu + " -cpu " + cpu + ")";
+}
+
+Platform RemotePlatform(const std::string& command) {
+  Platform p;
+  p.name = "remote";
+  p.remote = command;
+  return p;
+}
 
 Expected<Platform> ParsePlatform(const std::string& text) {
   Platform p;
@@ -69,7 +79,7 @@ Expected<std::string> PlatformLibrary(const Platform& p, const std::string& vers
 }
 
 std::string PlatformLocator(const Platform& p, const std::string& library) {
-  return "@" + p.name + "@" + library;
+  return "@" + p.name + "@" + (p.remote.empty() ? library : p.remote);
 }
 
 bool SplitPlatformLocator(const std::string& locator, std::string* platform, std::string* library) {

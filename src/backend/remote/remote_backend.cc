@@ -18,6 +18,7 @@
 #include "backend/ort/ort_api.h"
 #include "backend/remote/remote_protocol.h"
 #include "onnxprobe/backend/platform.h"
+#include "onnxprobe/graph/graph.h"
 
 extern char** environ;
 
@@ -51,11 +52,15 @@ std::string OnPath(const std::string& name) {
 class Connection {
  public:
   static Expected<std::shared_ptr<Connection>> Start(const Platform& p, const std::string& library);
+  static Expected<std::shared_ptr<Connection>> Spawn(const Platform& p,
+                                                     std::vector<std::string> args,
+                                                     bool synth_cpuinfo);
   ~Connection();
 
   // One request and its reply; the reply's Status is read here and returned when not ok.
   Expected<std::string> Call(remote::Op op, const std::string& payload);
   const Platform& platform() const { return platform_; }
+  void set_arch(const std::string& arch) { platform_.arch = arch; }
   bool alive() {
     std::lock_guard<std::mutex> lock(mu_);
     return dead_.ok();
@@ -76,6 +81,7 @@ class Connection {
 
 Expected<std::shared_ptr<Connection>> Connection::Start(const Platform& p,
                                                         const std::string& library) {
+  if (!p.remote.empty()) return Spawn(p, {"/bin/sh", "-c", p.remote}, false);
   std::string qemu = OnPath(p.qemu);
   if (qemu.empty())
     return NotFound(p.qemu + " is not installed (Debian: apt-get install qemu-user); a side on " +
@@ -88,6 +94,17 @@ Expected<std::shared_ptr<Connection>> Connection::Start(const Platform& p,
   std::error_code ec;
   if (!fs::exists(library, ec))
     return NotFound("ONNX Runtime library for " + p.name + " not found: " + library);
+  std::string sysroot = "/usr/" + p.arch + "-linux-gnu";
+  std::vector<std::string> args = {qemu, "-cpu", p.cpu};
+  if (p.arch == "aarch64") args.insert(args.end(), {"-L", sysroot});
+  args.insert(args.end(), {worker, library});
+  // qemu-user shows the guest this machine's /proc/cpuinfo: the worker answers it itself
+  return Spawn(p, args, true);
+}
+
+Expected<std::shared_ptr<Connection>> Connection::Spawn(const Platform& p,
+                                                        std::vector<std::string> args,
+                                                        bool synth_cpuinfo) {
   auto c = std::shared_ptr<Connection>(new Connection());
   c->platform_ = p;
   const char* tmpdir = std::getenv("TMPDIR");
@@ -106,23 +123,18 @@ Expected<std::shared_ptr<Connection>> Connection::Start(const Platform& p,
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err, 2);
-  std::string sysroot = "/usr/" + p.arch + "-linux-gnu";
-  std::vector<std::string> args = {qemu, "-cpu", p.cpu};
-  if (p.arch == "aarch64") args.insert(args.end(), {"-L", sysroot});
-  args.insert(args.end(), {worker, library});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // qemu-user shows the guest this machine's /proc/cpuinfo: the worker answers it itself
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "ONNXPROBE_WORKER_CPUINFO=", 25) != 0) env_strings.push_back(*e);
   }
-  env_strings.push_back("ONNXPROBE_WORKER_CPUINFO=synth");
+  if (synth_cpuinfo) env_strings.push_back("ONNXPROBE_WORKER_CPUINFO=synth");
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
-  int rc = posix_spawn(&c->pid_, qemu.c_str(), &fa, nullptr, argv.data(), envp.data());
+  int rc = posix_spawn(&c->pid_, args[0].c_str(), &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   ::close(in[0]);
   ::close(out[1]);
@@ -131,7 +143,7 @@ Expected<std::shared_ptr<Connection>> Connection::Start(const Platform& p,
   c->from_ = out[0];
   if (rc != 0) {
     c->pid_ = -1;
-    return BackendError("cannot start " + qemu + ": " + strerror(rc));
+    return BackendError("cannot start " + args[0] + ": " + strerror(rc));
   }
   return c;
 }
@@ -184,8 +196,11 @@ Status Connection::Gone(const std::string& during) {
     }
   }
   std::string tail = StderrTail();
-  dead_ = BackendError("the " + platform_.name + " worker (" + platform_.qemu + ") ended " +
-                       during + " (" + how + ")" + (tail.empty() ? "" : ": " + tail));
+  std::string who = platform_.remote.empty()
+                        ? "the " + platform_.name + " worker (" + platform_.qemu + ")"
+                        : "the remote worker (" + platform_.remote + ")";
+  dead_ =
+      BackendError(who + " ended " + during + " (" + how + ")" + (tail.empty() ? "" : ": " + tail));
   return dead_;
 }
 
@@ -275,9 +290,14 @@ class RemoteBackend : public Backend {
   Expected<std::unique_ptr<BackendSession>> CreateSession(const std::string& model_bytes,
                                                           const std::string& model_dir,
                                                           const SessionOptions& options) override {
-    // the worker holds no graph code: external data is located here for its runtime's version
-    OP_ASSIGN_OR_RETURN(std::string located,
-                        LocateExternalData(model_bytes, model_dir, version_, options));
+    // the worker holds no graph code: external data is located here for its runtime's version,
+    // and a device, which cannot read this machine's files, gets it inside the model
+    std::string located;
+    if (!c_->platform().remote.empty()) {
+      OP_ASSIGN_OR_RETURN(located, EmbedExternalData(model_bytes, model_dir));
+    } else {
+      OP_ASSIGN_OR_RETURN(located, LocateExternalData(model_bytes, model_dir, version_, options));
+    }
     wire::Writer w;
     w.Str(located.empty() ? model_bytes : located);
     w.Str(model_dir);
@@ -315,7 +335,10 @@ Expected<std::shared_ptr<RemoteBackend>> LoadRemoteBackend(const Platform& p,
   OP_ASSIGN_OR_RETURN(std::string reply, c->Call(remote::Op::kHello, ""));
   wire::Reader r(reply);
   Status loaded = r.Stat();
-  if (!loaded.ok()) return Status(loaded.code(), "on " + p.Describe() + ": " + loaded.message());
+  if (!loaded.ok()) {
+    std::string where = p.remote.empty() ? p.Describe() : "the remote worker (" + p.remote + ")";
+    return Status(loaded.code(), "on " + where + ": " + loaded.message());
+  }
   uint32_t version = r.U32();
   if (version != remote::kProtocolVersion)
     return Unsupported("the " + p.arch + " worker speaks protocol " + std::to_string(version) +
@@ -325,7 +348,9 @@ Expected<std::shared_ptr<RemoteBackend>> LoadRemoteBackend(const Platform& p,
   std::vector<std::string> providers = r.Strings();
   std::string machine = r.Str();
   OP_RETURN_IF_ERROR(r.Finish("the worker's hello"));
-  if (machine != p.arch)
+  if (!p.remote.empty())
+    c->set_arch(machine);
+  else if (machine != p.arch)
     return BackendError("the " + p.name + " worker runs on " + machine + ", not " + p.arch);
   return std::make_shared<RemoteBackend>(c, name, runtime, lib, std::move(providers));
 }
@@ -335,7 +360,12 @@ Expected<std::shared_ptr<RemoteBackend>> LoadRemoteBackend(const Platform& p,
 Expected<std::shared_ptr<Backend>> LoadBackend(const std::string& locator) {
   std::string platform, library;
   if (!SplitPlatformLocator(locator, &platform, &library)) return LoadOrtBackend(locator);
-  OP_ASSIGN_OR_RETURN(Platform p, ParsePlatform(platform));
+  Platform p;
+  if (platform == "remote") {
+    p = RemotePlatform(library);
+  } else {
+    OP_ASSIGN_OR_RETURN(p, ParsePlatform(platform));
+  }
   // one worker per locator while anything holds it: the sides, isolation and diagnosis of a
   // comparison share it (starting qemu and the runtime costs about half a second)
   static std::mutex mu;
