@@ -100,6 +100,17 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
         run = Execute(cx, plans[k]);
         if (!run.error.empty() || run.observed.BitwiseEqual(*run.expected)) continue;
         regions.insert(rows[k]);
+      } else if (fused[k].error.empty()) {
+        // the node differs alone, and B fuses away what feeds it: run through the region too.
+        // Fed A's values the node computes what it computed alone, bit for bit, unless the
+        // region before it computes differently (a fault in a fused Conv, its own rounding):
+        // then the region is a source, and the node's own difference is part of what it shows
+        Run through = Execute(cx, fused[k]);
+        if (through.error.empty() && !through.observed.BitwiseEqual(run.observed)) {
+          plans[k] = fused[k];
+          run = std::move(through);
+          regions.insert(rows[k]);
+        }
       }
       const TensorResult& row = cx.r.rows[rows[k]];
       Culprit c = Describe(cx, plans[k], rows[k]);

@@ -376,3 +376,34 @@ def test_merged_transposes_are_not_paired_across_the_layout_change(onnxprobe, tm
         assert t["shape_a"] == t["shape_b"], t["name"]
     assert "k1" in rep["only_in_a"]
 
+
+def test_a_fault_in_a_region_b_fuses_is_where_the_difference_is_born(onnxprobe, tmp_path):
+    """A paddle2onnx CNN at optimization level all: ONNX Runtime fuses the Conv, BatchNorm and
+    HardSwish before an AvgPool, so side B has none of their tensors. A weight of the mid-depth
+    Conv (by topological order among the nodes computing with a weight; its largest element x1.01)
+    moves the fused region's output 2.4x its tolerance (ONNX Runtime, unoptimized), but the AvgPool
+    after it halves that below tolerance: PASS, and the difference is born in the fused region,
+    which the AvgPool run alone (its own tiny kernel difference) must not hide."""
+    data = os.path.join(os.environ["ONNXPROBE_SRC"], "tests", "data", "real_world")
+    m = onnx.load(os.path.join(data, "paddle_cnn.onnx"))
+    g = m.graph
+    consts = {n.output[0]: n for n in g.node if n.op_type == "Constant"}
+    inits = {t.name: t for t in g.initializer}
+    weighted = [n for n in g.node if n.op_type in ("Conv", "Gemm", "MatMul") and len(n.input) > 1
+                and (n.input[1] in inits or n.input[1] in consts)]
+    target = weighted[len(weighted) // 2]
+    if target.input[1] in inits:
+        t = inits[target.input[1]]
+    else:
+        t = next(a.t for a in consts[target.input[1]].attribute if a.name == "value")
+    w = numpy_helper.to_array(t).copy()
+    k = int(np.argmax(np.abs(w)))
+    w.flat[k] *= 1.01
+    t.CopyFrom(numpy_helper.from_array(w, t.name))
+    onnx.save(m, tmp_path / "faulty.onnx")
+    r = run([onnxprobe, "compare", os.path.join(data, "paddle_cnn.onnx"), tmp_path / "faulty.onnx", "--b-opt-level",
+             "all", "--input", f"x={os.path.join(data, 'paddle_cnn_input.npy')}", "--json", tmp_path / "r.json"])
+    assert r.returncode == 0, r.stdout
+    first = json.loads((tmp_path / "r.json").read_text())["drift_origins"][0]
+    assert first["node"] == target.name or target.name in first["nodes"], (first["node"], target.name)
+
