@@ -199,8 +199,18 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
   bool other_provider = a.session.provider != b.session.provider;
   if (!other_runtime && !other_provider) return;
   std::string op = c.culprit != nullptr ? c.culprit->op_type : "";
-  std::string name_a = RuntimeName(a.ort_library) + " " + a.session.provider;
-  std::string name_b = RuntimeName(b.ort_library) + " " + b.session.provider;
+  // the sides on two CPUs (backend/platform.h): the same runtime's kernels differ per CPU
+  auto platform = [](const std::string& library) {
+    auto backend = LoadBackend(library);
+    return backend.ok() ? (*backend)->platform() : std::string();
+  };
+  std::string platform_a = platform(a.ort_library), platform_b = platform(b.ort_library);
+  bool other_cpu = platform_a != platform_b;
+  auto on = [](const std::string& p) { return " on " + (p.empty() ? "this machine" : p); };
+  std::string name_a =
+      RuntimeName(a.ort_library) + " " + a.session.provider + (other_cpu ? on(platform_a) : "");
+  std::string name_b =
+      RuntimeName(b.ort_library) + " " + b.session.provider + (other_cpu ? on(platform_b) : "");
   SessionOptions o = a.session;
   o.optimization_level = b.session.optimization_level;  // one change at a time: the runtime
   auto got = run.Run(a.ort_library, o);
@@ -229,7 +239,13 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
                   : ", or accept the new kernel's rounding where it is made (--op-tol " + tol +
                         ", twice the error measured here; the tensors computed from it keep "
                         "their own tolerances)";
-  if (other_runtime) {
+  if (other_cpu) {
+    f.fix.summary =
+        "the CPUs' kernels round differently (each CPU gets its own vectorized kernels: expected "
+        "across architectures and instruction sets); accept it where it is made (twice the error "
+        "measured here; the tensors computed from it keep their own tolerances)";
+    if (!tol.empty()) f.fix.compare_flags = {"--op-tol", tol};
+  } else if (other_runtime) {
     std::string version = RuntimeName(a.ort_library);
     version = version.substr(version.rfind(' ') + 1);
     auto installed = OrtLibraryForVersion(version);

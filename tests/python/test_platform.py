@@ -290,3 +290,20 @@ def test_remote_errors_are_one_line(onnxprobe, tmp_path):
            "(exit status 5): no such board" in r.stderr
     r = run([onnxprobe, "compare", DEMO, "--b-remote", "ssh board w", "--b-platform", "aarch64"])
     assert r.returncode == 2 and "--remote runs the runtime its worker was bundled with" in r.stderr
+
+
+def test_the_diagnosis_names_the_cpus_kernels(onnxprobe, tmp_path):
+    """At a tolerance below the two CPUs' rounding, each culprit's cause is the kernel that differs
+    across the platforms (the node alone, side A's inputs, on both CPUs), with the fix that
+    applies there (an op tolerance), not another runtime version."""
+    r = run([onnxprobe, "compare", DEMO, "--b-platform", "aarch64", "--dim", "batch=1", "--atol", "1e-9",
+             "--rtol", "1e-9", "--diagnose", "--json", tmp_path / "r.json", "-q"])
+    assert r.returncode == 1, r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    findings = rep["diagnosis"]["findings"]
+    assert findings and all(f["cause"] == "kernel-change" for f in findings)
+    for f in findings:
+        assert "on this machine" in f["summary"] and "on aarch64 (qemu-aarch64 -cpu max)" in f["summary"]
+        assert f["fix"]["compare_flags"][0] == "--op-tol" and "--b-ort-version" not in f["fix"]["compare_flags"]
+    culprits = {c["node"] for c in rep["localization"]["culprits"] if c["introduced"]}
+    assert {f["node"] for f in findings} <= culprits
