@@ -197,8 +197,6 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
   std::string lib_a = ResolvedLibrary(a.ort_library), lib_b = ResolvedLibrary(b.ort_library);
   bool other_runtime = lib_a != lib_b;
   bool other_provider = a.session.provider != b.session.provider;
-  if (!other_runtime && !other_provider) return;
-  std::string op = c.culprit != nullptr ? c.culprit->op_type : "";
   // the sides on two CPUs (backend/platform.h): the same runtime's kernels differ per CPU
   auto platform = [](const std::string& library) {
     auto backend = LoadBackend(library);
@@ -206,6 +204,8 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
   };
   std::string platform_a = platform(a.ort_library), platform_b = platform(b.ort_library);
   bool other_cpu = platform_a != platform_b;
+  if (!other_runtime && !other_provider && !other_cpu) return;
+  std::string op = c.culprit != nullptr ? c.culprit->op_type : "";
   auto on = [](const std::string& p) { return " on " + (p.empty() ? "this machine" : p); };
   std::string name_a =
       RuntimeName(a.ort_library) + " " + a.session.provider + (other_cpu ? on(platform_a) : "");
@@ -239,7 +239,18 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
                   : ", or accept the new kernel's rounding where it is made (--op-tol " + tol +
                         ", twice the error measured here; the tensors computed from it keep "
                         "their own tolerances)";
-  if (other_cpu) {
+  bool integer = op == "MatMulInteger" || op == "ConvInteger" || op == "QLinearMatMul" ||
+                 op == "QLinearConv" || op == "DynamicQuantizeMatMul" ||
+                 op == "MatMulIntegerToFloat";
+  if (other_cpu && integer) {
+    // integer products are exact: a difference is a kernel that saturates or drops bits, as
+    // x86's AVX2 u8s8 kernels do (vpmaddubsw saturates the int16 sum of two products) where
+    // AVX-512 VNNI and ARM's dot products do not
+    f.fix.summary =
+        "an int8 kernel of side B's CPU does not compute the exact integer products (x86 CPUs "
+        "without VNNI saturate the int16 sum of two uint8 x int8 products); quantize the weights "
+        "with reduce_range=True, or activations and weights both as int8 (S8S8), for that CPU";
+  } else if (other_cpu) {
     f.fix.summary =
         "the CPUs' kernels round differently (each CPU gets its own vectorized kernels: expected "
         "across architectures and instruction sets); accept it where it is made (twice the error "

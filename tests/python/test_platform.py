@@ -307,3 +307,46 @@ def test_the_diagnosis_names_the_cpus_kernels(onnxprobe, tmp_path):
         assert f["fix"]["compare_flags"][0] == "--op-tol" and "--b-ort-version" not in f["fix"]["compare_flags"]
     culprits = {c["node"] for c in rep["localization"]["culprits"] if c["introduced"]}
     assert {f["node"] for f in findings} <= culprits
+
+
+def test_an_int8_kernel_that_saturates_on_avx2_is_named_with_its_cause(onnxprobe, tmp_path):
+    """quantize_dynamic's MatMulInteger on an AVX2 CPU (x86-64-v3: qemu's Haswell, no VNNI) against
+    this machine. numpy computes the exact int32 products from side A's quantized activations and
+    the model's int8 weights: side A equals them, side B does not, so B's kernel is the one that
+    is wrong, and the comparison names a MatMulInteger with that cause."""
+    py = os.environ.get("ONNXPROBE_PYENV")
+    r = subprocess.run([py, os.path.join(SRC, "tests", "platform", "make_int8_mlp.py"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    model = tmp_path / "mlp_int8.onnx"
+    for platform, dump in (("x86-64-v3", "v3.dump"), (None, "host.dump")):
+        r = run([onnxprobe, "run", model, "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / dump]
+                + (["--platform", platform] if platform else []))
+        assert r.returncode == 0, r.stderr
+    host, v3 = read_dump(tmp_path / "host.dump"), read_dump(tmp_path / "v3.dump")
+    g = onnx.load(model).graph
+    inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    wrong = []
+    for n in (n for n in g.node if n.op_type == "MatMulInteger"):
+        a = host[n.input[0]].astype(np.int64) - np.int64(host[n.input[2]])
+        w = inits[n.input[1]].astype(np.int64) - np.int64(inits[n.input[3]])
+        exact = a @ w
+        assert np.array_equal(host[n.output[0]], exact), n.name  # this machine: the exact products
+        # side B fed side A's quantized activations (numpy again, on B's own run the inputs may
+        # already differ): B's dump differs from the exact products where its kernel saturates
+        if np.array_equal(v3[n.input[0]], host[n.input[0]]) and not np.array_equal(v3[n.output[0]], exact):
+            wrong.append(n.name)
+    assert wrong, "no MatMulInteger of the AVX2 side differs from the exact products"
+    r = run([onnxprobe, "compare", model, "--b-platform", "x86-64-v3", "--input", f"x={tmp_path / 'x.npy'}",
+             "--json", tmp_path / "r.json", "-q"])
+    assert r.returncode == 1, r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    top = rep["localization"]["culprits"][0]
+    assert top["op_type"] == "MatMulInteger" and top["introduced"], top
+    assert wrong[0] in {c["node"] for c in rep["localization"]["culprits"]}
+    findings = rep["diagnosis"]["findings"]  # the first culprits diagnosed (default 2)
+    assert findings
+    for f in findings:
+        assert f["node"] in {c["node"] for c in rep["localization"]["culprits"]}
+        assert f["cause"] == "kernel-change" and "x86-64-v3 (qemu-x86_64 -cpu Haswell)" in f["summary"]
+        assert "reduce_range" in f["fix"]["summary"]
