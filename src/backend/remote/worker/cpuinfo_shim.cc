@@ -100,6 +100,16 @@ int OpenVia(const char* name, const char* path, int flags, va_list ap) {
   return fn(path, flags, mode);
 }
 
+FILE* FopenVia(const char* name, const char* path, const char* mode) {
+  if (Synthesized(path)) {
+    int fd = SynthFd();
+    return fd < 0 ? nullptr : fdopen(fd, "r");
+  }
+  using Fn = FILE* (*)(const char*, const char*);
+  static Fn fopen_fn = Next<Fn>("fopen"), fopen64_fn = Next<Fn>("fopen64");
+  return (strcmp(name, "fopen") == 0 ? fopen_fn : fopen64_fn)(path, mode);
+}
+
 }  // namespace
 
 extern "C" {
@@ -132,23 +142,11 @@ __attribute__((visibility("default"))) int openat(int dir, const char* path, int
 }
 
 __attribute__((visibility("default"))) FILE* fopen(const char* path, const char* mode) {
-  if (Synthesized(path)) {
-    int fd = SynthFd();
-    return fd < 0 ? nullptr : fdopen(fd, "r");
-  }
-  using Fn = FILE* (*)(const char*, const char*);
-  static Fn fn = Next<Fn>("fopen");
-  return fn(path, mode);
+  return FopenVia("fopen", path, mode);
 }
 
 __attribute__((visibility("default"))) FILE* fopen64(const char* path, const char* mode) {
-  if (Synthesized(path)) {
-    int fd = SynthFd();
-    return fd < 0 ? nullptr : fdopen(fd, "r");
-  }
-  using Fn = FILE* (*)(const char*, const char*);
-  static Fn fn = Next<Fn>("fopen64");
-  return fn(path, mode);
+  return FopenVia("fopen64", path, mode);
 }
 
 }  // extern "C"
