@@ -78,23 +78,26 @@ link_ort_names() {
   fi
 }
 
-# fetch_ort_library VERSION [PACKAGE [SUFFIX]]: the PyPI wheel PACKAGE (default onnxruntime) of
-# that version into .deps/ort/VERSION[SUFFIX]/lib, with every shared library it carries next to
-# libonnxruntime (a provider build brings its provider and the libraries that provider loads)
+# fetch_ort_library VERSION [PACKAGE [SUFFIX [ARCH]]]: the PyPI wheel PACKAGE (default
+# onnxruntime) of that version for ARCH (default x86_64; aarch64 goes to .deps/ort-aarch64/) into
+# .deps/ort/VERSION[SUFFIX]/lib, with every shared library it carries next to libonnxruntime (a
+# provider build brings its provider and the libraries that provider loads)
 fetch_ort_library() {
-  local ver="$1" package="${2:-onnxruntime}" suffix="${3:-}"
-  local dest="$DEPS/ort/$ver$suffix"
+  local ver="$1" package="${2:-onnxruntime}" suffix="${3:-}" arch="${4:-x86_64}"
+  local root="$DEPS/ort"
+  [ "$arch" = x86_64 ] || root="$DEPS/ort-$arch"
+  local dest="$root/$ver$suffix"
   if [ -f "$dest/lib/libonnxruntime.so.$ver" ]; then
-    link_ort_names "$dest" "$ver"  # also for folders made before the soname link was
+    [ "$arch" = x86_64 ] && link_ort_names "$dest" "$ver"  # also for folders made before the soname link was
     return 0
   fi
-  say "fetching ONNX Runtime $ver library (PyPI $package wheel)"
-  local tmp="$DEPS/ort/.download-$ver$suffix"
+  say "fetching ONNX Runtime $ver library for $arch (PyPI $package wheel)"
+  local tmp="$root/.download-$ver$suffix"
   rm -rf "$tmp" && mkdir -p "$tmp"
   $(pip_cmd) download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
-    --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 \
-    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d "$tmp" "$package==$ver" || die "PyPI unreachable or $package==$ver has no wheel"
+    --platform "manylinux_2_27_$arch" --platform "manylinux_2_28_$arch" \
+    --platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" \
+    -d "$tmp" "$package==$ver" || die "PyPI unreachable or $package==$ver has no $arch wheel"
   local whl
   whl="$(ls "$tmp"/*.whl | head -1)"
   mkdir -p "$tmp/x"
@@ -104,32 +107,13 @@ fetch_ort_library() {
     die "wheel $whl has no onnxruntime/capi/libonnxruntime.so.$ver (has: $(ls "$tmp/x/onnxruntime/capi"))"
   rm -rf "$dest" && mkdir -p "$dest/lib"
   cp -P "$tmp/x/onnxruntime/capi/"lib* "$dest/lib/"
-  link_ort_names "$dest" "$ver"
+  [ "$arch" = x86_64 ] && link_ort_names "$dest" "$ver"
   rm -rf "$tmp"
 }
 
 # ONNX Runtime's aarch64 build (PyPI manylinux aarch64 wheel) into .deps/ort-aarch64/VERSION/lib:
 # the runtime a side on --platform aarch64 runs under qemu-user (docs/platform.md).
 ORT_AARCH64_VERSIONS="${ONNXPROBE_ORT_AARCH64_VERSIONS-$ORT_VERSION}"
-fetch_ort_aarch64_library() {
-  local ver="$1" dest="$DEPS/ort-aarch64/$1"
-  [ -f "$dest/lib/libonnxruntime.so.$ver" ] && return 0
-  say "fetching ONNX Runtime $ver for aarch64 (PyPI onnxruntime manylinux aarch64 wheel)"
-  local tmp="$DEPS/ort-aarch64/.download-$ver"
-  rm -rf "$tmp" && mkdir -p "$tmp"
-  $(pip_cmd) download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
-    --platform manylinux_2_28_aarch64 --platform manylinux_2_27_aarch64 \
-    --platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64 \
-    -d "$tmp" "onnxruntime==$ver" || die "PyPI unreachable or onnxruntime==$ver has no aarch64 wheel"
-  mkdir -p "$tmp/x"
-  unzip -q -o "$(ls "$tmp"/*.whl | head -1)" 'onnxruntime/capi/lib*' -d "$tmp/x" ||
-    die "the aarch64 wheel of onnxruntime $ver carries no onnxruntime/capi/libonnxruntime*"
-  [ -f "$tmp/x/onnxruntime/capi/libonnxruntime.so.$ver" ] ||
-    die "the aarch64 wheel of onnxruntime $ver has no libonnxruntime.so.$ver"
-  rm -rf "$dest" && mkdir -p "$dest/lib"
-  cp -P "$tmp/x/onnxruntime/capi/"lib* "$dest/lib/"
-  rm -rf "$tmp"
-}
 
 # The newer copy of the ONNX backend node tests, from the PyPI onnx wheel (test data only).
 ONNX_TESTDATA_VERSION="${ONNXPROBE_ONNX_TESTDATA_VERSION:-1.17.0}"
@@ -327,7 +311,7 @@ if [ -z "${ONNXRUNTIME_ROOT:-}" ]; then
   fetch_ort_headers
   fetch_ort_library "$ORT_VERSION"
   for v in $ORT_EXTRA_VERSIONS; do fetch_ort_library "$v"; done
-  for v in $ORT_AARCH64_VERSIONS; do fetch_ort_aarch64_library "$v"; done
+  for v in $ORT_AARCH64_VERSIONS; do fetch_ort_library "$v" onnxruntime "" aarch64; done
   if [ -n "$ORT_OPENVINO_VERSION" ]; then
     fetch_ort_library "$ORT_OPENVINO_VERSION" onnxruntime-openvino -openvino
   fi
