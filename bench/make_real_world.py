@@ -636,71 +636,57 @@ class _Reader:
         return next(self.data, None)
 
 
-def paddle_cnn_qdq(folder, outdir):
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
-    src = os.path.join(outdir, "paddle_cnn", "model.onnx")
+def _source(outdir, name):
+    src = os.path.join(outdir, name, "model.onnx")
     if not os.path.exists(src):
-        raise RuntimeError("paddle_cnn was not made")
+        raise RuntimeError(f"{name} was not made")
+    return src
+
+
+def _static(folder, outdir, name, input_name, shape, fmt, per_channel):
+    """`name`'s model quantized static (uint8 activations, int8 weights) in format `fmt`."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
     path = os.path.join(folder, "model.onnx")
-    quantize_static(src, path, _Reader("x", (1, 3, 32, 32)), quant_format=QuantFormat.QDQ,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=False)
-    return path, [("x", randn((1, 3, 32, 32), 1), 1, "normal")]
+    quantize_static(_source(outdir, name), path, _Reader(input_name, shape),
+                    quant_format=getattr(QuantFormat, fmt), activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8, per_channel=per_channel)
+    return path, [(input_name, randn(shape, 1), 1, "normal")]
+
+
+def _dynamic(folder, outdir, name):
+    """`name`'s model quantized dynamic (int8 weights)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    path = os.path.join(folder, "model.onnx")
+    quantize_dynamic(_source(outdir, name), path, weight_type=QuantType.QInt8)
+    return path
+
+
+def paddle_cnn_qdq(folder, outdir):
+    return _static(folder, outdir, "paddle_cnn", "x", (1, 3, 32, 32), "QDQ", False)
 
 
 def paddle_transformer_dyn(folder, outdir):
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    src = os.path.join(outdir, "paddle_transformer", "model.onnx")
-    if not os.path.exists(src):
-        raise RuntimeError("paddle_transformer was not made")
-    path = os.path.join(folder, "model.onnx")
-    quantize_dynamic(src, path, weight_type=QuantType.QInt8)
-    return path, [("x", randn((1, 16, 16), 1), 1, "normal")]
+    return _dynamic(folder, outdir, "paddle_transformer"), [("x", randn((1, 16, 16), 1), 1, "normal")]
 
 
 def keras_cnn_qdq(folder, outdir):
     """tf2onnx's NHWC CNN (Transposes around it) quantized static, QDQ, per-channel weights."""
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
-    src = os.path.join(outdir, "keras_cnn", "model.onnx")
-    if not os.path.exists(src):
-        raise RuntimeError("keras_cnn was not made")
-    path = os.path.join(folder, "model.onnx")
-    quantize_static(src, path, _Reader("image", (1, 32, 32, 3)), quant_format=QuantFormat.QDQ,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
-    return path, [("image", randn((1, 32, 32, 3), 1), 1, "normal")]
+    return _static(folder, outdir, "keras_cnn", "image", (1, 32, 32, 3), "QDQ", True)
 
 
 def keras_attention_dyn(folder, outdir):
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    src = os.path.join(outdir, "keras_attention", "model.onnx")
-    if not os.path.exists(src):
-        raise RuntimeError("keras_attention was not made")
-    path = os.path.join(folder, "model.onnx")
-    quantize_dynamic(src, path, weight_type=QuantType.QInt8)
-    return path, [("x", randn((1, 16, 32), 1), 1, "normal")]
+    return _dynamic(folder, outdir, "keras_attention"), [("x", randn((1, 16, 32), 1), 1, "normal")]
 
 
 def paddle_mobilenet_qop(folder, outdir):
     """paddle_mobilenet quantized static in the QOperator format (QLinearConv, QLinearAdd, ...)."""
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
-    src = os.path.join(outdir, "paddle_mobilenet", "model.onnx")
-    if not os.path.exists(src):
-        raise RuntimeError("paddle_mobilenet was not made")
-    path = os.path.join(folder, "model.onnx")
-    quantize_static(src, path, _Reader("x", (1, 3, 32, 32)), quant_format=QuantFormat.QOperator,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
-    return path, [("x", randn((1, 3, 32, 32), 1), 1, "normal")]
+    return _static(folder, outdir, "paddle_mobilenet", "x", (1, 3, 32, 32), "QOperator", True)
 
 
 def keras_rnn_dyn(folder, outdir):
     """keras_rnn (LSTM + GRU) quantized dynamic: LSTM -> DynamicQuantizeLSTM, MatMul -> integer."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    src = os.path.join(outdir, "keras_rnn", "model.onnx")
-    if not os.path.exists(src):
-        raise RuntimeError("keras_rnn was not made")
-    path = os.path.join(folder, "model.onnx")
-    quantize_dynamic(src, path, weight_type=QuantType.QInt8)
     tokens = np.random.default_rng(1).integers(0, 100, (1, 16)).astype(np.int32)
-    return path, [("tokens", tokens, 1, "tokens[0,100)")]
+    return _dynamic(folder, outdir, "keras_rnn"), [("tokens", tokens, 1, "tokens[0,100)")]
 
 
 MODELS = [  # name, exporter, maker, float (graph tool copies are made of float models)
