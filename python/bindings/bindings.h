@@ -15,6 +15,7 @@
 
 #include "onnxprobe/backend/backend.h"
 #include "onnxprobe/capture/capture.h"
+#include "onnxprobe/command/compare_plan.h"
 #include "onnxprobe/common/status.h"
 #include "onnxprobe/generate/generate.h"
 #include "onnxprobe/pipeline/engine.h"
@@ -64,7 +65,6 @@ Expected<Tensor> FromNumpy(py::handle obj, const std::string& what);
 Expected<SessionOptions> SessionFromDict(const py::dict& d);
 Expected<InputOptions> InputsFromDict(const py::dict& d);
 Expected<TensorSelection> SelectionFromDict(const py::dict& d);
-Expected<CompareRequest> CompareRequestFromDict(const py::dict& d);
 Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d);
 
 // A Python progress callable on the library's callbacks, called with the GIL held as
@@ -107,6 +107,12 @@ class PyProgress {
   std::atomic<bool> stopped_{false};  // read without the GIL by the library's stop check
 };
 
+// compare()'s request: the command line's options through the library's parser (plan.cc). The
+// runners (compare, compare_samples, compare_sweep) take it.
+struct PlanHandle {
+  std::shared_ptr<const cmd::ComparePlan> plan;
+};
+void RegisterPlan(py::module_& m);
 // compare over samples, merge of shards (samples.cc)
 void RegisterSamples(py::module_& m);
 // The output guard (guard.cc): Ok when `path` may be written as `kind` ("compare-json",

@@ -83,9 +83,19 @@ py::dict RunCommand(const std::string& name, const std::vector<std::string>& pos
   return d;
 }
 
+// The command's parse and checks only (ApplyArguments): raises the command line's error for
+// these arguments, executes nothing.
+void CheckArguments(const std::string& name, const std::vector<std::string>& positionals,
+                    const std::vector<std::pair<std::string, std::string>>& options) {
+  std::unique_ptr<cmd::Command> command = Unwrap(cmd::MakeCommand(name));
+  Check(cmd::ApplyArguments(*command, positionals, options));
+}
+
 }  // namespace
 
 void RegisterCommands(py::module_& m) {
+  m.def("check_arguments", &CheckArguments, py::arg("name"), py::arg("positionals"),
+        py::arg("options"));
   m.def("command_tables", &CommandTables);
   m.def("run_command", &RunCommand, py::arg("name"), py::arg("positionals"), py::arg("options"),
         py::arg("on_progress") = py::none());

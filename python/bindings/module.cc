@@ -90,8 +90,8 @@ struct ReportHandle {
   std::shared_ptr<const CompareReport> report;
 };
 
-ReportHandle RunCompare(const py::dict& d, const py::object& on_progress) {
-  CompareRequest request = Unwrap(CompareRequestFromDict(d));
+ReportHandle RunCompare(const PlanHandle& plan, const py::object& on_progress) {
+  CompareRequest request = plan.plan->request;
   PyProgress progress(on_progress);
   progress.Attach(&request);
   std::optional<Expected<CompareReport>> result;
@@ -184,7 +184,8 @@ PYBIND11_MODULE(_onnxprobe, m) {
   m.def("inspect_json", &InspectJsonOf, py::arg("path"), py::arg("tensors") = false);
   m.def("run", &Run, py::arg("model"), py::arg("selection"), py::arg("inputs"), py::arg("session"),
         py::arg("ort_library"), py::arg("max_memory") = 0);
-  m.def("compare", &RunCompare, py::arg("request"), py::arg("on_progress") = py::none());
+  m.def("compare", &RunCompare, py::arg("plan"), py::arg("on_progress") = py::none());
+  RegisterPlan(m);
   RegisterSamples(m);
   RegisterCommands(m);
   RegisterSweep(m);

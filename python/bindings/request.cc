@@ -1,4 +1,5 @@
-// Requests from the plain dicts onnxprobe/_request.py builds: names and values as the Python
+// Requests of run and generate from the plain dicts onnxprobe/_request.py builds (compare's
+// comes through its front door, plan.cc): names and values as the Python
 // API takes them, converted field by field. Absent keys and None keep the library's defaults.
 #include <pybind11/stl.h>
 
@@ -121,39 +122,6 @@ Expected<TensorSelection> SelectionFromDict(const py::dict& d) {
   Get(d, "op_types", &s.op_types);
   Get(d, "regex", &s.regex);
   return s;
-}
-
-Expected<CompareRequest> CompareRequestFromDict(const py::dict& d) {
-  CompareRequest r;
-  OP_ASSIGN_OR_RETURN(r.a, SideFromDict(SubDict(d, "a")));
-  OP_ASSIGN_OR_RETURN(r.b, SideFromDict(SubDict(d, "b")));
-  OP_ASSIGN_OR_RETURN(r.inputs, InputsFromDict(SubDict(d, "inputs")));
-  Get(d, "inputs_given", &r.inputs_given);
-  Get(d, "isolate_runtime", &r.isolate_runtime);
-  Get(d, "exact_reference", &r.exact_reference);
-  OP_ASSIGN_OR_RETURN(r.job.policy, PolicyFromDict(SubDict(d, "policy")));
-  OP_ASSIGN_OR_RETURN(r.job.selection, SelectionFromDict(SubDict(d, "selection")));
-  Get(d, "rename", &r.job.rename);
-  Get(d, "topk", &r.job.topk_tensors);
-  Get(d, "max_memory", &r.job.max_memory);
-  Get(d, "mapping_file", &r.mapping_file);
-  Get(d, "graph_model", &r.graph_model);
-  Get(d, "noise_floor_file", &r.noise_floor_file);
-  Get(d, "bisect_per_run", &r.bisect_per_run);
-  Get(d, "explain_optimizations", &r.explain_optimizations);
-  bool fixed = false;  // accepted for older callers: every row is judged at the given tolerance
-  Get(d, "fixed_tolerance", &fixed);
-  Get(d, "repro_dir", &r.localize_options.repro_dir);
-  std::string isolate;
-  if (Get(d, "isolate", &isolate))
-    OP_RETURN_IF_ERROR(SetCandidates(isolate, &r.localize, &r.localize_options));
-  if (Get(d, "latency_runs", &r.latency_runs)) r.latency_max_ms = 0;  // exactly N, as the CLI
-  OP_RETURN_IF_ERROR(QuantFromDict(d, &r.quant));
-  r.quant.isolate = r.localize;  // as --isolate none: no quantized layer run alone either
-  Get(d, "diagnose_cases", &r.diagnose.max_cases);
-  Get(d, "knowledge_file", &r.diagnose.knowledge_file);
-  if (!r.localize) r.diagnose.max_cases = 0;
-  return r;
 }
 
 Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {

@@ -18,10 +18,8 @@ struct SamplesHandle {
   std::shared_ptr<const SamplesCompareReport> report;
 };
 
-SamplesHandle RunCompareSamples(const py::dict& request, const std::string& inputs_dir,
-                                size_t count, size_t shard_index, size_t shard_count,
-                                const py::object& on_progress) {
-  CompareRequest req = Unwrap(CompareRequestFromDict(request));
+SamplesHandle RunCompareSamples(const PlanHandle& plan, const py::object& on_progress) {
+  CompareRequest req = plan.plan->request;
   PyProgress progress(on_progress);
   progress.Attach(&req);
   SampleCallback on_sample;
@@ -30,19 +28,14 @@ SamplesHandle RunCompareSamples(const py::dict& request, const std::string& inpu
       return progress("sample", done, total);
     };
   }
-  SampleOptions so;
-  so.inputs_dir = inputs_dir;
-  so.count = count;
-  so.base = req.inputs;
-  SampleShard shard{shard_index, shard_count};  // CompareSamples checks it is one
   std::optional<Expected<SamplesCompareReport>> result;
   {
     py::gil_scoped_release release;
-    auto samples = ListInputSamples(so);
+    auto samples = cmd::PlanSamples(*plan.plan);
     if (!samples.ok()) {
       result.emplace(samples.status());
     } else {
-      result.emplace(CompareSamples(req, *samples, shard, on_sample));
+      result.emplace(CompareSamples(req, *samples, plan.plan->shard, on_sample));
     }
   }
   progress.Rethrow();
@@ -78,8 +71,7 @@ size_t CountSamples(const std::string& inputs_dir, size_t count) {
 
 void RegisterSamples(py::module_& m) {
   m.def("count_samples", &CountSamples, py::arg("inputs_dir"), py::arg("count"));
-  m.def("compare_samples", &RunCompareSamples, py::arg("request"), py::arg("inputs_dir"),
-        py::arg("count"), py::arg("shard_index") = 0, py::arg("shard_count") = 1,
+  m.def("compare_samples", &RunCompareSamples, py::arg("plan"),
         py::arg("on_progress") = py::none());
   m.def("merge_shards", &Merge, py::arg("shards"));
   m.def("write_json_output", [](const std::string& path, const std::string& text) {

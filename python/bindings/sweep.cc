@@ -16,12 +16,8 @@ struct SweepHandle {
   std::shared_ptr<const SweepReport> report;
 };
 
-SweepHandle RunSweep(const py::dict& d,
-                     const std::vector<std::pair<std::string, std::vector<int64_t>>>& axes,
-                     const py::object& on_progress) {
-  SweepRequest request;
-  request.compare = Unwrap(CompareRequestFromDict(d));
-  for (const auto& [dim, values] : axes) request.axes.push_back({dim, values});
+SweepHandle RunSweep(const PlanHandle& plan, const py::object& on_progress) {
+  SweepRequest request{plan.plan->request, plan.plan->sweep};
   PyProgress progress(on_progress);
   progress.Attach(&request.compare);
   std::optional<Expected<SweepReport>> result;
@@ -36,8 +32,7 @@ SweepHandle RunSweep(const py::dict& d,
 }  // namespace
 
 void RegisterSweep(py::module_& m) {
-  m.def("compare_sweep", &RunSweep, py::arg("request"), py::arg("axes"),
-        py::arg("on_progress") = py::none());
+  m.def("compare_sweep", &RunSweep, py::arg("plan"), py::arg("on_progress") = py::none());
   py::class_<SweepHandle>(m, "SweepReport")
       .def_property_readonly("passed", [](const SweepHandle& h) { return h.report->passed(); })
       .def_property_readonly("failed_points",

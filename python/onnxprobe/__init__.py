@@ -13,7 +13,8 @@ PyTorch companion (export, capture). Errors raise ``onnxprobe.Error`` subclasses
 command line's one-line messages. The ONNX Runtime library used: see ``onnxprobe.ort_library()``.
 """
 from . import _onnxprobe
-from ._api import RunResult, compare, import_polygraphy, inspect, run
+from ._api import RunResult, import_polygraphy, inspect, run
+from ._compare import compare
 from ._generate import GenerationReport, generate
 from ._errors import (BackendError, Corrupt, Error, InvalidArgument, IoError, NotFound, ResourceExhausted,
                       Unsupported)

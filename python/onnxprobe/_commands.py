@@ -128,6 +128,25 @@ def occurrences(option, value):
     return [(flag, _joined(value, sep, what))]
 
 
+def bind(signature, command, args, kwargs):
+    """signature.bind(*args, **kwargs); a keyword the command has no option for, or a missing or
+    extra positional, raises the command line's InvalidArgument for the same mistake (the
+    library checks them: ``compare: unknown option '--nosuch' (see onnxprobe compare --help)``)."""
+    try:
+        return signature.bind(*args, **kwargs)
+    except TypeError:
+        params = signature.parameters.values()
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        unknown = [k for k in kwargs if k not in signature.parameters]
+        missing = [p for p in positional[len(args):] if p.default is p.empty and p.name not in kwargs]
+        extra = len(args) > len(positional) and not any(p.kind == p.VAR_POSITIONAL for p in params)
+        if unknown or missing or extra:
+            texts = [os.fspath(a) if isinstance(a, (str, os.PathLike)) else str(a) for a in args]
+            flags = [("--" + k.replace("_", "-"), "") for k in unknown]
+            _onnxprobe.check_arguments(command, texts, flags)
+        raise
+
+
 def _docstring(table, names):
     lines = [table["summary"][0].upper() + table["summary"][1:] + f" (``onnxprobe {table['name']}``).", ""]
     if table["footer"]:
@@ -168,7 +187,7 @@ def _make(table):
     command = table["name"]
 
     def call(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)  # TypeError names an unknown keyword
+        bound = bind(signature, command, args, kwargs)
         positionals = []
         for p in table["positionals"]:
             v = bound.arguments.get(names[p["name"]])

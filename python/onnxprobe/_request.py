@@ -8,10 +8,7 @@ Dict keys, as python/bindings/request.cc reads them:
   inputs    files, tensors (name -> array), shapes, dims, ranges, seed, allow_nonfinite
   selection names, op_types, regex
   side      path, session, session_given, ort_library
-  compare   a, b, inputs, inputs_given, isolate_runtime, exact_reference, policy (atol, rtol, scale_atol, rules, judge, rel_eps), selection,
-            rename, topk, max_memory, mapping_file, graph_model, noise_floor_file,
-            bisect_per_run, isolate, repro_dir, explain_optimizations, latency_runs, quant,
-            quant_min_sqnr, diagnose_cases, knowledge_file
+compare() builds no dict: its keywords go through the library's front door (_compare.py).
 """
 import os
 

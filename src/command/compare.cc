@@ -9,6 +9,7 @@
 #include "common/file_util.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/capture/output_guard.h"
+#include "onnxprobe/command/compare_plan.h"
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/pipeline/engine.h"
 #include "onnxprobe/pipeline/options.h"
@@ -58,6 +59,7 @@ struct CompareCli {
   bool shard_given = false;
   bool exact = false;  // --reference exact
   ReportDetail detail = ReportDetail::kCompact;
+  std::string default_ort_library;  // CompareValues
 };
 
 class CompareCommand : public Command {
@@ -324,7 +326,7 @@ class CompareCommand : public Command {
       return InvalidArgument(std::string(o.samples.inputs_dir.empty() ? "--samples" : "--inputs") +
                              " and --sweep: give one (each point of a sweep runs one input)");
     }
-    if (!o.inputs.options.files.empty()) {
+    if (!o.inputs.options.files.empty() || !o.inputs.options.tensors.empty()) {
       return InvalidArgument(
           "--sweep does nothing with --input: the files fix the shapes (use --range or --seed "
           "for the values)");
@@ -383,14 +385,14 @@ class CompareCommand : public Command {
   Expected<CommandOutput> RunSamples(const CompareRequest& req, const CommandContext& context,
                                      std::string* verb) {
     CompareCli& o = o_;
-    SampleOptions so = o.samples;
-    so.base = o.inputs.options;
-    auto samples = ListInputSamples(so);
-    if (!samples.ok()) return NameSampleFlag(samples.status(), o.samples);
+    ComparePlan plan;
+    plan.samples = o.samples;
+    plan.samples.base = o.inputs.options;
+    OP_ASSIGN_OR_RETURN(std::vector<InputSample> samples, PlanSamples(plan));
     // the rows' progress says which sample of how many it is comparing
     OP_ASSIGN_OR_RETURN(
         SamplesCompareReport r,
-        CompareSamples(req, *samples, o.shard,
+        CompareSamples(req, samples, o.shard,
                        [this, verb, &context](size_t done, size_t total, const std::string&) {
                          if (done < total) {
                            *verb = "sample " + std::to_string(done + 1) + "/" +
@@ -441,12 +443,23 @@ class CompareCommand : public Command {
     return out;
   }
 
-  Expected<CommandOutput> Execute(const CommandContext& context) override {
-    CompareCli& o = o_;
-    if (!o.color_forced) o.console.color = context.color;
-    CompareRequest req;
+  // What Python holds as values (arrays, a dict of names), set before the options are applied
+  // so that Validate() sees them as their flags' files.
+  void SetValues(CompareValues values) {
+    o_.inputs.options.tensors = std::move(values.tensors);
+    o_.job.rename = std::move(values.rename);
+    o_.default_ort_library = std::move(values.default_ort_library);
+  }
+
+  // The typed request of the options applied (after Validate()).
+  Expected<ComparePlan> Plan() const {
+    const CompareCli& o = o_;
+    ComparePlan plan;
+    CompareRequest& req = plan.request;
     auto side = [&](const std::string& path, const SessionFlags& own) -> Expected<SideRequest> {
       SessionFlags f = MergeSessionFlags(o.shared, own);
+      if (f.ort_lib.empty() && f.ort_version.empty() && f.platform.empty() && f.remote.empty())
+        f.ort_lib = o.default_ort_library;
       OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f));
       // shared options reach a dump side only when both are dumps, refused in Validate()
       return SideRequest{path, f.session, !own.given.empty(), lib};
@@ -454,7 +467,7 @@ class CompareCommand : public Command {
     OP_ASSIGN_OR_RETURN(req.a, side(o.a, o.side_a));
     OP_ASSIGN_OR_RETURN(req.b, side(o.b, o.side_b));
     req.inputs = o.inputs.options;
-    req.inputs_given = !o.inputs.given.empty();
+    req.inputs_given = !o.inputs.given.empty() || !o.inputs.options.tensors.empty();
     req.job = o.job;
     req.mapping_file = o.mapping;
     req.graph_model = o.graph;
@@ -471,6 +484,18 @@ class CompareCommand : public Command {
     req.quant.isolate = o.isolate;
     req.diagnose = o.diagnose;
     if (!o.isolate) req.diagnose.max_cases = 0;
+    plan.samples = o.samples;
+    plan.samples.base = o.inputs.options;
+    plan.shard = o.shard;
+    plan.sweep = o.sweep;
+    return plan;
+  }
+
+  Expected<CommandOutput> Execute(const CommandContext& context) override {
+    CompareCli& o = o_;
+    if (!o.color_forced) o.console.color = context.color;
+    OP_ASSIGN_OR_RETURN(ComparePlan plan, Plan());
+    CompareRequest& req = plan.request;
     if (!o.sweep.empty()) return RunSweep(req, context);
     bool show = context.progress && !o.console.quiet;
     auto started = std::chrono::steady_clock::now();
@@ -569,5 +594,20 @@ class CompareCommand : public Command {
 }  // namespace
 
 std::unique_ptr<Command> MakeCompareCommand() { return std::make_unique<CompareCommand>(); }
+
+Expected<std::vector<InputSample>> PlanSamples(const ComparePlan& plan) {
+  auto samples = ListInputSamples(plan.samples);
+  if (!samples.ok()) return NameSampleFlag(samples.status(), plan.samples);
+  return samples;
+}
+
+Expected<ComparePlan> PlanCompare(const std::vector<std::string>& positionals,
+                                  const std::vector<std::pair<std::string, std::string>>& options,
+                                  CompareValues values) {
+  CompareCommand command;
+  command.SetValues(std::move(values));
+  OP_RETURN_IF_ERROR(ApplyArguments(command, positionals, options));
+  return command.Plan();
+}
 
 }  // namespace onnxprobe::cmd

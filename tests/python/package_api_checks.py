@@ -370,7 +370,7 @@ def test_argument_errors(chain, tmp_path):
         onnxprobe.compare(chain, b_opt_level="fast", dims={"batch": 1})
     with pytest.raises(onnxprobe.InvalidArgument, match="median"):
         onnxprobe.compare(chain, b_opt_level="all", judge="median", dims={"batch": 1})
-    with pytest.raises(onnxprobe.InvalidArgument, match="isolate 'some'"):
+    with pytest.raises(onnxprobe.InvalidArgument, match="--isolate: 'some' is not one of"):
         onnxprobe.compare(chain, b_opt_level="all", isolate="some", dims={"batch": 1})
     with pytest.raises(onnxprobe.InvalidArgument, match=re.escape("bad --atol '-1' (expected a number >= 0)")):
         onnxprobe.compare(chain, b_opt_level="all", atol=-1, dims={"batch": 1})

@@ -228,8 +228,9 @@ def test_errors_carry_the_command_lines_message(models, call, argv):
 
 
 def test_keywords_are_checked_before_any_work(models):
-    with pytest.raises(TypeError, match="frobnicate"):
+    with pytest.raises(onnxprobe.InvalidArgument) as e:  # the command line's message
         onnxprobe.lint(models["good"], frobnicate=True)
+    assert str(e.value) == "lint: unknown option '--frobnicate' (see onnxprobe lint --help)"
     with pytest.raises(onnxprobe.InvalidArgument, match="switch"):
         onnxprobe.lint(models["good"], list_rules="yes")
     with pytest.raises(onnxprobe.InvalidArgument, match="True/False"):
@@ -334,3 +335,80 @@ def test_a_sweep_is_the_clis_and_python_writes_only_where_the_cli_would(tmp_path
     with pytest.raises(onnxprobe.InvalidArgument, match="quiet does nothing"):
         onnxprobe.run(m, quiet=True)
     assert onnxprobe.determinism(m, runs=np.int64(2)).passed  # numpy numbers are numbers
+
+
+# ---- one front door: every option of every command, the same message from Python and the CLI ----
+
+# options a function has no keyword for, because it returns what they write (the Report's
+# json()/html()/junit()/model_explorer()/text() methods); any other option without a keyword fails
+RENDERED_BY_THE_RESULT = {"--json", "--report-detail", "--html", "--junit", "--model-explorer", "--force",
+                          "--quiet", "--rows", "--color", "--no-color"}
+# keywords named after what they hold, not after the flag (compare's and run's)
+KEYWORD_OF = {"--input": "inputs", "--range": "ranges", "--inputs": "inputs_dir", "--shape": "shapes",
+              "--dim": "dims", "--provider-option": "provider_options", "--a-provider-option": "a_provider_options",
+              "--b-provider-option": "b_provider_options", "--no-diagnose": None}
+# functions built from the option table, and compare() (a typed wrapper over the same front door)
+WALKED = ["compare"] + COMMANDS
+
+
+def cli_error(args):
+    r = run([BIN, *map(str, args)])
+    lines = [l for l in r.stderr.splitlines() if l.startswith("onnxprobe: error: ")]
+    return r.returncode, lines[-1][len("onnxprobe: error: "):] if lines else r.stderr
+
+
+def test_every_option_of_every_command_gives_the_command_lines_message(tmp_path):
+    """A bad or idle value for each option, given once as a flag and once as a keyword, on a model
+    that does not exist: the same error, word for word, and the same exit code."""
+    from onnxprobe import _onnxprobe
+    from onnxprobe._commands import function_name, keyword_of
+    missing = str(tmp_path / "missing.onnx")
+    tables = {t["name"]: t for t in _onnxprobe.command_tables()}
+    walked, unmapped = 0, []
+    for name in WALKED:
+        fn = getattr(onnxprobe, function_name(name))
+        keywords = inspect.signature(fn).parameters
+        positionals = [missing for p in tables[name]["positionals"]]  # A and B: past "one side given"
+        for o in tables[name]["options"]:
+            flag = o["name"]
+            kw = KEYWORD_OF.get(flag, keyword_of(flag))
+            if kw not in keywords:
+                if flag not in RENDERED_BY_THE_RESULT and flag not in KEYWORD_OF:
+                    unmapped.append(f"{name} {flag}")
+                continue
+            if not o["value_name"]:
+                argv, value = [flag], True
+            elif o["bare_value"]:
+                argv, value = [f"{flag}=x"], "x"
+            else:
+                argv, value = [flag, "x"], "x"
+            code, message = cli_error([*name.split(), *positionals, *argv])
+            if code in (0, 1):  # an option that needs no model (lint --list-rules)
+                assert fn(*positionals, **{kw: value}).exit_code == code, f"{name} {flag}"
+                continue
+            with pytest.raises(onnxprobe.Error) as e:
+                fn(*positionals, **{kw: value})
+            assert (str(e.value), e.value.exit_code) == (message, code), f"{name} {flag} / {kw}={value!r}"
+            walked += 1
+    assert not unmapped, f"options without a keyword: {unmapped}"
+    assert walked > 150, walked
+
+
+def test_unknown_keywords_and_missing_sides_are_the_command_lines_messages(models):
+    for name in WALKED:
+        fn = getattr(onnxprobe, name.replace(" ", "_"))
+        code, message = cli_error([*name.split(), models["good"], "--frobnicate"])
+        with pytest.raises(onnxprobe.InvalidArgument) as e:
+            fn(models["good"], frobnicate=True)
+        assert (str(e.value), e.value.exit_code) == (message, code)
+        code, message = cli_error(name.split())
+        with pytest.raises(onnxprobe.InvalidArgument) as e:
+            fn()
+        assert (str(e.value), e.value.exit_code) == (message, code)
+
+
+def test_compare_is_typed_and_marked_for_type_checkers():
+    assert os.path.exists(os.path.join(os.path.dirname(onnxprobe.__file__), "py.typed"))
+    params = inspect.signature(onnxprobe.compare).parameters
+    assert "dims" in params and "Mapping[str, int]" in str(params["dims"].annotation)
+    assert all(p.annotation is not p.empty for p in params.values())
