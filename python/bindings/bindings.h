@@ -63,8 +63,6 @@ Expected<Tensor> FromNumpy(py::handle obj, const std::string& what);
 // Requests from the plain dicts built by onnxprobe/_request.py (keys documented there).
 // Malformed values fail with kInvalidArgument naming the argument.
 Expected<SessionOptions> SessionFromDict(const py::dict& d);
-Expected<InputOptions> InputsFromDict(const py::dict& d);
-Expected<TensorSelection> SelectionFromDict(const py::dict& d);
 Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d);
 
 // A Python progress callable on the library's callbacks, called with the GIL held as

@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/polygraphy.h"
+#include "onnxprobe/command/capture_plan.h"
 #include "onnxprobe/command/options.h"
 #include "onnxprobe/command/parse.h"
 #include "onnxprobe/common/version.h"
@@ -36,24 +37,41 @@ std::string InspectJsonOf(const std::string& path, bool with_tensors) {
   return Unwrap(InspectJson(model, with_tensors));
 }
 
+// run()'s capture kept in memory, its options through the library's front door (the command
+// line's parser and checks, command/capture_plan.h).
+struct CapturePlanHandle {
+  std::shared_ptr<const cmd::CapturePlan> plan;
+};
+
+CapturePlanHandle MakeCapturePlan(const std::vector<std::string>& positionals,
+                                  const std::vector<std::pair<std::string, std::string>>& options,
+                                  const py::dict& arrays, const std::string& default_ort_library) {
+  std::vector<NamedTensor> tensors;
+  for (auto [name, value] : arrays) {
+    std::string n = py::str(name);
+    tensors.push_back({n, Unwrap(FromNumpy(value, "input '" + n + "'"))});
+  }
+  std::optional<Expected<cmd::CapturePlan>> plan;
+  {
+    py::gil_scoped_release release;
+    plan.emplace(cmd::PlanCapture(positionals, options, std::move(tensors), default_ort_library));
+  }
+  return {std::make_shared<const cmd::CapturePlan>(Unwrap(std::move(*plan)))};
+}
+
 // (captured [(name, array)] in topological order, inputs [(name, array)], skipped [reason])
-py::tuple Run(const std::string& model_path, const py::dict& selection, const py::dict& inputs,
-              const py::dict& session, const std::string& ort_library, uint64_t max_memory) {
-  TensorSelection sel = Unwrap(SelectionFromDict(selection));
-  InputOptions io = Unwrap(InputsFromDict(inputs));
-  CaptureOptions options;
-  options.session = Unwrap(SessionFromDict(session));
-  options.max_memory = max_memory;
+py::tuple Run(const CapturePlanHandle& h) {
+  const cmd::CapturePlan& plan = *h.plan;
   std::vector<NamedTensor> used;
   CollectSink sink;
   CaptureReport report;
   {
     py::gil_scoped_release release;
-    Model model = Unwrap(Model::Load(model_path));
-    std::vector<std::string> names = Unwrap(SelectTensors(model, sel));
-    used = Unwrap(PrepareInputs(model, io));
-    std::shared_ptr<Backend> backend = Unwrap(LoadBackend(ort_library));
-    report = Unwrap(Capture(model, *backend, used, names, options, sink));
+    Model model = Unwrap(Model::Load(plan.model));
+    std::vector<std::string> names = Unwrap(SelectTensors(model, plan.selection));
+    used = Unwrap(PrepareInputs(model, plan.inputs));
+    std::shared_ptr<Backend> backend = Unwrap(LoadBackend(plan.ort_library));
+    report = Unwrap(Capture(model, *backend, used, names, plan.capture, sink));
   }
   py::list captured, given;
   for (const auto& t : sink.tensors) {
@@ -182,8 +200,10 @@ PYBIND11_MODULE(_onnxprobe, m) {
     return Unwrap(cmd::ParseTolerance(v, what));
   });
   m.def("inspect_json", &InspectJsonOf, py::arg("path"), py::arg("tensors") = false);
-  m.def("run", &Run, py::arg("model"), py::arg("selection"), py::arg("inputs"), py::arg("session"),
-        py::arg("ort_library"), py::arg("max_memory") = 0);
+  m.def("capture_plan", &MakeCapturePlan, py::arg("positionals"), py::arg("options"),
+        py::arg("arrays"), py::arg("default_ort_library"));
+  py::class_<CapturePlanHandle>(m, "CapturePlan");
+  m.def("run", &Run, py::arg("plan"));
   m.def("compare", &RunCompare, py::arg("plan"), py::arg("on_progress") = py::none());
   RegisterPlan(m);
   RegisterSamples(m);

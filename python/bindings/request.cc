@@ -100,30 +100,6 @@ Expected<SessionOptions> SessionFromDict(const py::dict& d) {
   return s;
 }
 
-Expected<InputOptions> InputsFromDict(const py::dict& d) {
-  InputOptions o;
-  Get(d, "files", &o.files);
-  Get(d, "shapes", &o.shapes);
-  Get(d, "dims", &o.dim_params);
-  Get(d, "ranges", &o.ranges);
-  Get(d, "seed", &o.seed);
-  Get(d, "allow_nonfinite", &o.allow_nonfinite);
-  for (auto [name, value] : SubDict(d, "tensors")) {
-    std::string n = name.cast<std::string>();
-    OP_ASSIGN_OR_RETURN(Tensor t, FromNumpy(value, "input '" + n + "'"));
-    o.tensors.push_back({n, std::move(t)});
-  }
-  return o;
-}
-
-Expected<TensorSelection> SelectionFromDict(const py::dict& d) {
-  TensorSelection s;
-  Get(d, "names", &s.names);
-  Get(d, "op_types", &s.op_types);
-  Get(d, "regex", &s.regex);
-  return s;
-}
-
 Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d) {
   GenerateRequest r;
   auto side = [](const py::dict& sd, GenerateSide* out) -> Status {

@@ -147,6 +147,85 @@ def bind(signature, command, args, kwargs):
         raise
 
 
+def execute(command, positionals, pairs, progress=None, default_runtime=True):
+    """Runs a library command on option occurrences and returns its CommandResult; with
+    `default_runtime`, no runtime named: the one the package resolves (the onnxruntime
+    package's in a wheel)."""
+    if default_runtime:
+        library = _runtime.resolve()
+        if library:
+            pairs = pairs + [("--ort-lib", library)]
+    on_progress, close = _progress.callback(progress)
+    try:
+        out = _onnxprobe.run_command(command, positionals, pairs, on_progress)
+    finally:
+        close()
+    result = CommandResult(command, out)
+    if out["error"] is not None:
+        code, message = out["error"]
+        error = error_class(code)(message)
+        error.result = result  # what the command produced before it failed
+        raise error
+    return result
+
+
+def keyword_options(command, fn, flag_of=None, own=()):
+    """{keyword: option} of `command`'s option table for each keyword of `fn` (a typed
+    wrapper), the flag being "--" + the keyword with '-' for '_' unless `flag_of` names it;
+    keywords in `own` are the wrapper's. A keyword without its option fails (the wrapper cannot
+    drift from the command)."""
+    table = next(t for t in _onnxprobe.command_tables() if t["name"] == command)
+    by_name = {n: o for o in table["options"] for n in o["names"].split(",")}
+    out = {}
+    for kw, p in _inspect.signature(fn).parameters.items():
+        if kw in own or p.kind != p.KEYWORD_ONLY and p.default is p.empty:
+            continue
+        flag = (flag_of or {}).get(kw, "--" + kw.replace("_", "-"))
+        if flag not in by_name:
+            raise RuntimeError(f"{command}(): keyword {kw} has no option {flag} in onnxprobe {command}")
+        out[kw] = dict(by_name[flag], name=flag)
+    return out
+
+
+def input_occurrences(inputs):
+    """--input occurrences for files, and {name: array} for arrays: inputs is a file, a list of
+    files, or a dict name -> numpy array or file."""
+    if inputs is None:
+        return [], {}
+    if isinstance(inputs, (str, os.PathLike)):
+        return [("--input", _path(inputs, "inputs"))], {}
+    if isinstance(inputs, dict):
+        pairs, arrays = [], {}
+        for name, v in inputs.items():
+            if isinstance(v, (str, os.PathLike)):
+                pairs.append(("--input", f"{name}={_path(v, 'inputs')}"))
+            else:
+                arrays[str(name)] = v
+        return pairs, arrays
+    try:
+        return [("--input", _path(f, "inputs")) for f in inputs], {}
+    except TypeError:
+        raise InvalidArgument("inputs must be a file, a list of files or a dict name -> array or file, "
+                              f"not {type(inputs).__name__}") from None
+
+
+def range_occurrences(ranges):
+    """--range: (lo, hi) for every input, {name: (lo, hi)}, or the command line's [NAME:]LO,HI."""
+    if ranges is None:
+        return []
+    if isinstance(ranges, str):
+        return [("--range", ranges)]
+    if isinstance(ranges, (tuple, list)):
+        return [("--range", _joined(ranges, ",", "ranges"))]
+    return [("--range", f"{k}:" + _joined(v, ",", "ranges")) for k, v in ranges.items()]
+
+
+def _path(p, what):
+    if not isinstance(p, (str, os.PathLike)):
+        raise InvalidArgument(f"{what}: expected a path (str or os.PathLike), not {type(p).__name__} {p!r}")
+    return os.fspath(p)
+
+
 def _docstring(table, names):
     lines = [table["summary"][0].upper() + table["summary"][1:] + f" (``onnxprobe {table['name']}``).", ""]
     if table["footer"]:
@@ -197,25 +276,10 @@ def _make(table):
         pairs = []
         for kw, o in options.items():
             pairs += occurrences(o, bound.arguments.get(kw))
-        # no runtime named: the one the package resolves (the onnxruntime package's in a wheel);
         # replay's bundle records its own runtime, which a flag would override
-        if ("ort_lib" in options and command != "replay"
-                and not any(bound.arguments.get(k) for k in _RUNTIME_KEYWORDS)):
-            library = _runtime.resolve()
-            if library:
-                pairs.append(("--ort-lib", library))
-        on_progress, close = _progress.callback(bound.arguments.get("progress"))
-        try:
-            out = _onnxprobe.run_command(command, positionals, pairs, on_progress)
-        finally:
-            close()
-        result = CommandResult(command, out)
-        if out["error"] is not None:
-            code, message = out["error"]
-            error = error_class(code)(message)
-            error.result = result  # what the command produced before it failed
-            raise error
-        return result
+        runtime_given = command == "replay" or any(bound.arguments.get(k) for k in _RUNTIME_KEYWORDS)
+        return execute(command, positionals, pairs, bound.arguments.get("progress"),
+                       default_runtime="ort_lib" in options and not runtime_given)
 
     call.__name__ = call.__qualname__ = function_name(command)
     call.__signature__ = signature

@@ -30,60 +30,7 @@ _FLAG_OF = {
 _OWN = ("a", "b", "inputs", "ranges", "map", "diagnose", "bisect", "progress")
 
 
-def _table():
-    return next(t for t in _onnxprobe.command_tables() if t["name"] == "compare")
-
-
-def _options():
-    """{keyword: option} of compare's option table for every keyword compare() takes; a keyword
-    whose flag the table lacks fails at import (the wrapper cannot drift from the command)."""
-    by_name = {}
-    for o in _table()["options"]:
-        for n in o["names"].split(","):
-            by_name[n] = o
-    out = {}
-    for kw in inspect.signature(_compare).parameters:
-        if kw in _OWN:
-            continue
-        flag = _FLAG_OF.get(kw, "--" + kw.replace("_", "-"))
-        if flag not in by_name:
-            raise RuntimeError(f"compare(): keyword {kw} has no option {flag} in onnxprobe compare")
-        out[kw] = dict(by_name[flag], name=flag)
-    return out
-
-
 _OPTIONS = {}
-
-
-def _inputs(inputs):
-    """--input occurrences for files, and {name: array} for arrays."""
-    if inputs is None:
-        return [], {}
-    if isinstance(inputs, (str, os.PathLike)):
-        return [("--input", rq._path(inputs, "inputs"))], {}
-    if isinstance(inputs, Mapping):
-        pairs, arrays = [], {}
-        for name, v in inputs.items():
-            if isinstance(v, (str, os.PathLike)):
-                pairs.append(("--input", f"{name}={rq._path(v, 'inputs')}"))
-            else:
-                arrays[str(name)] = v
-        return pairs, arrays
-    try:
-        return [("--input", rq._path(f, "inputs")) for f in inputs], {}
-    except TypeError:
-        raise InvalidArgument("inputs must be a file, a list of files or a dict name -> array or file, "
-                              f"not {type(inputs).__name__}") from None
-
-
-def _ranges(ranges):
-    if ranges is None:
-        return []
-    if isinstance(ranges, str):  # the command line's [NAME:]LO,HI
-        return [("--range", ranges)]
-    if isinstance(ranges, (tuple, list)):  # every input
-        return [("--range", ",".join(_commands._text(v, "ranges") for v in ranges))]
-    return [("--range", f"{k}:" + ",".join(_commands._text(v, "ranges") for v in lh)) for k, lh in ranges.items()]
 
 
 def _own_flags(diagnose, bisect, map):
@@ -172,10 +119,10 @@ def _compare(a: PathLike, b: Optional[PathLike] = None, *,
     """
     given = locals()
     if not _OPTIONS:
-        _OPTIONS.update(_options())
+        _OPTIONS.update(_commands.keyword_options("compare", _compare, _FLAG_OF, _OWN))
     positionals = [rq._path(a, "side")] + ([] if b is None else [rq._path(b, "side")])
-    pairs, arrays = _inputs(inputs)
-    pairs += _ranges(ranges)
+    pairs, arrays = _commands.input_occurrences(inputs)
+    pairs += _commands.range_occurrences(ranges)
     own, rename = _own_flags(diagnose, bisect, map)
     pairs += own
     for kw, option in _OPTIONS.items():

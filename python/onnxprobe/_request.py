@@ -1,14 +1,11 @@
-"""Keyword arguments (named after the command line's flags) turned into the plain dicts the
-extension module converts into library requests. Only argument shaping happens here: every
-check on models, inputs and tensors is the library's.
+"""generate()'s keyword arguments turned into the plain dicts the extension module converts into
+its request (python/bindings/request.cc). compare() and run() build no dict: their keywords go
+through the library's front door as the command line's options (_compare.py, _api.py).
 
-Dict keys, as python/bindings/request.cc reads them:
+Dict keys:
   session   provider, provider_options, opt_level, intra_threads, inter_threads, parallel,
             custom_op_libraries
-  inputs    files, tensors (name -> array), shapes, dims, ranges, seed, allow_nonfinite
-  selection names, op_types, regex
   side      path, session, session_given, ort_library
-compare() builds no dict: its keywords go through the library's front door (_compare.py).
 """
 import os
 
@@ -23,16 +20,6 @@ def _path(p, what="path"):
     return os.fspath(p)
 
 
-def dim_value(name, n):
-    """A symbolic dimension's size, read as --dim NAME=N is (same messages)."""
-    if isinstance(n, bool):
-        raise InvalidArgument(f"--dim {name}: '{n}' is not an integer")
-    v = _onnxprobe.parse_int(str(n), f"--dim {name}")
-    if v < 0:
-        raise InvalidArgument(f"--dim {name} must not be negative")
-    return v
-
-
 def tolerance(value, flag):
     """atol / rtol, read as the command line reads --atol / --rtol (same messages)."""
     if isinstance(value, bool):
@@ -40,54 +27,10 @@ def tolerance(value, flag):
     return _onnxprobe.parse_tolerance(str(value), flag)
 
 
-def names(v):
-    if v is None:
-        return None
-    if isinstance(v, (str, os.PathLike)):
-        return [s for s in str(v).split(",") if s]
-    return [str(s) for s in v]
-
-
 def _paths(v):
     if v is None:
         return []
     return [v] if isinstance(v, (str, os.PathLike)) else list(v)
-
-
-def inputs_dict(inputs=None, shapes=None, dims=None, ranges=None, seed=0, allow_nonfinite=False):
-    """inputs: None (seeded random), a file (.npy, .npz, .pb, dump), a list of files, or a dict
-    name -> numpy array or file."""
-    files, tensors = [], {}
-    if inputs is None:
-        pass
-    elif isinstance(inputs, (str, os.PathLike)):
-        files.append(_path(inputs))
-    elif isinstance(inputs, dict):
-        for name, v in inputs.items():
-            if isinstance(v, (str, os.PathLike)):
-                files.append(f"{name}={_path(v)}")
-            else:
-                tensors[str(name)] = v
-    else:
-        try:
-            files = [_path(f) for f in inputs]
-        except TypeError:
-            raise InvalidArgument("inputs must be a file, a list of files or a dict name -> array or file, "
-                                  f"not {type(inputs).__name__}") from None
-    if dims is not None and not isinstance(dims, dict):
-        raise InvalidArgument(f"dims: expected a dict {{name: size}}, not {type(dims).__name__}")
-    dims = {str(k): dim_value(k, n) for k, n in (dims or {}).items()}
-    if isinstance(ranges, (tuple, list)):
-        ranges = {"*": ranges}
-    return {
-        "files": files,
-        "tensors": tensors,
-        "shapes": {str(k): [int(d) for d in v] for k, v in (shapes or {}).items()},
-        "dims": dims,
-        "ranges": {str(k): (float(v[0]), float(v[1])) for k, v in (ranges or {}).items()},
-        "seed": int(seed) % (1 << 64),  # as the command line reads --seed
-        "allow_nonfinite": bool(allow_nonfinite),
-    }
 
 
 def session_dict(provider=None, provider_options=None, opt_level=None, intra_threads=None, inter_threads=None,
@@ -157,7 +100,3 @@ def policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps):
         "judge": str(judge),
         "rel_eps": None if rel_eps is None else float(rel_eps),
     }
-
-
-def selection_dict(tensors=None, op_types=None, regex=None):
-    return {"names": names(tensors), "op_types": names(op_types), "regex": regex}

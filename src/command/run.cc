@@ -5,6 +5,7 @@
 #include "command/commands.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/capture/samples.h"
+#include "onnxprobe/command/capture_plan.h"
 #include "onnxprobe/common/format.h"
 #include "onnxprobe/common/json.h"
 
@@ -88,7 +89,50 @@ class RunCommand : public Command {
 
   bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }
 
+  // Tensors the caller keeps (PlanCapture): nothing is written, so the output options are
+  // refused; `tensors` are inputs given as arrays.
+  void KeepInMemory(std::vector<NamedTensor> tensors, std::string default_ort_library) {
+    in_memory_ = true;
+    o_.inputs.options.tensors = std::move(tensors);
+    default_ort_library_ = std::move(default_ort_library);
+  }
+
+  // In memory, the first option given that only shapes what is written.
+  Status CheckNothingWritten() const {
+    const char* flag = !o_.output.empty()               ? "-o"
+                       : o_.force                       ? "--force"
+                       : o_.json.on                     ? "--json"
+                       : o_.quiet                       ? "--quiet"
+                       : o_.fail_on_nonfinite           ? "--fail-on-nonfinite"
+                       : o_.capture.check_observer      ? "--check-observer"
+                       : o_.capture.mark_fused_tensors  ? "--capture-fused"
+                       : !o_.samples.inputs_dir.empty() ? "--inputs"
+                       : o_.samples.count > 0           ? "--samples"
+                       : o_.float64                     ? "--precision float64"
+                                                        : nullptr;
+    if (flag == nullptr) return Status::Ok();
+    return InvalidArgument(std::string(flag) +
+                           " writes a dump: give -o (in memory, the tensors are returned and "
+                           "nothing is written)");
+  }
+
+  Expected<CapturePlan> Plan() const {
+    CapturePlan plan;
+    plan.model = o_.model;
+    plan.selection = o_.selection;
+    plan.inputs = o_.inputs.options;
+    plan.capture = o_.capture;
+    plan.capture.session = o_.session.session;
+    SessionFlags session = o_.session;
+    if (session.ort_lib.empty() && session.ort_version.empty() && session.platform.empty() &&
+        session.remote.empty())
+      session.ort_lib = default_ort_library_;
+    OP_ASSIGN_OR_RETURN(plan.ort_library, ResolveOrtLibrary(session));
+    return plan;
+  }
+
   Status Validate() override {
+    if (in_memory_) return CheckNothingWritten();
     if (o_.float64 && o_.capture.check_observer)
       return InvalidArgument(
           "--check-observer compares float32 runs: not with --precision float64");
@@ -260,10 +304,22 @@ class RunCommand : public Command {
 
  private:
   RunOptions o_;
+  bool in_memory_ = false;
+  std::string default_ort_library_;
 };
 
 }  // namespace
 
 std::unique_ptr<Command> MakeRunCommand() { return std::make_unique<RunCommand>(); }
+
+Expected<CapturePlan> PlanCapture(const std::vector<std::string>& positionals,
+                                  const std::vector<std::pair<std::string, std::string>>& options,
+                                  std::vector<NamedTensor> tensors,
+                                  const std::string& default_ort_library) {
+  RunCommand command;
+  command.KeepInMemory(std::move(tensors), default_ort_library);
+  OP_RETURN_IF_ERROR(ApplyArguments(command, positionals, options));
+  return command.Plan();
+}
 
 }  // namespace onnxprobe::cmd

@@ -196,7 +196,7 @@ def test_float64_run_is_the_cli_dump(cli, chain, tmp_path):
     assert res.passed and set(mine) == set(theirs)
     assert all(bitwise_equal(mine[k], theirs[k]) for k in mine)
     assert any(v.dtype == np.float64 for v in mine.values())
-    with pytest.raises(onnxprobe.InvalidArgument, match="give output="):
+    with pytest.raises(onnxprobe.InvalidArgument, match="--precision float64 writes a dump: give -o"):
         onnxprobe.run(chain, precision="float64")
 
 
@@ -638,7 +638,7 @@ def test_bad_compare_keywords_are_the_cli_messages(cli, chain, kwargs, flags):
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda chain: onnxprobe.run(chain, dims=[1]), "dims: expected a dict {name: size}, not list"),
+    (lambda chain: onnxprobe.run(chain, dims=[1]), "bad --dim '1' (expected KEY=VALUE)"),
     (lambda chain: onnxprobe.compare(123, b_opt_level="all"), "not int 123"),
     (lambda chain: onnxprobe.run(123), "model: expected a path"),
     (lambda chain: onnxprobe.inspect(None), "model: expected a path"),

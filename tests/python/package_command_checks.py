@@ -332,7 +332,7 @@ def test_a_sweep_is_the_clis_and_python_writes_only_where_the_cli_would(tmp_path
         onnxprobe.merge([tmp_path / "s0.json"], json=tmp_path / "s0.json")
     with pytest.raises(onnxprobe.InvalidArgument, match="empty file name"):
         onnxprobe.lint(m, json="")
-    with pytest.raises(onnxprobe.InvalidArgument, match="quiet does nothing"):
+    with pytest.raises(onnxprobe.InvalidArgument, match="--quiet writes a dump: give -o"):
         onnxprobe.run(m, quiet=True)
     assert onnxprobe.determinism(m, runs=np.int64(2)).passed  # numpy numbers are numbers
 
@@ -347,8 +347,13 @@ RENDERED_BY_THE_RESULT = {"--json", "--report-detail", "--html", "--junit", "--m
 KEYWORD_OF = {"--input": "inputs", "--range": "ranges", "--inputs": "inputs_dir", "--shape": "shapes",
               "--dim": "dims", "--provider-option": "provider_options", "--a-provider-option": "a_provider_options",
               "--b-provider-option": "b_provider_options", "--no-diagnose": None}
-# functions built from the option table, and compare() (a typed wrapper over the same front door)
-WALKED = ["compare"] + COMMANDS
+# functions built from the option table, and compare() and run() (typed wrappers over the same
+# front door)
+WALKED = ["compare", "run"] + COMMANDS
+# run(): options that only shape what is written are given with an output (-o / output=) in
+# both; the others run in memory in Python and into a dump on the command line
+RUN_WRITES = {"--output", "--force", "--json", "--quiet", "--fail-on-nonfinite", "--check-observer",
+              "--capture-fused", "--inputs", "--samples", "--precision"}
 
 
 def cli_error(args):
@@ -382,13 +387,18 @@ def test_every_option_of_every_command_gives_the_command_lines_message(tmp_path)
                 argv, value = [f"{flag}=x"], "x"
             else:
                 argv, value = [flag, "x"], "x"
+            given = {kw: value}
+            if name == "run" and flag != "--output":
+                argv += ["-o", tmp_path / "out.dump"]
+                if flag in RUN_WRITES:
+                    given["output"] = tmp_path / "out.dump"
             code, message = cli_error([*name.split(), *positionals, *argv])
             if code in (0, 1):  # an option that needs no model (lint --list-rules)
-                assert fn(*positionals, **{kw: value}).exit_code == code, f"{name} {flag}"
+                assert fn(*positionals, **given).exit_code == code, f"{name} {flag}"
                 continue
             with pytest.raises(onnxprobe.Error) as e:
-                fn(*positionals, **{kw: value})
-            assert (str(e.value), e.value.exit_code) == (message, code), f"{name} {flag} / {kw}={value!r}"
+                fn(*positionals, **given)
+            assert (str(e.value), e.value.exit_code) == (message, code), f"{name} {flag} / {given}"
             walked += 1
     assert not unmapped, f"options without a keyword: {unmapped}"
     assert walked > 150, walked
