@@ -113,8 +113,9 @@ struct PlanHandle {
 void RegisterPlan(py::module_& m);
 // compare over samples, merge of shards (samples.cc)
 void RegisterSamples(py::module_& m);
-// The output guard (guard.cc): Ok when `path` may be written as `kind` ("compare-json",
-// "junit", ...; output_guard.h), never over one of `inputs`. guard_output() for Python.
+// The output guard (guard.cc): Ok when `path` may be written as `kind` (a compare report format,
+// "json", "html", "junit", ...: report/formats.h; or "sweep-json", "command-json", ...:
+// output_guard.h), never over one of `inputs`. guard_output() for Python.
 Status GuardOutput(const std::string& path, const std::string& kind,
                    const std::vector<std::string>& inputs = {});
 void RegisterGuard(py::module_& m);

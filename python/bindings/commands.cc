@@ -47,7 +47,7 @@ py::list CommandTables() {
   return out;
 }
 
-// {exit_code, text, json, html, junit, notes, error: None or (code key, message)}
+// {exit_code, text, documents {format: text}, notes, error: None or (code key, message)}
 py::dict RunCommand(const std::string& name, const std::vector<std::string>& positionals,
                     const std::vector<std::pair<std::string, std::string>>& options,
                     const py::object& on_progress) {
@@ -72,9 +72,7 @@ py::dict RunCommand(const std::string& name, const std::vector<std::string>& pos
   py::dict d;
   d["exit_code"] = out.exit_code;
   d["text"] = out.text;
-  d["json"] = out.json;
-  d["html"] = out.html;
-  d["junit"] = out.junit;
+  d["documents"] = out.documents;
   d["notes"] = cmd::DistinctNotes(out.notes);
   d["error"] =
       out.error.ok()

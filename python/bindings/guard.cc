@@ -7,16 +7,13 @@
 
 #include "bindings.h"
 #include "onnxprobe/capture/output_guard.h"
+#include "onnxprobe/report/formats.h"
 
 namespace onnxprobe::python {
 namespace {
 
 const std::map<std::string, OutputKind>& Kinds() {
   static const std::map<std::string, OutputKind> kinds = {
-      {"compare-json", OutputKind::kCompareJson},
-      {"compare-html", OutputKind::kCompareHtml},
-      {"junit", OutputKind::kJUnit},
-      {"model-explorer", OutputKind::kModelExplorer},
       {"sweep-json", OutputKind::kSweepJson},
       {"command-json", OutputKind::kCommandJson},
       {"generate-html", OutputKind::kGenerateHtml},
@@ -31,6 +28,9 @@ const std::map<std::string, OutputKind>& Kinds() {
 
 Status GuardOutput(const std::string& path, const std::string& kind,
                    const std::vector<std::string>& inputs) {
+  // compare's formats bring their own artifact (report/formats.h)
+  if (auto sink = FindCompareSink(kind); sink.ok())
+    return CheckOutputTarget(path, (*sink)->artifact, inputs, false);
   auto k = Kinds().find(kind);
   if (k == Kinds().end()) return InvalidArgument("unknown output kind '" + kind + "'");
   return CheckOutputTarget(path, k->second, inputs, false);

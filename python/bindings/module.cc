@@ -15,6 +15,7 @@
 #include "onnxprobe/common/version.h"
 #include "onnxprobe/model/model.h"
 #include "onnxprobe/model/model_json.h"
+#include "onnxprobe/report/formats.h"
 #include "onnxprobe/report/generate_report.h"
 #include "onnxprobe/report/junit.h"
 #include "onnxprobe/report/report.h"
@@ -126,11 +127,24 @@ std::string Render(const ReportHandle& h, const Reporter& reporter) {
   return reporter.Render(*h.report);
 }
 
-void Write(const ReportHandle& h, const Reporter& reporter, const std::string& path,
-           const char* kind) {
+// The report in one of compare's formats (report/formats.h), by name.
+std::string RenderFormat(const ReportHandle& h, const std::string& format,
+                         const std::string& detail, const std::string& side_b) {
+  const ReportSink* sink = Unwrap(FindCompareSink(format));
+  RenderContext context;
+  context.detail = DetailArg(detail);
+  context.side_b = side_b;
   py::gil_scoped_release release;
-  Check(GuardOutput(path, kind));
-  Check(WriteReport(reporter, *h.report, path));
+  return sink->render(*h.report, context);
+}
+
+// Written atomically where the format's own output guard lets it go.
+void WriteFormat(const ReportHandle& h, const std::string& format, const std::string& path,
+                 const std::string& detail, const std::string& side_b) {
+  std::string text = RenderFormat(h, format, detail, side_b);
+  py::gil_scoped_release release;
+  Check(GuardOutput(path, format));
+  Check(WriteOutputFile(path, text));
 }
 
 struct GenerateHandle {
@@ -259,15 +273,19 @@ PYBIND11_MODULE(_onnxprobe, m) {
       .def(
           "render_json",
           [](const ReportHandle& h, const std::string& detail) {
-            return Render(h, *MakeJsonReporter(DetailArg(detail)));
+            return RenderFormat(h, "json", detail, "");
           },
           py::arg("detail") = "compact")
-      .def(
-          "render_html",
-          [](const ReportHandle& h, const std::string& detail) {
-            return Render(h, *MakeHtmlReporter(DetailArg(detail)));
-          },
-          py::arg("detail") = "compact")
+      .def("render", &RenderFormat, py::arg("format"), py::arg("detail") = "compact",
+           py::arg("side_b") = "")
+      .def("write", &WriteFormat, py::arg("format"), py::arg("path"), py::arg("detail") = "compact",
+           py::arg("side_b") = "")
+      .def_static("formats",
+                  [] {
+                    std::vector<std::string> names;
+                    for (const auto& k : CompareSinks()) names.push_back(k.format);
+                    return names;
+                  })
       .def(
           "render_console",
           [](const ReportHandle& h, bool quiet) {
@@ -275,25 +293,5 @@ PYBIND11_MODULE(_onnxprobe, m) {
             o.quiet = quiet;
             return Render(h, *MakeConsoleReporter(o));
           },
-          py::arg("quiet") = false)
-      .def(
-          "write_json",
-          [](const ReportHandle& h, const std::string& p, const std::string& detail) {
-            Write(h, *MakeJsonReporter(DetailArg(detail)), p, "compare-json");
-          },
-          py::arg("path"), py::arg("detail") = "compact")
-      .def("render_model_explorer",
-           [](const ReportHandle& h) { return Render(h, *MakeModelExplorerReporter()); })
-      .def("render_junit",
-           [](const ReportHandle& h, const std::string& classname) {
-             py::gil_scoped_release release;
-             return RenderJUnit("onnxprobe compare",
-                                {JUnitSuiteFor(*h.report, "compare", classname, "", {})});
-           })
-      .def(
-          "write_html",
-          [](const ReportHandle& h, const std::string& p, const std::string& detail) {
-            Write(h, *MakeHtmlReporter(DetailArg(detail)), p, "compare-html");
-          },
-          py::arg("path"), py::arg("detail") = "compact");
+          py::arg("quiet") = false);
 }

@@ -110,7 +110,7 @@ void RegisterSamples(py::module_& m) {
           [](const SamplesHandle& h, const std::string& p, const std::string& detail) {
             ReportDetail d = DetailArg(detail);
             py::gil_scoped_release release;
-            Check(GuardOutput(p, "compare-json"));
+            Check(GuardOutput(p, "json"));
             Check(WriteSamplesJson(*h.report, p, d));
           },
           py::arg("path"), py::arg("detail") = "compact");

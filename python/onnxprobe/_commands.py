@@ -26,8 +26,8 @@ from ._errors import InvalidArgument, error_class
 class CommandResult:
     """What a command returns: ``exit_code`` (0, or 1 for a mismatch / a finding at the fail-on
     level / models that differ), ``passed`` (exit code 0), ``text()`` (what the command line
-    prints), ``to_dict()`` (its JSON document, the schema of its ``--json``), ``html()`` and
-    ``junit()`` where the command writes them (else None), ``notes`` (the command line's
+    prints), ``to_dict()`` (its JSON document, the schema of its ``--json``), ``html()``,
+    ``junit()`` and ``document(format)`` where the command writes them (else None), ``notes`` (the command line's
     stderr lines, each led by its kind: "note: ...", "warning: ...")."""
 
     def __init__(self, command, out):
@@ -46,21 +46,27 @@ class CommandResult:
 
     def json(self):
         """The JSON document as text, or None for a command without one."""
-        return self._out["json"] or None
+        return self.document("json")
 
     def to_dict(self):
         """The JSON document as a new dict (what ``--json`` writes)."""
-        if not self._out["json"]:
+        text = self.document("json")
+        if not text:
             raise InvalidArgument(f"onnxprobe {self.command} has no JSON report (see .text())")
-        return _json.loads(self._out["json"])
+        return _json.loads(text)
 
     def html(self):
         """The HTML report (a self-contained page), or None where the command has none."""
-        return self._out["html"] or None
+        return self.document("html")
 
     def junit(self):
         """The JUnit XML document, or None where the command has none."""
-        return self._out["junit"] or None
+        return self.document("junit")
+
+    def document(self, format):
+        """The document the command rendered in `format` ("json", "html", "junit", and compare's
+        other report formats), or None where it has none."""
+        return self._out["documents"].get(format) or None
 
     def _repr_html_(self):
         return self.html()

@@ -7,25 +7,6 @@ import os
 from . import _onnxprobe
 
 
-def _text_or_file(text, path, kind):
-    """`text`, or written to `path` whole or not at all (a temporary sibling, then renamed), where
-    the output guard lets an output of `kind` go ("junit", "model-explorer": output_guard.h)."""
-    if path is None:
-        return text
-    path = os.fspath(path)
-    _onnxprobe.guard_output(path, kind)
-    tmp = f"{path}.onnxprobe-tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    return path
-
-
 class JsonDocument:
     """A library result seen through its JSON document: ``to_dict()`` (a new dict each time),
     ``json(path)`` (the text, or written atomically by the library's writer)."""
@@ -75,7 +56,23 @@ class Report(JsonDocument):
         in ``to_dict``."""
         if path is None:
             return self._text(detail)
-        self._native.write_json(os.fspath(path), detail)
+        return self.write("json", path, detail)
+
+    @staticmethod
+    def formats():
+        """The report's formats, as ``render``/``write`` and compare's flags name them ("json",
+        "html", "junit", "model-explorer", ...)."""
+        return list(_onnxprobe.CompareReport.formats())
+
+    def render(self, format, detail="compact"):
+        """The report as text in `format` (one of ``formats()``: ``--FORMAT FILE`` writes the
+        same document); `detail` as in ``to_dict``."""
+        return self._native.render(str(format), detail, self._classname())
+
+    def write(self, format, path, detail="compact"):
+        """Writes ``render(format)`` to `path`, atomically, where the output guard lets a report
+        of that format go (never over someone else's file); returns the path."""
+        self._native.write(str(format), os.fspath(path), detail, self._classname())
         return os.fspath(path)
 
     @property
@@ -120,26 +117,23 @@ class Report(JsonDocument):
     def html(self, path=None, detail="compact"):
         """The self-contained HTML page as text, or written to `path` (atomically) when given;
         `detail` as in ``to_dict``."""
-        if path is None:
-            return self._native.render_html(detail)
-        self._native.write_html(os.fspath(path), detail)
-        return os.fspath(path)
+        return self.render("html", detail) if path is None else self.write("html", path, detail)
 
     def junit(self, path=None):
         """The JUnit XML document (``--junit``: a test case per compared tensor; times are 0, the
         command line times each row), or written to `path` when given."""
-        return _text_or_file(self._native.render_junit(self._classname()), path, "junit")
+        return self.render("junit") if path is None else self.write("junit", path)
 
     def model_explorer(self, path=None):
         """Google Model Explorer node data (``--model-explorer``), or written to `path`."""
-        return _text_or_file(self._native.render_model_explorer(), path, "model-explorer")
+        return self.render("model-explorer") if path is None else self.write("model-explorer", path)
 
     def _classname(self):
         return self.to_dict()["side_b"]["path"]
 
     def _repr_html_(self):
         # the page in an iframe: its styles and scripts stay out of the notebook's own
-        page = _html.escape(self._native.render_html(), quote=True)
+        page = _html.escape(self.render("html"), quote=True)
         return (f'<iframe srcdoc="{page}" style="width:100%;height:720px;border:1px solid #ccc" '
                 'sandbox="allow-scripts"></iframe>')
 

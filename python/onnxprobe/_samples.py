@@ -82,7 +82,7 @@ class MergedReport(SamplesReport):
         if path is None:
             return self._text()
         # the output guard as `onnxprobe merge --json`: a report of the shards' kind may be replaced
-        kind = "baseline-check-json" if self.to_dict().get("schema") == "onnxprobe-baseline-check" else "compare-json"
+        kind = "baseline-check-json" if self.to_dict().get("schema") == "onnxprobe-baseline-check" else "json"
         _onnxprobe.guard_output(os.fspath(path), kind, getattr(self, "_shard_files", []))
         _onnxprobe.write_json_output(os.fspath(path), self._text())
         return os.fspath(path)

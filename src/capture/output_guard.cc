@@ -32,9 +32,10 @@ std::string Head(const fs::path& p, size_t n) {
   return s;
 }
 
-// True when `text` at `pos` opens a JSON object whose first member is "<key>": "<value...".
-bool OpensWith(const std::string& text, size_t pos, const std::string& key,
-               const std::string& value_prefix) {
+}  // namespace
+
+bool JsonOpensWith(const std::string& text, size_t pos, const std::string& key,
+                   const std::string& value_prefix) {
   auto skip = [&] {
     while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
   };
@@ -47,28 +48,15 @@ bool OpensWith(const std::string& text, size_t pos, const std::string& key,
   return take("{") && take("\"" + key + "\"") && take(":") && take("\"" + value_prefix);
 }
 
-// {"<graph id>": {"results": ...: the shape of a Model Explorer node data file.
-bool IsModelExplorerNodeData(const std::string& text) {
-  size_t pos = 0;
-  auto skip = [&] {
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-  };
-  auto take = [&](char c) {
-    skip();
-    if (pos >= text.size() || text[pos] != c) return false;
-    ++pos;
-    return true;
-  };
-  if (!take('{') || !take('"')) return false;
-  while (pos < text.size() && text[pos] != '"') pos += text[pos] == '\\' ? 2 : 1;
-  ++pos;
-  skip();
-  return take(':') && take('{') && (skip(), text.compare(pos, 9, "\"results\"") == 0);
+// The HTML reporters embed their report's JSON in this element (src/report/html_page.inc).
+bool HtmlEmbedsSchema(const std::string& head, const std::string& schema_prefix) {
+  static const std::string kDataTag = "<script id=\"data\" type=\"application/json\">";
+  size_t at = head.find(kDataTag);
+  return head.rfind("<!DOCTYPE html>", 0) == 0 && at != std::string::npos &&
+         JsonOpensWith(head, at + kDataTag.size(), "schema", schema_prefix);
 }
 
-constexpr const char* kReportSchema = "onnxprobe-compare\"";
-// The HTML reporter embeds the report JSON in this element (src/report/html_page.inc).
-constexpr const char* kHtmlDataTag = "<script id=\"data\" type=\"application/json\">";
+namespace {
 
 // A ModelProto serializes ir_version (field 1, varint) then producer_name (field 2, bytes):
 // the converted model's first bytes are 08 <varint> 12 <length> "onnxprobe fp16".
@@ -87,16 +75,6 @@ bool IsConvertedModel(const std::string& head) {
 bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
   std::error_code ec;
   switch (kind) {
-    case OutputKind::kCompareJson:  // one comparison, or one per input sample
-      return !is_dir && (OpensWith(Head(p, 4096), 0, "schema", kReportSchema) ||
-                         OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-compare-samples\""));
-    case OutputKind::kCompareHtml: {
-      if (is_dir) return false;
-      std::string head = Head(p, 256 * 1024);
-      size_t at = head.find(kHtmlDataTag);
-      return head.rfind("<!DOCTYPE html>", 0) == 0 && at != std::string::npos &&
-             OpensWith(head, at + std::string(kHtmlDataTag).size(), "schema", kReportSchema);
-    }
     case OutputKind::kDump:
       if (is_dir) {
         std::string manifest = Head(p / "manifest.json", 4096);
@@ -106,48 +84,36 @@ bool IsOurs(const fs::path& p, OutputKind kind, bool is_dir) {
     case OutputKind::kReproBundle:
       return is_dir && fs::is_regular_file(p / "onnxprobe.json", ec);
     case OutputKind::kDeterminismJson:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-determinism\"");
+      return !is_dir && JsonOpensWith(Head(p, 4096), 0, "schema", "onnxprobe-determinism\"");
     case OutputKind::kNoiseFloor:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "format", "onnxprobe-noise-floor\"");
+      return !is_dir && JsonOpensWith(Head(p, 4096), 0, "format", "onnxprobe-noise-floor\"");
     case OutputKind::kFp16Json:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-fp16\"");
+      return !is_dir && JsonOpensWith(Head(p, 4096), 0, "schema", "onnxprobe-fp16\"");
     case OutputKind::kFp16Model:
       return !is_dir && IsConvertedModel(Head(p, 64));
     case OutputKind::kBaseline:
       return is_dir &&
-             OpensWith(Head(p / "baseline.json", 4096), 0, "format", "onnxprobe-baseline\"");
+             JsonOpensWith(Head(p / "baseline.json", 4096), 0, "format", "onnxprobe-baseline\"");
     case OutputKind::kBaselineCheckJson:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-baseline-check\"");
+      return !is_dir && JsonOpensWith(Head(p, 4096), 0, "schema", "onnxprobe-baseline-check\"");
     case OutputKind::kDumpSet:
       return is_dir &&
-             OpensWith(Head(p / "samples.json", 4096), 0, "format", "onnxprobe-dump-set\"");
+             JsonOpensWith(Head(p / "samples.json", 4096), 0, "format", "onnxprobe-dump-set\"");
     case OutputKind::kGeneration:
-      return is_dir &&
-             OpensWith(Head(p / "generation.json", 4096), 0, "format", "onnxprobe-generation\"");
-    case OutputKind::kJUnit: {
-      std::string head = Head(p, 4096);
-      return !is_dir && head.rfind("<?xml", 0) == 0 &&
-             head.find("<testsuites name=\"onnxprobe") != std::string::npos;
-    }
+      return is_dir && JsonOpensWith(Head(p / "generation.json", 4096), 0, "format",
+                                     "onnxprobe-generation\"");
     case OutputKind::kSweepJson:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-sweep\"");
-    case OutputKind::kModelExplorer:
-      return !is_dir && IsModelExplorerNodeData(Head(p, 4096));
+      return !is_dir && JsonOpensWith(Head(p, 4096), 0, "schema", "onnxprobe-sweep\"");
     case OutputKind::kProfileTrace: {
       if (is_dir) return false;
       std::string head = Head(p, 4096);
       size_t at = head.find_first_not_of(" \t\r\n");
-      return at != std::string::npos && head[at] == '[' && OpensWith(head, at + 1, "cat", "");
+      return at != std::string::npos && head[at] == '[' && JsonOpensWith(head, at + 1, "cat", "");
     }
     case OutputKind::kCommandJson:
-      return !is_dir && OpensWith(Head(p, 4096), 0, "schema", "onnxprobe-");
-    case OutputKind::kGenerateHtml: {
-      if (is_dir) return false;
-      std::string text = Head(p, 256 * 1024);  // the data comes first in <head>
-      size_t at = text.find(kHtmlDataTag);
-      return text.rfind("<!DOCTYPE html>", 0) == 0 && at != std::string::npos &&
-             OpensWith(text, at + std::string(kHtmlDataTag).size(), "schema", "onnxprobe-generate");
-    }
+      return !is_dir && JsonOpensWith(Head(p, 4096), 0, "schema", "onnxprobe-");
+    case OutputKind::kGenerateHtml:  // the data comes first in <head>
+      return !is_dir && HtmlEmbedsSchema(Head(p, 256 * 1024), "onnxprobe-generate");
   }
   return false;
 }
@@ -173,10 +139,6 @@ bool Contains(const fs::path& outer, const fs::path& inner) {
 
 const char* OutputKindName(OutputKind kind) {
   switch (kind) {
-    case OutputKind::kCompareJson:
-      return "JSON report";
-    case OutputKind::kCompareHtml:
-      return "HTML report";
     case OutputKind::kDump:
       return "dump";
     case OutputKind::kReproBundle:
@@ -195,12 +157,8 @@ const char* OutputKindName(OutputKind kind) {
       return "baseline check report";
     case OutputKind::kDumpSet:
       return "dump set";
-    case OutputKind::kJUnit:
-      return "JUnit report";
     case OutputKind::kSweepJson:
       return "sweep report";
-    case OutputKind::kModelExplorer:
-      return "Model Explorer node data file";
     case OutputKind::kProfileTrace:
       return "profiler trace";
     case OutputKind::kCommandJson:
@@ -234,23 +192,42 @@ Status FolderTakesFiles(const std::string& path) {
   return Status::Ok();
 }
 
-Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<std::string>& inputs,
-                   bool force);
+Status CheckTarget(const std::string& path, const OutputArtifact& artifact,
+                   const std::vector<std::string>& inputs, bool force);
+
+bool IsFolder(const OutputArtifact& artifact, const std::string& path) {
+  return artifact.folder && artifact.folder(path);
+}
 
 }  // namespace
 
+std::string FileHead(const std::string& path, size_t n) { return Head(path, n); }
+
+OutputArtifact ArtifactOf(OutputKind kind) {
+  OutputArtifact a;
+  a.name = OutputKindName(kind);
+  a.folder = [kind](const std::string& path) { return IsFolderKind(fs::path(path), kind); };
+  a.ours = [kind](const std::string& path, bool is_dir) { return IsOurs(path, kind, is_dir); };
+  return a;
+}
+
 Status CheckOutputTarget(const std::string& path, OutputKind kind,
+                         const std::vector<std::string>& inputs, bool force) {
+  return CheckOutputTarget(path, ArtifactOf(kind), inputs, force);
+}
+
+Status CheckOutputTarget(const std::string& path, const OutputArtifact& artifact,
                          const std::vector<std::string>& inputs, bool force) {
   // a link is written through (its target checked as the output), a stream or device as it is
   const std::string target = OutputPath(path);
   if (IsStreamOutput(target)) {
-    if (IsFolderKind(fs::path(target), kind))
-      return InvalidArgument(path + ": is a stream or device; " + OutputKindName(kind) +
+    if (IsFolder(artifact, target))
+      return InvalidArgument(path + ": is a stream or device; " + artifact.name +
                              " output is a folder");
     return Status::Ok();
   }
   RemoveStaleTemporaries(target);  // what a killed earlier run left beside it
-  Status checked = CheckTarget(target, kind, inputs, force);
+  Status checked = CheckTarget(target, artifact, inputs, force);
   if (!checked.ok() && target != path)
     return Status(checked.code(), path + " (a link to " + target + "): " + checked.message());
   OP_RETURN_IF_ERROR(checked);
@@ -259,8 +236,8 @@ Status CheckOutputTarget(const std::string& path, OutputKind kind,
 
 namespace {
 
-Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<std::string>& inputs,
-                   bool force) {
+Status CheckTarget(const std::string& path, const OutputArtifact& artifact,
+                   const std::vector<std::string>& inputs, bool force) {
   std::error_code ec;
   fs::path p(path);
   auto st = fs::symlink_status(p, ec);
@@ -285,10 +262,10 @@ Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<s
   }
   bool is_dir = fs::is_directory(p, ec);
   bool is_file = fs::is_regular_file(p, ec);
-  if (is_dir && fs::is_empty(p, ec) && IsFolderKind(p, kind)) return Status::Ok();
+  if (is_dir && fs::is_empty(p, ec) && IsFolder(artifact, path)) return Status::Ok();
   if (is_file && fs::file_size(p, ec) == 0 && !ec) return Status::Ok();
-  if ((is_dir || is_file) && IsOurs(p, kind, is_dir)) return Status::Ok();
-  std::string what = std::string("an onnxprobe ") + OutputKindName(kind);
+  if ((is_dir || is_file) && artifact.ours && artifact.ours(path, is_dir)) return Status::Ok();
+  std::string what = "an onnxprobe " + artifact.name;
   if (is_dir) {
     return InvalidArgument(path + ": exists and is a folder that is not " + what +
                            "; refusing to replace it (remove it first)");
@@ -300,6 +277,10 @@ Status CheckTarget(const std::string& path, OutputKind kind, const std::vector<s
 }  // namespace
 
 Status WriteJsonOutput(const std::string& path, const std::string& text) {
+  return WriteFileAtomic(path, text);
+}
+
+Status WriteOutputFile(const std::string& path, const std::string& text) {
   return WriteFileAtomic(path, text);
 }
 

@@ -169,13 +169,13 @@ class BaselineCheckCommand : public Command {
         CheckDistinctOutputs({{"--junit", o.junit}, {"--json", o.json}, {"--html", o.html}}));
     std::vector<std::string> inputs = {o.model, o.base};
     if (!o.junit.empty())
-      OP_RETURN_IF_ERROR(CheckOutput("--junit", o.junit, OutputKind::kJUnit, inputs, o.force));
+      OP_RETURN_IF_ERROR(CheckOutput("--junit", o.junit, SinkArtifact("junit"), inputs, o.force));
     if (!o.json.empty()) {
       OP_RETURN_IF_ERROR(
           CheckOutput("--json", o.json, OutputKind::kBaselineCheckJson, inputs, o.force));
     }
     if (!o.html.empty())
-      OP_RETURN_IF_ERROR(CheckOutput("--html", o.html, OutputKind::kCompareHtml, inputs, o.force));
+      OP_RETURN_IF_ERROR(CheckOutput("--html", o.html, SinkArtifact("html"), inputs, o.force));
     return Status::Ok();
   }
 
@@ -204,13 +204,14 @@ class BaselineCheckCommand : public Command {
     // nothing compared (e.g. a provider this runtime lacks): the error alone, as compare does
     if (r.aborted && nothing_compared) return r.abort_status;
     CommandOutput out;
-    out.json = RenderBaselineCheckJson(r);
-    out.junit = RenderJUnit("onnxprobe baseline check", BaselineCheckJUnit(r));
+    out.documents["json"] = RenderBaselineCheckJson(r);
+    out.documents["junit"] = RenderJUnit("onnxprobe baseline check", BaselineCheckJUnit(r));
     const CompareReport* focus = BaselineCheckFocus(r);
-    if (focus != nullptr) out.html = MakeHtmlReporter()->Render(*focus);
-    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.junit, out.junit));
-    if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.json, out.json));
-    if (!o.html.empty() && focus != nullptr) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
+    if (focus != nullptr) out.documents["html"] = MakeHtmlReporter()->Render(*focus);
+    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.junit, out.documents["junit"]));
+    if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.json, out.documents["json"]));
+    if (!o.html.empty() && focus != nullptr)
+      OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.documents["html"]));
     std::string text = RenderBaselineCheckConsole(r);
     if (o.quiet) text = text.substr(text.rfind("verdict:"));
     if (!o.junit.empty()) text += "JUnit report: " + o.junit + "\n";

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -15,6 +16,7 @@
 #include "onnxprobe/pipeline/options.h"
 #include "onnxprobe/pipeline/sample_compare.h"
 #include "onnxprobe/pipeline/sweep.h"
+#include "onnxprobe/report/formats.h"
 #include "onnxprobe/report/junit.h"
 #include "onnxprobe/report/report.h"
 #include "onnxprobe/report/sample_report.h"
@@ -35,7 +37,8 @@ constexpr const char* kFooter =
     "  onnxprobe compare model.onnx saved.dump               a live run vs a saved dump";
 
 struct CompareCli {
-  std::string a, b, json, html, junit, mapping, graph, noise_floor, model_explorer;
+  std::string a, b, mapping, graph, noise_floor;
+  std::map<std::string, std::string> files;  // report format (report/formats.h) -> path
   SampleOptions samples;
   std::vector<SweepAxis> sweep;
   LocalizeOptions localize;
@@ -214,8 +217,11 @@ class CompareCommand : public Command {
                return Status::Ok();
              });
     sink.Section("reports");
-    sink.Add({"--json", "FILE", "versioned JSON report (docs/report-json.md)"},
-             [&o](const std::string& v) { return SetJsonFile(v, &o.json); });
+    for (const ReportSink& k : CompareSinks()) {
+      sink.Add({k.flag, "FILE", k.help}, [&o, &k](const std::string& v) {
+        return SetReportFile(k.flag, v, &o.files[k.format]);
+      });
+    }
     sink.Add({"--report-detail", "LEVEL",
               "compact (default): every measurement for the tensors that fail, lead to a "
               "culprit or are graph outputs, a summary row for the rest; full: everything for "
@@ -225,14 +231,6 @@ class CompareCommand : public Command {
                  return InvalidArgument("bad --report-detail '" + v + "' (compact or full)");
                return Status::Ok();
              });
-    DeclareString(
-        sink, "--html", "FILE", &o.html,
-        "self-contained HTML report (with samples: the first failing sample, else the one "
-        "closest to its tolerance)");
-    DeclareString(sink, "--junit", "FILE", &o.junit,
-                  "JUnit XML: a test case per compared tensor (and sample)");
-    DeclareString(sink, "--model-explorer", "FILE", &o.model_explorer,
-                  "per-node error / allowed error as Google Model Explorer node data (JSON)");
     DeclareSwitch(sink, "--force", &o.force,
                   "replace existing files that are not onnxprobe reports of the same kind");
     DeclareSwitch(sink, "-q,--quiet", &o.console.quiet, "summary lines only");
@@ -270,25 +268,19 @@ class CompareCommand : public Command {
     std::vector<std::string> inputs = InputFilePaths(o.inputs);
     for (const auto& p : {o.a, o.b, o.mapping, o.graph, o.noise_floor, o.samples.inputs_dir})
       inputs.push_back(p);
-    OP_RETURN_IF_ERROR(CheckDistinctOutputs({{"--json", o.json},
-                                             {"--html", o.html},
-                                             {"--junit", o.junit},
-                                             {"--repro", o.localize.repro_dir},
-                                             {"--model-explorer", o.model_explorer}}));
+    std::vector<std::pair<std::string, std::string>> outputs = {{"--repro", o.localize.repro_dir}};
+    for (const ReportSink& k : CompareSinks()) outputs.push_back({k.flag, File(k)});
+    OP_RETURN_IF_ERROR(CheckDistinctOutputs(outputs));
     OP_RETURN_IF_ERROR(CheckSweep());
-    if (!o.junit.empty())
-      OP_RETURN_IF_ERROR(CheckOutput("--junit", o.junit, OutputKind::kJUnit, inputs, o.force));
-    if (!o.json.empty()) {
-      OP_RETURN_IF_ERROR(CheckOutput(
-          "--json", o.json, o.sweep.empty() ? OutputKind::kCompareJson : OutputKind::kSweepJson,
-          inputs, o.force));
+    for (const ReportSink& k : CompareSinks()) {
+      if (File(k).empty()) continue;
+      // a sweep's JSON holds every shape's comparison: a document of its own kind
+      if (!o.sweep.empty()) {
+        OP_RETURN_IF_ERROR(CheckOutput(k.flag, File(k), OutputKind::kSweepJson, inputs, o.force));
+      } else {
+        OP_RETURN_IF_ERROR(CheckOutput(k.flag, File(k), k.artifact, inputs, o.force));
+      }
     }
-    if (!o.model_explorer.empty()) {
-      OP_RETURN_IF_ERROR(CheckOutput("--model-explorer", o.model_explorer,
-                                     OutputKind::kModelExplorer, inputs, o.force));
-    }
-    if (!o.html.empty())
-      OP_RETURN_IF_ERROR(CheckOutput("--html", o.html, OutputKind::kCompareHtml, inputs, o.force));
     if (!o.localize.repro_dir.empty()) {
       OP_RETURN_IF_ERROR(
           CheckOutput("--repro", o.localize.repro_dir, OutputKind::kReproBundle, inputs, o.force));
@@ -300,12 +292,14 @@ class CompareCommand : public Command {
   Status CheckSweep() const {
     const CompareCli& o = o_;
     if (o.sweep.empty()) return Status::Ok();
-    for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--html", &o.html},
-                                     {"--junit", &o.junit},
-                                     {"--repro", &o.localize.repro_dir},
-                                     {"--model-explorer", &o.model_explorer}}) {
-      if (!path->empty()) {
-        return InvalidArgument(std::string(flag) +
+    if (!o.localize.repro_dir.empty()) {
+      return InvalidArgument(
+          "--repro is written for one comparison; --sweep runs one per shape (--json holds them "
+          "all)");
+    }
+    for (const ReportSink& k : CompareSinks()) {
+      if (!File(k).empty() && k.format != "json") {
+        return InvalidArgument(k.flag +
                                " is written for one comparison; --sweep runs one per shape "
                                "(--json holds them all)");
       }
@@ -380,6 +374,34 @@ class CompareCommand : public Command {
 
   bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }
 
+  // The file a format's flag named ("" when none).
+  std::string File(const ReportSink& k) const {
+    auto f = o_.files.find(k.format);
+    return f == o_.files.end() ? "" : f->second;
+  }
+
+  // Every format asked for (every one where `documents`: Python's results carry them) rendered
+  // into `out`, each file named written whole, and the console's "<label>: <path>" lines in
+  // `written`. `render` gives a format's document (and what it is of, e.g. " (sample s)"), or
+  // nothing where there is none to write.
+  Status WriteReports(
+      bool documents,
+      const std::function<std::optional<std::string>(const ReportSink&, std::string*)>& render,
+      CommandOutput* out, std::string* written) const {
+    for (const ReportSink& k : CompareSinks()) {
+      std::string file = File(k), of;
+      if (!documents && file.empty()) continue;
+      std::optional<std::string> text = render(k, &of);
+      if (!text) continue;
+      if (!file.empty()) {
+        OP_RETURN_IF_ERROR(WriteOutputFile(file, *text));
+        *written += k.label + ": " + file + of + "\n";
+      }
+      out->documents[k.format] = std::move(*text);
+    }
+    return Status::Ok();
+  }
+
   // --inputs / --samples: one comparison per sample, aggregated; the console shows each sample's
   // verdict, the aggregates and the focus sample's full report.
   Expected<CommandOutput> RunSamples(const CompareRequest& req, const CommandContext& context,
@@ -407,18 +429,17 @@ class CompareCommand : public Command {
       return focus->report.comparison.abort_status;
     }
     CommandOutput out;
-    if (context.documents || !o.json.empty()) out.json = RenderSamplesJson(r, o.detail);
-    if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
-    if (focus != nullptr && (context.documents || !o.html.empty())) {
-      out.html = MakeHtmlReporter(o.detail)->Render(focus->report);
-      if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
-    }
-    if (!o.model_explorer.empty() && focus != nullptr)
-      OP_RETURN_IF_ERROR(
-          WriteReport(*MakeModelExplorerReporter(), focus->report, o.model_explorer));
-    if (context.documents || !o.junit.empty())
-      out.junit = RenderJUnit("onnxprobe compare", SamplesJUnit(r, o.b));
-    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.junit, out.junit));
+    RenderContext rc{o.detail, o.b, {}, 0};
+    std::string written;  // the console's lines naming the files
+    OP_RETURN_IF_ERROR(WriteReports(
+        context.documents,
+        [&](const ReportSink& k, std::string* of) -> std::optional<std::string> {
+          if (k.render_samples) return k.render_samples(r, rc);
+          if (focus == nullptr) return std::nullopt;
+          *of = " (sample " + focus->name + ")";
+          return k.render(focus->report, rc);
+        },
+        &out, &written));
     std::string& text = out.text;
     if (focus != nullptr) {
       for (const auto& n : focus->report.notes) out.notes.push_back("note: " + n);
@@ -432,12 +453,7 @@ class CompareCommand : public Command {
           "shard %zu/%zu: %zu of %zu samples (onnxprobe merge joins the shards' --json)\n",
           r.shard.index, r.shard.count, r.samples.size(), r.total_samples);
     }
-    if (!o.json.empty()) text += "JSON report: " + o.json + "\n";
-    if (!o.html.empty() && focus != nullptr)
-      text += "HTML report: " + o.html + " (sample " + focus->name + ")\n";
-    if (!o.model_explorer.empty() && focus != nullptr)
-      text += "Model Explorer node data: " + o.model_explorer + " (sample " + focus->name + ")\n";
-    if (!o.junit.empty()) text += "JUnit report: " + o.junit + "\n";
+    text += written;
     if (r.aborted) out.error = r.abort_status;
     out.exit_code = r.passed() ? 0 : 1;
     return out;
@@ -526,24 +542,16 @@ class CompareCommand : public Command {
       return out;
     }
     // reports first: rows compared before a failure must reach the files
-    if (context.documents || !o.json.empty()) out.json = MakeJsonReporter(o.detail)->Render(result);
-    if (!o.json.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(o.json, out.json));
-    if (context.documents || !o.html.empty()) out.html = MakeHtmlReporter(o.detail)->Render(result);
-    if (!o.html.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.html, out.html));
-    if (context.documents || !o.junit.empty()) {
-      JUnitSuite suite = JUnitSuiteFor(result, "compare", o.b, "", row_seconds);
-      suite.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      out.junit = RenderJUnit("onnxprobe compare", {suite});
-    }
-    if (!o.junit.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(o.junit, out.junit));
-    if (!o.model_explorer.empty())
-      OP_RETURN_IF_ERROR(WriteReport(*MakeModelExplorerReporter(), result, o.model_explorer));
-    out.text = MakeConsoleReporter(o.console)->Render(result);
-    if (!o.json.empty()) out.text += "JSON report: " + o.json + "\n";
-    if (!o.html.empty()) out.text += "HTML report: " + o.html + "\n";
-    if (!o.junit.empty()) out.text += "JUnit report: " + o.junit + "\n";
-    if (!o.model_explorer.empty())
-      out.text += "Model Explorer node data: " + o.model_explorer + "\n";
+    RenderContext rc{o.detail, o.b, row_seconds,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+    std::string written;
+    OP_RETURN_IF_ERROR(WriteReports(
+        context.documents,
+        [&](const ReportSink& k, std::string*) -> std::optional<std::string> {
+          return k.render(result, rc);
+        },
+        &out, &written));
+    out.text = MakeConsoleReporter(o.console)->Render(result) + written;
     out.exit_code = r.failures > 0 || !r.unpaired_outputs.empty() || !r.nan_outputs.empty() ? 1 : 0;
     if (r.aborted) {
       out.error = r.abort_status;
@@ -577,11 +585,12 @@ class CompareCommand : public Command {
       out.text += "\n";
     }
     out.text += RenderSweepText(result);
-    if (context.documents || !o.json.empty()) out.json = RenderSweepJson(result);
-    if (!o.json.empty()) {
-      out.error = WriteJsonOutput(o.json, out.json);  // the shapes' reports are printed first
+    const std::string& json = o.files["json"];
+    if (context.documents || !json.empty()) out.documents["json"] = RenderSweepJson(result);
+    if (!json.empty()) {
+      out.error = WriteJsonOutput(json, out.documents["json"]);  // the shapes' reports first
       if (!out.error.ok()) return out;
-      out.text += "JSON report: " + o.json + "\n";
+      out.text += "JSON report: " + json + "\n";
     }
     out.exit_code = backend_failed ? 3 : result.passed() ? 0 : 1;
     return out;

@@ -72,8 +72,8 @@ class DeterminismCommand : public Command {
     OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));
     OP_ASSIGN_OR_RETURN(DeterminismReport rep, CheckDeterminism(req_));
     CommandOutput out;
-    out.json = RenderDeterminismJson(rep);
-    if (!json_file_.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(json_file_, out.json));
+    out.documents["json"] = RenderDeterminismJson(rep);
+    if (!json_file_.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(json_file_, out.documents["json"]));
     if (!noise_file_.empty()) OP_RETURN_IF_ERROR(WriteNoiseFloor(rep, false, noise_file_));
     out.text = RenderDeterminismText(rep);
     if (!json_file_.empty()) out.text += "JSON report: " + json_file_ + "\n";

@@ -29,8 +29,9 @@ class DiffCommand : public Command {
     OP_ASSIGN_OR_RETURN(Model b, Model::Load(b_));
     OP_ASSIGN_OR_RETURN(ModelDiff d, DiffModels(a, b));
     CommandOutput out;
-    out.json = RenderModelDiffJson(d);
-    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(json_, RenderModelDiffText(d), out.json));
+    out.documents["json"] = RenderModelDiffJson(d);
+    OP_ASSIGN_OR_RETURN(out.text,
+                        ConsoleWithJson(json_, RenderModelDiffText(d), out.documents["json"]));
     out.exit_code = d.Identical() ? 0 : 1;
     return out;
   }

@@ -97,8 +97,8 @@ class Fp16Command : public Command {
     OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));
     OP_ASSIGN_OR_RETURN(Fp16Report rep, AnalyzeFp16(req_));
     CommandOutput out;
-    out.json = RenderFp16Json(rep);
-    if (!json_file_.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(json_file_, out.json));
+    out.documents["json"] = RenderFp16Json(rep);
+    if (!json_file_.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(json_file_, out.documents["json"]));
     out.text = RenderFp16Text(rep, rows_);
     out.exit_code = rep.passed ? 0 : 1;
     return out;

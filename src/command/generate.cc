@@ -230,8 +230,8 @@ class GenerateCommand : public Command {
     req_.on_step = nullptr;  // it refers to `context`, which ends with this call
     if (!r.ok()) return r.status();
     CommandOutput out;
-    out.json = RenderGenerateJson(*r);
-    out.html = RenderGenerateHtml(*r);
+    out.documents["json"] = RenderGenerateJson(*r);
+    out.documents["html"] = RenderGenerateHtml(*r);
     if (!json_.empty()) OP_RETURN_IF_ERROR(WriteGenerateJson(*r, json_));
     if (!html_.empty()) OP_RETURN_IF_ERROR(WriteGenerateHtml(*r, html_));
     out.text = RenderGenerateConsole(*r, console_);

@@ -43,18 +43,18 @@ class InspectCommand : public Command {
     CommandOutput out;
     if (IsDump()) {
       OP_ASSIGN_OR_RETURN(DumpSummary summary, SummarizeDump(model_));
-      out.json = RenderDumpSummaryJson(summary);
-      OP_ASSIGN_OR_RETURN(out.text,
-                          ConsoleWithJson(o_.json, RenderDumpSummaryText(summary), out.json));
+      out.documents["json"] = RenderDumpSummaryJson(summary);
+      OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, RenderDumpSummaryText(summary),
+                                                    out.documents["json"]));
       return out;
     }
     // streams: never holds the weights
     OP_ASSIGN_OR_RETURN(Model model, Model::Load(model_, LoadMode::kGraphOnly));
-    OP_ASSIGN_OR_RETURN(out.json, InspectJson(model, o_.tensors));
+    OP_ASSIGN_OR_RETURN(out.documents["json"], InspectJson(model, o_.tensors));
     OP_ASSIGN_OR_RETURN(
         out.text,
         ConsoleWithJson(o_.json, RenderModelSummaryText(model, model.Hashes(), o_.tensors),
-                        out.json));
+                        out.documents["json"]));
     return out;
   }
 

@@ -80,8 +80,9 @@ class LintCommand : public Command {
     OP_ASSIGN_OR_RETURN(Model model, Model::Load(model_));
     lint_.runtime_version = RuntimeVersion(&out.notes);
     OP_ASSIGN_OR_RETURN(LintReport report, Lint(model, lint_));
-    out.json = RenderLintJson(report);
-    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(json_, RenderLintText(report), out.json));
+    out.documents["json"] = RenderLintJson(report);
+    OP_ASSIGN_OR_RETURN(out.text,
+                        ConsoleWithJson(json_, RenderLintText(report), out.documents["json"]));
     if (!fail_never_ && report.CountAtLeast(fail_on_) > 0) out.exit_code = 1;
     return out;
   }

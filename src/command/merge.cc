@@ -44,16 +44,16 @@ class MergeCommand : public Command {
     std::string head(4096, '\0');
     first.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<size_t>(first.gcount()));
-    OutputKind kind = head.find("\"onnxprobe-baseline-check\"") != std::string::npos
-                          ? OutputKind::kBaselineCheckJson
-                          : OutputKind::kCompareJson;
+    OutputArtifact kind = head.find("\"onnxprobe-baseline-check\"") != std::string::npos
+                              ? ArtifactOf(OutputKind::kBaselineCheckJson)
+                              : SinkArtifact("json");
     return CheckOutput("--json", json_, kind, shards_, force_);
   }
   Expected<CommandOutput> Execute(const CommandContext& /*context*/) override {
     OP_ASSIGN_OR_RETURN(MergedSamples merged, MergeSampleShards(shards_));
     if (!json_.empty()) OP_RETURN_IF_ERROR(WriteJsonOutput(json_, merged.json));
     CommandOutput out;
-    out.json = merged.json;
+    out.documents["json"] = merged.json;
     out.text = RenderAggregateTable(merged.tensors);
     out.text += StringPrintf("merged %zu shards: %zu samples, %zu failed: %s\n", merged.shards,
                              merged.samples, merged.failed_samples,

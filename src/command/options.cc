@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "onnxprobe/backend/platform.h"
+#include "onnxprobe/report/formats.h"
 
 namespace onnxprobe::cmd {
 namespace {
@@ -434,10 +435,15 @@ Status CheckJsonOutput(const JsonOutput& out, const std::vector<std::string>& in
 }
 
 Status SetJsonFile(const std::string& value, std::string* out) {
-  if (value.empty()) return InvalidArgument("--json: no file name given");
-  if (value == "-")
-    return InvalidArgument(
-        "--json -: this command prints its console report on stdout; give --json a FILE");
+  return SetReportFile("--json", value, out);
+}
+
+Status SetReportFile(const std::string& flag, const std::string& value, std::string* out) {
+  if (value.empty()) return InvalidArgument(flag + ": no file name given");
+  if (value == "-") {
+    return InvalidArgument(flag + " -: this command prints its console report on stdout; give " +
+                           flag + " a FILE");
+  }
   *out = value;
   return Status::Ok();
 }
@@ -467,12 +473,22 @@ std::string MainName(const std::string& names) {
 
 Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,
                    const std::vector<std::string>& inputs, bool force) {
-  Status st = CheckOutputTarget(path, kind, inputs, force);
+  return CheckOutput(flag, path, ArtifactOf(kind), inputs, force);
+}
+
+Status CheckOutput(const std::string& flag, const std::string& path, const OutputArtifact& artifact,
+                   const std::vector<std::string>& inputs, bool force) {
+  Status st = CheckOutputTarget(path, artifact, inputs, force);
   if (st.ok()) return st;
-  if (!force && CheckOutputTarget(path, kind, inputs, true).ok()) {
+  if (!force && CheckOutputTarget(path, artifact, inputs, true).ok()) {
     st = Status(st.code(), st.message() + "; --force replaces it");
   }
   return st.WithContext(flag);
+}
+
+OutputArtifact SinkArtifact(const std::string& format) {
+  auto sink = FindCompareSink(format);
+  return sink.ok() ? (*sink)->artifact : OutputArtifact{format, {}, {}};
 }
 
 Status NameInputFlag(const Status& s, InputField field) {

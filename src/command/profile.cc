@@ -76,9 +76,9 @@ class ProfileCommand : public Command {
     OP_ASSIGN_OR_RETURN(ProfileReport report, Profile(req_));
     CommandOutput out;
     for (const auto& n : report.notes) out.notes.push_back("note: " + n);
-    out.json = RenderProfileJson(report);
-    OP_ASSIGN_OR_RETURN(out.text,
-                        ConsoleWithJson(json_, RenderProfileText(report, top_), out.json));
+    out.documents["json"] = RenderProfileJson(report);
+    OP_ASSIGN_OR_RETURN(
+        out.text, ConsoleWithJson(json_, RenderProfileText(report, top_), out.documents["json"]));
     return out;
   }
 

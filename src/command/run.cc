@@ -175,7 +175,7 @@ class RunCommand : public Command {
         j.Key("seconds").Number(d.report.seconds).EndObject();
       }
       j.EndArray().EndObject();
-      out.json = j.str();
+      out.documents["json"] = j.str();
     }
     std::string text;
     if (!o_.quiet) {
@@ -188,7 +188,7 @@ class RunCommand : public Command {
       }
       text += StringPrintf("dump set: %s (%zu samples)\n", o_.output.c_str(), dumps.size());
     }
-    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.json));
+    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.documents["json"]));
     return out;
   }
 
@@ -263,7 +263,7 @@ class RunCommand : public Command {
         }
       }
       j.EndObject();
-      out.json = j.str();
+      out.documents["json"] = j.str();
     }
     std::string text;
     if (!o_.quiet) {
@@ -293,7 +293,7 @@ class RunCommand : public Command {
       }
       text += StringPrintf("dump: %s\n", o_.output.c_str());
     }
-    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.json));
+    OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.documents["json"]));
     if (o_.fail_on_nonfinite && dump->first_nonfinite) {
       out.notes.push_back(NonfiniteLine(*dump->first_nonfinite, dump->nonfinite_tensors));
       out.exit_code = 1;

@@ -1,6 +1,7 @@
 #include "onnxprobe/common/json.h"
 #include "onnxprobe/report/report.h"
 #include "report/report_json.h"
+#include "report/sinks.h"
 
 namespace onnxprobe {
 namespace {
@@ -39,6 +40,24 @@ class HtmlReporter : public Reporter {
 
 std::unique_ptr<Reporter> MakeHtmlReporter(ReportDetail detail) {
   return std::make_unique<HtmlReporter>(detail);
+}
+
+ReportSink HtmlSink() {
+  ReportSink k;
+  k.format = "html";
+  k.flag = "--html";
+  k.help =
+      "self-contained HTML report (with samples: the first failing sample, else the one "
+      "closest to its tolerance)";
+  k.label = "HTML report";
+  k.artifact.name = "HTML report";
+  k.artifact.ours = [](const std::string& path, bool is_dir) {
+    return !is_dir && HtmlEmbedsSchema(FileHead(path, 256 * 1024), "onnxprobe-compare\"");
+  };
+  k.render = [](const CompareReport& r, const RenderContext& c) {
+    return MakeHtmlReporter(c.detail)->Render(r);
+  };
+  return k;
 }
 
 }  // namespace onnxprobe

@@ -8,6 +8,8 @@
 #include "common/clock.h"
 #include "common/file_util.h"
 #include "onnxprobe/common/format.h"
+#include "onnxprobe/report/sample_report.h"
+#include "report/sinks.h"
 
 namespace onnxprobe {
 namespace {
@@ -257,6 +259,29 @@ JUnitSuite JUnitSuiteFor(const CompareReport& r, const std::string& suite_name,
     s.cases.push_back(std::move(k));
   }
   return s;
+}
+
+ReportSink JUnitSink() {
+  ReportSink k;
+  k.format = "junit";
+  k.flag = "--junit";
+  k.help = "JUnit XML: a test case per compared tensor (and sample)";
+  k.label = "JUnit report";
+  k.artifact.name = "JUnit report";
+  k.artifact.ours = [](const std::string& path, bool is_dir) {
+    std::string head = FileHead(path, 4096);
+    return !is_dir && head.rfind("<?xml", 0) == 0 &&
+           head.find("<testsuites name=\"onnxprobe") != std::string::npos;
+  };
+  k.render = [](const CompareReport& r, const RenderContext& c) {
+    JUnitSuite suite = JUnitSuiteFor(r, "compare", c.side_b, "", c.row_seconds);
+    suite.seconds = c.seconds;
+    return RenderJUnit("onnxprobe compare", {suite});
+  };
+  k.render_samples = [](const SamplesCompareReport& r, const RenderContext& c) {
+    return RenderJUnit("onnxprobe compare", SamplesJUnit(r, c.side_b));
+  };
+  return k;
 }
 
 }  // namespace onnxprobe

@@ -3,12 +3,14 @@
 // (model-explorer-onnx) uses the graph's name as its id ("<main>" when unnamed) and node names
 // as node ids.
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <map>
 
 #include "onnxprobe/common/json.h"
 #include "onnxprobe/report/report.h"
+#include "report/sinks.h"
 
 namespace onnxprobe {
 namespace {
@@ -57,6 +59,45 @@ class ModelExplorerReporter : public Reporter {
 
 std::unique_ptr<Reporter> MakeModelExplorerReporter() {
   return std::make_unique<ModelExplorerReporter>();
+}
+
+namespace {
+
+// {"<graph id>": {"results": ...: the shape of a Model Explorer node data file.
+bool IsModelExplorerNodeData(const std::string& text) {
+  size_t pos = 0;
+  auto skip = [&] {
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  };
+  auto take = [&](char c) {
+    skip();
+    if (pos >= text.size() || text[pos] != c) return false;
+    ++pos;
+    return true;
+  };
+  if (!take('{') || !take('"')) return false;
+  while (pos < text.size() && text[pos] != '"') pos += text[pos] == '\\' ? 2 : 1;
+  ++pos;
+  skip();
+  return take(':') && take('{') && (skip(), text.compare(pos, 9, "\"results\"") == 0);
+}
+
+}  // namespace
+
+ReportSink ModelExplorerSink() {
+  ReportSink k;
+  k.format = "model-explorer";
+  k.flag = "--model-explorer";
+  k.help = "per-node error / allowed error as Google Model Explorer node data (JSON)";
+  k.label = "Model Explorer node data";
+  k.artifact.name = "Model Explorer node data file";
+  k.artifact.ours = [](const std::string& path, bool is_dir) {
+    return !is_dir && IsModelExplorerNodeData(FileHead(path, 4096));
+  };
+  k.render = [](const CompareReport& r, const RenderContext&) {
+    return MakeModelExplorerReporter()->Render(r);
+  };
+  return k;
 }
 
 }  // namespace onnxprobe

@@ -148,6 +148,36 @@ def compare_both(cli, tmp_path, sides, kwargs, flags, codes=(0, 1)):
     return report, without_timing(report.to_dict()), without_timing(theirs)
 
 
+def test_every_report_format_is_the_clis_and_markdown_names_the_fault(cli, chain, faulty, tmp_path):
+    """Each format of compare's --help "reports" section (the library's sinks), rendered by the
+    Report and written by the command line for the same comparison: the same document. The
+    Markdown summary names the injected fault (W feeds node `add`)."""
+    report = onnxprobe.compare(chain, faulty, dims={"batch": 2})
+    formats = onnxprobe.Report.formats()
+    assert {"json", "html", "junit", "model-explorer", "markdown"} <= set(formats)
+    flags = [a for f in formats for a in (f"--{f}", tmp_path / f"cli.{f}")]
+    r = run([cli, "compare", chain, faulty, "--dim", "batch=2", *flags])
+    assert r.returncode == 1, r.stderr
+    for f in ("markdown", "model-explorer"):
+        assert report.render(f) == (tmp_path / f"cli.{f}").read_text(), f
+    assert without_timing(json.loads(report.render("json"))) == \
+        without_timing(json.loads((tmp_path / "cli.json").read_text()))
+    assert (tmp_path / "cli.html").read_text().startswith("<!DOCTYPE html>")
+    assert "<testsuites" in (tmp_path / "cli.junit").read_text()
+    md = report.render("markdown")
+    assert "FAIL" in md.splitlines()[1] and "| `add` | Add | `added` |" in md, md
+    ok = onnxprobe.compare(chain, chain, b_opt_level="all", dims={"batch": 2}).render("markdown")
+    assert "PASS" in ok.splitlines()[1] and "Where the error is introduced" not in ok
+    # written where the guard lets it: over our own earlier summary, never over a user's file
+    assert report.write("markdown", tmp_path / "cli.markdown") == str(tmp_path / "cli.markdown")
+    (tmp_path / "notes.md").write_text("my notes\n")
+    with pytest.raises(onnxprobe.InvalidArgument, match="not an onnxprobe Markdown summary"):
+        report.write("markdown", tmp_path / "notes.md")
+    assert (tmp_path / "notes.md").read_text() == "my notes\n"
+    with pytest.raises(onnxprobe.InvalidArgument, match="unknown report format 'pdf'"):
+        report.render("pdf")
+
+
 def test_compare_is_the_cli_json_optimizations(cli, chain, tmp_path):
     report, mine, theirs = compare_both(cli, tmp_path, [chain], {"b_opt_level": "all", "dims": {"batch": 2}},
                                         ["--b-opt-level", "all", "--dim", "batch=2"], codes=(0,))

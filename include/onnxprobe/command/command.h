@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,9 +21,10 @@ namespace onnxprobe::cmd {
 struct CommandOutput {
   int exit_code = 0;  // 0, or 1: a mismatch, a finding at --fail-on, models that differ
   std::string text;   // what the command line prints on stdout
-  std::string json;   // the report as JSON, in the schema of the command's --json; "" if none
-  std::string html;   // the HTML report, where the command writes one ("" otherwise)
-  std::string junit;  // the JUnit document, where the command writes one
+  // The documents rendered, by format: "json" (the schema of the command's --json), "html",
+  // "junit", and compare's other formats (report/formats.h); a format the command does not
+  // write is absent.
+  std::map<std::string, std::string> documents;
   // One line each, led by their kind ("note: ...", "warning: ...", "nonfinite: ..."): the command
   // line prints them on stderr after "onnxprobe: ".
   std::vector<std::string> notes;

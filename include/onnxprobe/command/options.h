@@ -91,6 +91,11 @@ void DeclareToleranceOptions(OptionSink& sink, ToleranceFlags* flags);
 // when --force would allow it.
 Status CheckOutput(const std::string& flag, const std::string& path, OutputKind kind,
                    const std::vector<std::string>& inputs, bool force);
+Status CheckOutput(const std::string& flag, const std::string& path, const OutputArtifact& artifact,
+                   const std::vector<std::string>& inputs, bool force);
+// The artifact of one of compare's report formats ("json", "html", "junit": report/formats.h),
+// for commands that write the same documents (baseline check, merge).
+OutputArtifact SinkArtifact(const std::string& format);
 // Refuses two outputs of one run on the same path (e.g. --json and --html both r.out).
 Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& flag_paths);
 
@@ -113,6 +118,8 @@ Expected<std::string> ConsoleWithJson(const JsonOutput& out, const std::string& 
 // The FILE of `--json FILE` in compare, determinism, fp16 and baseline check, whose console report
 // holds stdout: "-" and "" are refused, naming the option.
 Status SetJsonFile(const std::string& value, std::string* out);
+// The same for any report file's flag (compare's formats, report/formats.h).
+Status SetReportFile(const std::string& flag, const std::string& value, std::string* out);
 // Names the option an input error is about ("--dim: ...").
 Status NameInputFlag(const Status& s, InputField field);
 

@@ -7,12 +7,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "onnxprobe/report/formats.h"
 #include "onnxprobe/tensor/npy.h"
 
 namespace fs = std::filesystem;
 
 namespace onnxprobe {
 namespace {
+
+// compare's report formats bring their own artifact (report/formats.h)
+OutputArtifact Sink(const std::string& format) { return (*FindCompareSink(format))->artifact; }
 
 class OutputGuard : public ::testing::Test {
  protected:
@@ -34,19 +38,19 @@ class OutputGuard : public ::testing::Test {
 };
 
 TEST_F(OutputGuard, AbsentTargetIsFine) {
-  EXPECT_TRUE(CheckOutputTarget(Path("new.json"), OutputKind::kCompareJson, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(Path("new.json"), Sink("json"), {}, false).ok());
 }
 
 TEST_F(OutputGuard, NeverAnInputEvenWithForce) {
   std::string model = Write("m.onnx", "model bytes");
   for (bool force : {false, true}) {
-    Status st = CheckOutputTarget(model, OutputKind::kCompareHtml, {model}, force);
+    Status st = CheckOutputTarget(model, Sink("html"), {model}, force);
     ASSERT_FALSE(st.ok());
     EXPECT_NE(st.message().find("input of this run"), std::string::npos) << st.message();
   }
   // the same file under another spelling
   std::string other = (dir_ / "." / "m.onnx").string();
-  EXPECT_FALSE(CheckOutputTarget(other, OutputKind::kCompareJson, {model}, true).ok());
+  EXPECT_FALSE(CheckOutputTarget(other, Sink("json"), {model}, true).ok());
 }
 
 TEST_F(OutputGuard, NeverAFolderHoldingAnInput) {
@@ -58,19 +62,19 @@ TEST_F(OutputGuard, NeverAFolderHoldingAnInput) {
 
 TEST_F(OutputGuard, OwnJsonReportIsReplaced) {
   std::string own = Write("r.json", "{\n  \"schema\": \"onnxprobe-compare\",\n  \"x\": 1}");
-  EXPECT_TRUE(CheckOutputTarget(own, OutputKind::kCompareJson, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(own, Sink("json"), {}, false).ok());
   // ours, but another kind
   EXPECT_FALSE(CheckOutputTarget(own, OutputKind::kDeterminismJson, {}, false).ok());
 }
 
 TEST_F(OutputGuard, ForeignFileOnlyWithForce) {
   std::string foreign = Write("r.json", "{\"schema\": \"someone-else\"}");
-  Status st = CheckOutputTarget(foreign, OutputKind::kCompareJson, {}, false);
+  Status st = CheckOutputTarget(foreign, Sink("json"), {}, false);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(st.message().find("r.json"), std::string::npos);
   EXPECT_EQ(st.message().find("--"), std::string::npos) << "no flag names: " << st.message();
-  EXPECT_TRUE(CheckOutputTarget(foreign, OutputKind::kCompareJson, {}, true).ok());
+  EXPECT_TRUE(CheckOutputTarget(foreign, Sink("json"), {}, true).ok());
 }
 
 TEST_F(OutputGuard, HtmlReportByTheJsonItEmbeds) {
@@ -78,13 +82,13 @@ TEST_F(OutputGuard, HtmlReportByTheJsonItEmbeds) {
                           "<!DOCTYPE html>\n<html><head><title>x</title></head><body>"
                           "<script id=\"data\" type=\"application/json\">{\"schema\":"
                           "\"onnxprobe-compare\",\"schema_version\":1}</script></body></html>");
-  EXPECT_TRUE(CheckOutputTarget(own, OutputKind::kCompareHtml, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(own, Sink("html"), {}, false).ok());
   std::string plain = Write("p.html", "<!DOCTYPE html>\n<html><body>onnxprobe-compare</body>");
-  EXPECT_FALSE(CheckOutputTarget(plain, OutputKind::kCompareHtml, {}, false).ok());
+  EXPECT_FALSE(CheckOutputTarget(plain, Sink("html"), {}, false).ok());
 }
 
 TEST_F(OutputGuard, EmptyFileAndEmptyFolderHoldNothing) {
-  EXPECT_TRUE(CheckOutputTarget(Write("e.json", ""), OutputKind::kCompareJson, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(Write("e.json", ""), Sink("json"), {}, false).ok());
   fs::create_directories(dir_ / "empty");
   EXPECT_TRUE(CheckOutputTarget(Path("empty"), OutputKind::kDump, {}, false).ok());
   EXPECT_TRUE(CheckOutputTarget(Path("empty"), OutputKind::kReproBundle, {}, false).ok());
@@ -134,15 +138,15 @@ TEST_F(OutputGuard, BaselineFoldersDumpSetsAndJUnitFilesAreRecognizedByContent) 
   std::string junit = Write("j.xml",
                             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                             "<testsuites name=\"onnxprobe baseline check\" tests=\"1\">");
-  EXPECT_TRUE(CheckOutputTarget(junit, OutputKind::kJUnit, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(junit, Sink("junit"), {}, false).ok());
   std::string foreign = Write("k.xml", "<?xml version=\"1.0\"?>\n<testsuites name=\"pytest\">");
-  EXPECT_FALSE(CheckOutputTarget(foreign, OutputKind::kJUnit, {}, false).ok());
-  EXPECT_TRUE(CheckOutputTarget(foreign, OutputKind::kJUnit, {}, true).ok());
+  EXPECT_FALSE(CheckOutputTarget(foreign, Sink("junit"), {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(foreign, Sink("junit"), {}, true).ok());
   std::string check = Write("c.json", "{\"schema\": \"onnxprobe-baseline-check\"}");
   EXPECT_TRUE(CheckOutputTarget(check, OutputKind::kBaselineCheckJson, {}, false).ok());
-  EXPECT_FALSE(CheckOutputTarget(check, OutputKind::kCompareJson, {}, false).ok());
+  EXPECT_FALSE(CheckOutputTarget(check, Sink("json"), {}, false).ok());
   std::string samples = Write("s.json", "{\"schema\": \"onnxprobe-compare-samples\"}");
-  EXPECT_TRUE(CheckOutputTarget(samples, OutputKind::kCompareJson, {}, false).ok());
+  EXPECT_TRUE(CheckOutputTarget(samples, Sink("json"), {}, false).ok());
 }
 
 }  // namespace
