@@ -151,3 +151,60 @@ def test_the_rules_see_the_tree():
     # the checks above pass vacuously on an empty tree: the modules they walk must be there
     assert {"engine", "pipeline", "localize", "side", "common"} <= set(_modules())
     assert any(m in FOUNDATION for _, _, m, _ in _private_includes())
+
+
+def _core_objects():
+    """{module: [object files]} of the library as built (the folder of ONNXPROBE_BIN, the build
+    this suite tests)."""
+    binary = os.environ.get("ONNXPROBE_BIN")
+    assert binary, "ONNXPROBE_BIN names the build whose objects are checked"
+    root = os.path.join(os.path.dirname(binary), "CMakeFiles", "onnxprobe_core.dir", "src")
+    objects = {}
+    for m in _modules():
+        folder = os.path.join(root, m)
+        objects[m] = [os.path.join(r, f) for r, _, fs in os.walk(folder) for f in fs if f.endswith(".o")]
+    return objects
+
+
+def _symbols(objects):
+    """(defined {symbol: file}, used [(symbol, file)]) of external symbols, read with nm."""
+    import subprocess
+    defined, used = {}, []
+    out = subprocess.run(["nm", "-A", "--extern-only", *objects], capture_output=True, text=True, check=True).stdout
+    entry = re.compile(r"^(.*?\.o):\s*[0-9a-f]*\s+([A-Za-z])\s+(\S+)$")
+    for line in out.splitlines():
+        m = entry.match(line)
+        if not m:
+            continue
+        where, kind, symbol = m.groups()
+        if kind == "U":
+            used.append((symbol, where))
+        elif kind in "TDBR":  # code and data the object defines (not weak: inline copies)
+            defined.setdefault(symbol, where)
+    return defined, used
+
+
+def test_no_module_calls_a_function_a_higher_layer_defines():
+    """What the include checks cannot see: a function declared in a lower module's header and
+    defined in a higher one, called from the lower layer (it links, and the layering is a lie).
+    Read from the built objects: every undefined symbol of a module's objects, resolved to the
+    module whose objects define it."""
+    layer = {m: k for k, names in enumerate(LAYERS) for m in names}
+    objects = _core_objects()
+    module_of = {f: m for m, fs in objects.items() for f in fs}
+    assert sum(len(fs) for fs in objects.values()) > 100, "the library's objects are not where expected"
+    defined, used = _symbols([f for fs in objects.values() for f in fs])
+    upward = set()
+    for symbol, where in used:
+        target = defined.get(symbol)
+        if target is None:
+            continue  # the runtime, the standard library, a third party
+        m, t = module_of[where], module_of[target]
+        if layer[t] > layer[m]:
+            upward.add(f"{os.path.relpath(where, SRC) if where.startswith(SRC) else os.path.basename(where)} "
+                       f"({m}, layer {layer[m] + 1}) calls {symbol} defined in {t} (layer {layer[t] + 1})")
+    if upward:  # readable names
+        import subprocess
+        upward = subprocess.run(["c++filt"], input="\n".join(sorted(upward)), capture_output=True,
+                                text=True).stdout.splitlines()
+    assert not upward, "calls into a higher layer:\n" + "\n".join(upward)
