@@ -225,7 +225,7 @@ class BaselineCheckCommand : public Command {
     if (!o.html.empty() && focus != nullptr) text += "HTML report: " + o.html + "\n";
     out.text = std::move(text);
     if (r.aborted) out.error = r.abort_status;
-    out.exit_code = r.passed() ? 0 : 1;
+    out.exit_code = r.passed() ? kExitOk : kExitMismatch;
     return out;
   }
 

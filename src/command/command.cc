@@ -153,6 +153,11 @@ Status ApplyArguments(Command& command, const std::vector<std::string>& position
   return command.Validate();
 }
 
+int ExitCodeFor(const Status& s) {
+  if (s.ok()) return kExitOk;
+  return s.code() == ErrorCode::kBackend ? kExitRuntime : kExitBadInput;
+}
+
 std::vector<std::string> DistinctNotes(const std::vector<std::string>& notes) {
   std::vector<std::string> out;
   std::set<std::string> seen;

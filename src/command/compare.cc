@@ -455,7 +455,7 @@ class CompareCommand : public Command {
     }
     text += written;
     if (r.aborted) out.error = r.abort_status;
-    out.exit_code = r.passed() ? 0 : 1;
+    out.exit_code = r.passed() ? kExitOk : kExitMismatch;
     return out;
   }
 
@@ -552,7 +552,9 @@ class CompareCommand : public Command {
         },
         &out, &written));
     out.text = MakeConsoleReporter(o.console)->Render(result) + written;
-    out.exit_code = r.failures > 0 || !r.unpaired_outputs.empty() || !r.nan_outputs.empty() ? 1 : 0;
+    out.exit_code = r.failures > 0 || !r.unpaired_outputs.empty() || !r.nan_outputs.empty()
+                        ? kExitMismatch
+                        : kExitOk;
     if (r.aborted) {
       out.error = r.abort_status;
     } else if (!result.localization.repro_status.ok()) {
@@ -592,7 +594,7 @@ class CompareCommand : public Command {
       if (!out.error.ok()) return out;
       out.text += "JSON report: " + json + "\n";
     }
-    out.exit_code = backend_failed ? 3 : result.passed() ? 0 : 1;
+    out.exit_code = backend_failed ? kExitRuntime : result.passed() ? kExitOk : kExitMismatch;
     return out;
   }
 

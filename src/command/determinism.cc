@@ -79,7 +79,7 @@ class DeterminismCommand : public Command {
     if (!json_file_.empty()) out.text += "JSON report: " + json_file_ + "\n";
     if (!noise_file_.empty())
       out.text += "noise floor: " + noise_file_ + " (compare --noise-floor " + noise_file_ + ")\n";
-    out.exit_code = rep.outputs_reproducible ? 0 : 1;
+    out.exit_code = rep.outputs_reproducible ? kExitOk : kExitMismatch;
     return out;
   }
 

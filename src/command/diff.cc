@@ -32,7 +32,7 @@ class DiffCommand : public Command {
     out.documents["json"] = RenderModelDiffJson(d);
     OP_ASSIGN_OR_RETURN(out.text,
                         ConsoleWithJson(json_, RenderModelDiffText(d), out.documents["json"]));
-    out.exit_code = d.Identical() ? 0 : 1;
+    out.exit_code = d.Identical() ? kExitOk : kExitMismatch;
     return out;
   }
 

@@ -100,7 +100,7 @@ class Fp16Command : public Command {
     out.documents["json"] = RenderFp16Json(rep);
     if (!json_file_.empty()) OP_RETURN_IF_ERROR(WriteFileAtomic(json_file_, out.documents["json"]));
     out.text = RenderFp16Text(rep, rows_);
-    out.exit_code = rep.passed ? 0 : 1;
+    out.exit_code = rep.passed ? kExitOk : kExitMismatch;
     return out;
   }
 

@@ -237,7 +237,7 @@ class GenerateCommand : public Command {
     out.text = RenderGenerateConsole(*r, console_);
     if (!json_.empty()) out.text += "JSON report: " + json_ + "\n";
     if (!html_.empty()) out.text += "HTML report: " + html_ + "\n";
-    out.exit_code = r->passed() ? 0 : 1;
+    out.exit_code = r->passed() ? kExitOk : kExitMismatch;
     return out;
   }
 

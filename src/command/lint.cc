@@ -83,7 +83,7 @@ class LintCommand : public Command {
     out.documents["json"] = RenderLintJson(report);
     OP_ASSIGN_OR_RETURN(out.text,
                         ConsoleWithJson(json_, RenderLintText(report), out.documents["json"]));
-    if (!fail_never_ && report.CountAtLeast(fail_on_) > 0) out.exit_code = 1;
+    if (!fail_never_ && report.CountAtLeast(fail_on_) > 0) out.exit_code = kExitMismatch;
     return out;
   }
 

@@ -61,7 +61,7 @@ class MergeCommand : public Command {
                              : merged.passed ? "PASS"
                                              : "FAIL");
     if (!json_.empty()) out.text += "JSON report: " + json_ + "\n";
-    out.exit_code = merged.aborted ? 3 : merged.passed ? 0 : 1;
+    out.exit_code = merged.aborted ? kExitRuntime : merged.passed ? kExitOk : kExitMismatch;
     return out;
   }
 

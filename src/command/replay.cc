@@ -42,7 +42,7 @@ class ReplayCommand : public Command {
     }
     out.text += dir + " on " + rr.runtime + ", provider " + flags.session.provider + ": mismatch " +
                 (rr.failures ? "REPRODUCED" : "not reproduced") + "\n";
-    out.exit_code = rr.failures ? 1 : 0;
+    out.exit_code = rr.failures ? kExitMismatch : kExitOk;
     return out;
   }
 

@@ -296,9 +296,9 @@ class RunCommand : public Command {
     OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.documents["json"]));
     if (o_.fail_on_nonfinite && dump->first_nonfinite) {
       out.notes.push_back(NonfiniteLine(*dump->first_nonfinite, dump->nonfinite_tensors));
-      out.exit_code = 1;
+      out.exit_code = kExitMismatch;
     }
-    if (report->observer_checked && !report->observer_identical) out.exit_code = 1;
+    if (report->observer_checked && !report->observer_identical) out.exit_code = kExitMismatch;
     return out;
   }
 

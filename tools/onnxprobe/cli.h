@@ -12,10 +12,13 @@
 
 namespace onnxprobe::cli {
 
-enum ExitCode { kExitOk = 0, kExitMismatch = 1, kExitBadInput = 2, kExitBackend = 3 };
-
-// Maps a library error to the documented exit code (backend failures 3, all else 2).
-int ExitCodeFor(const Status& s);
+// The exit codes are the library's (command.h): kExitOk, kExitMismatch, kExitBadInput,
+// kExitRuntime; ExitCodeFor maps an error to one.
+using cmd::ExitCodeFor;
+using cmd::kExitBadInput;
+using cmd::kExitMismatch;
+using cmd::kExitOk;
+using cmd::kExitRuntime;
 // Prints "onnxprobe: error: <message>" on one line and returns the exit code.
 int Fail(const Status& s);
 // Routes stdout through a stream that remembers the OS reason of its first failed write.

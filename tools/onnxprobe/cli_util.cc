@@ -6,11 +6,6 @@
 
 namespace onnxprobe::cli {
 
-int ExitCodeFor(const Status& s) {
-  if (s.ok()) return kExitOk;
-  return s.code() == ErrorCode::kBackend ? kExitBackend : kExitBadInput;
-}
-
 int Fail(const Status& s) {
   std::string m = s.message();
   for (char& c : m) {

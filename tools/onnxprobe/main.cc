@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   (void)onnxprobe::InstallTemporaryCleanup();  // ^C or kill leaves no *.tmp-* behind
   onnxprobe::cli::GuardStdout();
-  int rc = onnxprobe::cli::kExitBackend;
+  int rc = onnxprobe::cmd::kExitRuntime;
   try {
     rc = onnxprobe::cli::RunCli(argc, argv);
   } catch (const std::exception& e) {

@@ -17,10 +17,21 @@
 
 namespace onnxprobe::cmd {
 
+// The command line's exit codes (Python's errors carry the same as `exit_code`).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitMismatch = 1,  // a mismatch, a finding at --fail-on, models that differ
+  kExitBadInput = 2,  // bad input or usage; a failed write
+  kExitRuntime = 3,   // the runtime failed (ErrorCode::kBackend)
+};
+// The exit code of a library error: kExitRuntime for the runtime's failures, else kExitBadInput
+// (kExitOk when `s` is Ok).
+int ExitCodeFor(const Status& s);
+
 // What one execution produced, besides the files its options named (written by the command).
 struct CommandOutput {
-  int exit_code = 0;  // 0, or 1: a mismatch, a finding at --fail-on, models that differ
-  std::string text;   // what the command line prints on stdout
+  int exit_code = kExitOk;  // or kExitMismatch, or kExitRuntime where a step's runtime failed
+  std::string text;         // what the command line prints on stdout
   // The documents rendered, by format: "json" (the schema of the command's --json), "html",
   // "junit", and compare's other formats (report/formats.h); a format the command does not
   // write is absent.
