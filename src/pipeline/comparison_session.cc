@@ -95,7 +95,20 @@ Expected<std::vector<NamedTensor>> SharedInputs(Side& a, Side& b, const SessionR
   return prepared;
 }
 
-Status CheckRequest(const CompareRequest& req, const Side& b) {
+// Options a stage cannot honour, refused once the sides are open and before anything runs.
+Status CheckRequest(const CompareRequest& req, const Side& a, const Side& b) {
+  if (req.explain_optimizations) {
+    const SideRequest& x = req.a;
+    const SideRequest& y = req.b;
+    bool same_model = x.path == y.path && a.model() != nullptr && b.model() != nullptr;
+    if (!same_model || x.ort_library != y.ort_library || x.session.provider != y.session.provider ||
+        x.session.optimization_level != OptLevel::kDisabled ||
+        y.session.optimization_level == OptLevel::kDisabled) {
+      return InvalidArgument(
+          "explaining optimizations needs one model on one runtime and provider, side A with "
+          "optimizations disabled and side B with them enabled");
+    }
+  }
   const std::string& repro = req.localize_options.repro_dir;
   if (repro.empty()) return Status::Ok();
   if (!req.localize)
@@ -328,7 +341,7 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
   st->a = std::move(*a);
   st->b = std::move(*b);
   st->a_path = req.a.path;
-  OP_RETURN_IF_ERROR(CheckRequest(req, *st->b));
+  OP_RETURN_IF_ERROR(CheckRequest(req, *st->a, *st->b));
   if (!req.diagnose.knowledge_file.empty())
     OP_RETURN_IF_ERROR(CheckKnowledgeFile(req.diagnose.knowledge_file));
   if (!req.graph_model.empty()) {
@@ -617,19 +630,8 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     if (!measured.ok())
       report.notes.push_back("latency and peak memory not measured: " + measured.message());
   }
-  if (req.explain_optimizations) {
-    const SideRequest& x = req.a;
+  if (req.explain_optimizations) {  // one model, A unoptimized, B optimized (CheckRequest)
     const SideRequest& y = req.b;
-    SessionOptions ya = x.session, yb = y.session;
-    ya.optimization_level = yb.optimization_level = OptLevel::kDisabled;
-    bool same_model = x.path == y.path && sa.model() != nullptr && sb.model() != nullptr;
-    if (!same_model || x.ort_library != y.ort_library || ya.provider != yb.provider ||
-        x.session.optimization_level != OptLevel::kDisabled ||
-        y.session.optimization_level == OptLevel::kDisabled) {
-      return InvalidArgument(
-          "explaining optimizations needs one model on one runtime and provider, side A with "
-          "optimizations disabled and side B with them enabled");
-    }
     ExplainRequest er{y.path, y.ort_library, y.session, run.inputs, job.policy};
     OP_ASSIGN_OR_RETURN(report.optimizations, ExplainOptimizations(er));
     report.optimizations_explained = true;

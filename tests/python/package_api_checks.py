@@ -402,6 +402,11 @@ def test_argument_errors(chain, tmp_path):
         onnxprobe.compare(chain, b_opt_level="all", judge="median", dims={"batch": 1})
     with pytest.raises(onnxprobe.InvalidArgument, match="--isolate: 'some' is not one of"):
         onnxprobe.compare(chain, b_opt_level="all", isolate="some", dims={"batch": 1})
+    calls = []  # a stage that cannot run is refused before the comparison starts
+    with pytest.raises(onnxprobe.InvalidArgument, match="explaining optimizations needs one model"):
+        onnxprobe.compare(chain, a_opt_level="basic", b_opt_level="all", explain_optimizations=True,
+                          dims={"batch": 1}, progress=lambda *a: calls.append(a))
+    assert calls == []
     with pytest.raises(onnxprobe.InvalidArgument, match=re.escape("bad --atol '-1' (expected a number >= 0)")):
         onnxprobe.compare(chain, b_opt_level="all", atol=-1, dims={"batch": 1})
     assert onnxprobe.run(chain, tensors=["Y"])["Y"].shape[0] == 1  # an unset symbolic dimension is 1
