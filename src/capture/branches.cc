@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "onnxprobe/capture/capture.h"
 #include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe {
@@ -25,10 +26,8 @@ Expected<std::vector<RunOutput>> RunMarked(const Model& model, Backend& backend,
                                            const SessionOptions& options,
                                            const std::vector<NamedTensor>& inputs,
                                            const std::vector<std::string>& names) {
-  OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, names));
-  auto session = backend.CreateSession(bytes, model.dir(), options);
-  if (!session.ok()) return session.status().WithContext(model.path());
-  auto r = (*session)->Run(Refs(inputs), names);
+  OP_ASSIGN_OR_RETURN(auto session, OpenMarkedSession(model, backend, names, options));
+  auto r = session->Run(Refs(inputs), names);
   if (!r.ok()) return r.status().WithContext(model.path());
   return r;
 }

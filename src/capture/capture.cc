@@ -126,10 +126,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
       session = std::move(made);
     } else {
       made.reset();
-      OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, batch));
-      auto created = backend.CreateSession(bytes, model.dir(), session_options);
-      if (!created.ok()) return created.status().WithContext(model.path());
-      session = std::move(*created);
+      OP_ASSIGN_OR_RETURN(session, OpenMarkedSession(model, backend, batch, session_options));
     }
     std::vector<std::string> fetch = batch;
     for (const auto& o : graph_outputs) {
@@ -174,8 +171,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
 
   if (options.check_observer) {
     // the same model with no extra outputs: its graph outputs must be bit-identical
-    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, {}));
-    OP_ASSIGN_OR_RETURN(auto session, backend.CreateSession(bytes, model.dir(), session_options));
+    OP_ASSIGN_OR_RETURN(auto session, OpenMarkedSession(model, backend, {}, session_options));
     OP_ASSIGN_OR_RETURN(auto plain, session->Run(refs, graph_outputs));
     report.observer_checked = true;
     for (size_t i = 0; i < plain.size(); ++i) {

@@ -5,6 +5,7 @@
 
 #include "common/file_util.h"
 #include "onnxprobe/backend/platform.h"
+#include "onnxprobe/capture/capture.h"
 #include "onnxprobe/common/json.h"
 #include "onnxprobe/common/json_value.h"
 #include "onnxprobe/graph/graph.h"
@@ -230,8 +231,7 @@ Expected<ReplayResult> ReplayBundle(const std::string& dir, const std::string& o
                            " inputs but test_data_set_0 holds " + std::to_string(inputs.size()));
   }
   OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(ort_library));
-  OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model, {}));
-  OP_ASSIGN_OR_RETURN(auto session, backend->CreateSession(bytes, model.dir(), options));
+  OP_ASSIGN_OR_RETURN(auto session, OpenMarkedSession(model, *backend, {}, options));
   std::vector<std::pair<std::string, const Tensor*>> refs;
   for (const auto& nt : inputs) refs.emplace_back(nt.name, &nt.tensor);
   std::vector<std::string> names;

@@ -2,7 +2,9 @@
 #include "side/isolated_worker.h"
 
 #include "onnxprobe/backend/platform.h"
+#include "onnxprobe/capture/capture.h"
 #include "onnxprobe/graph/graph.h"
+#include "side/live_info.h"
 
 namespace onnxprobe::isolation {
 namespace {
@@ -91,10 +93,8 @@ class SharedFetch {
       results_.clear();
       if (region_->size() > 0) pool_->Dropped(region_->generation());
       region_ = std::make_unique<wire::SharedRegion>();
-      OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model_, names));
-      auto s = backend_->CreateSession(bytes, model_.dir(), options_);
-      if (!s.ok()) return s.status().WithContext(model_.path());
-      session_ = std::move(*s);
+      OP_ASSIGN_OR_RETURN(
+          session_, OpenMarkedSession(model_, *backend_, names, LiveSessionOptions(options_)));
       names_ = names;
     }
     std::vector<std::pair<std::string, const Tensor*>> refs;

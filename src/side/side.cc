@@ -10,6 +10,7 @@
 
 #include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/branches.h"
+#include "onnxprobe/capture/capture.h"
 #include "onnxprobe/capture/dump.h"
 #include "onnxprobe/graph/graph.h"
 #include "onnxprobe/tensor/npy.h"
@@ -45,6 +46,12 @@ std::string Side::Describe() const {
   return i.path + " on " + i.runtime + " " + i.provider +
          (i.platform.empty() ? "" : " on " + i.platform) + ", optimizations " +
          OptLevelName(i.optimization_level);
+}
+
+SessionOptions LiveSessionOptions(const SessionOptions& side) {
+  SessionOptions o = side;
+  o.config_entries.emplace("session.force_spinning_stop", "1");
+  return o;
 }
 
 SideInfo LiveSideInfo(const std::string& model_path, const std::string& runtime_version,
@@ -104,8 +111,13 @@ class LiveSide : public Side {
         hidden_.push_back(t.name);
         continue;
       }
-      tensors_.push_back(
-          {t.name, n.name, n.op_type, n.topo_index, 0, t.kind == TensorKind::kGraphOutput});
+      SideTensor st;
+      st.name = t.name;
+      st.node = n.name;
+      st.op_type = n.op_type;
+      st.topo_index = n.topo_index;
+      st.is_graph_output = t.kind == TensorKind::kGraphOutput;
+      tensors_.push_back(std::move(st));
     }
   }
 
@@ -262,22 +274,10 @@ class LiveSide : public Side {
 
   // A session of the model with `names` marked as outputs.
   Expected<std::unique_ptr<BackendSession>> CaptureSession(const std::vector<std::string>& names) {
-    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(model_, names));
-    auto s = backend_->CreateSession(bytes, model_.dir(), SessionRunOptions());
-    if (!s.ok()) return s.status().WithContext(model_.path());
-    return std::move(*s);
+    return OpenMarkedSession(model_, *backend_, names, SessionRunOptions());
   }
 
-  // The side's options, plus: the runtime's worker threads stop spinning as soon as a run
-  // returns. Two sides run in turn in one process (or two), and threads left spinning after one
-  // side's run take the cores the other side's run and the comparison need (measured: 15-30% of
-  // a comparison of ResNet-50 on a loaded 2-core machine). What a run computes is unchanged; a
-  // value the user set wins.
-  SessionOptions SessionRunOptions() const {
-    SessionOptions o = options_;
-    o.config_entries.emplace("session.force_spinning_stop", "1");
-    return o;
-  }
+  SessionOptions SessionRunOptions() const { return LiveSessionOptions(options_); }
 
   // If nodes: the branch each takes for these inputs replaces it (capture/branches.h), so what
   // the branch computes is captured, compared and isolated; the notes say what was done.

@@ -133,6 +133,13 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
                                 const CaptureOptions& options, CaptureSink& sink,
                                 const ProgressFn& progress = nullptr);
 
+// The one way to open a session with tensors marked: `model` with `marked` appended as graph
+// outputs (MarkOutputs; none: the model as it is), on `backend` with `options`. Errors name the
+// model's path.
+Expected<std::unique_ptr<BackendSession>> OpenMarkedSession(const Model& model, Backend& backend,
+                                                            const std::vector<std::string>& marked,
+                                                            const SessionOptions& options);
+
 // Repeated in-memory capture of a fixed tensor set: one session with the tensors marked as
 // outputs, run through I/O binding into buffers that are allocated on the first run and reused
 // afterwards (no per-run allocation, so the cost is close to a plain inference).
