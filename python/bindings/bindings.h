@@ -15,6 +15,7 @@
 
 #include "onnxprobe/backend/backend.h"
 #include "onnxprobe/capture/capture.h"
+#include "onnxprobe/command/command.h"
 #include "onnxprobe/command/compare_plan.h"
 #include "onnxprobe/common/status.h"
 #include "onnxprobe/generate/generate.h"
@@ -91,8 +92,12 @@ class PyProgress {
   // this).
   void Attach(CompareRequest* req) {
     if (!active()) return;
-    req->on_row = [this](const TensorResult&, size_t d, size_t t) { (*this)("compare", d, t); };
-    req->localize_options.on_run = [this](size_t runs) { (*this)("isolate", runs, 0); };
+    req->on_row = [this](const TensorResult&, size_t d, size_t t) {
+      (*this)(cmd::PhaseName(cmd::Phase::kCompare), d, t);
+    };
+    req->localize_options.on_run = [this](size_t runs) {
+      (*this)(cmd::PhaseName(cmd::Phase::kIsolate), runs, 0);
+    };
     req->job.stop = [this] { return stopped_.load(); };
   }
   void Rethrow() {

@@ -58,8 +58,8 @@ py::dict RunCommand(const std::string& name, const std::vector<std::string>& pos
   PyProgress py_progress(on_progress);
   cmd::CommandContext context;
   if (py_progress.active()) {
-    context.progress = [&py_progress](const std::string& phase, size_t done, size_t total) {
-      return py_progress(phase.c_str(), done, total);
+    context.progress = [&py_progress](const cmd::ProgressEvent& e) {
+      return py_progress(cmd::PhaseName(e.phase), e.done, e.total);
     };
   }
   std::optional<Expected<cmd::CommandOutput>> result;

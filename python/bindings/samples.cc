@@ -25,7 +25,7 @@ SamplesHandle RunCompareSamples(const PlanHandle& plan, const py::object& on_pro
   SampleCallback on_sample;
   if (progress.active()) {
     on_sample = [&progress](size_t done, size_t total, const std::string&) {
-      return progress("sample", done, total);
+      return progress(cmd::PhaseName(cmd::Phase::kSample), done, total);
     };
   }
   std::optional<Expected<SamplesCompareReport>> result;

@@ -1,7 +1,8 @@
-"""Progress of long calls: ``progress=`` of ``compare`` is False (none), a callable
-``(phase, done, total)`` (phases "compare": rows done of rows, "isolate": isolation runs so far,
-total 0, "sample": samples done of samples), or True: a tqdm bar per phase when tqdm is
-installed, else a line on stderr."""
+"""Progress of long calls: ``progress=`` is False (none), a callable ``(phase, done, total)``, or
+True: a tqdm bar per phase when tqdm is installed, else a line on stderr. The phases are the
+library's (onnxprobe/command/command.h Phase, the command line's progress line shows the same):
+"compare" rows done of rows, "isolate" isolation runs so far (total 0), "sample" samples done of
+samples, "capture" tensors captured of tensors, "generate" decoding steps so far (total 0)."""
 import sys
 
 

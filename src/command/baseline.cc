@@ -83,7 +83,9 @@ class BaselineSaveCommand : public Command {
     req.session = o.session.session;
     OP_ASSIGN_OR_RETURN(req.ort_library, ResolveOrtLibrary(o.session));
     if (context.progress && !o.quiet)
-      req.on_sample = [&](size_t d, size_t t) { return context.progress("sample", d, t); };
+      req.on_sample = [&](size_t d, size_t t) {
+        return context.progress({Phase::kSample, d, t, ""});
+      };
     auto saved = SaveBaseline(req);
     req.on_sample = nullptr;  // it refers to `context`, which ends with this call
     if (!saved.ok()) return NameSampleFlag(saved.status(), o.samples);
@@ -195,7 +197,9 @@ class BaselineCheckCommand : public Command {
     req.max_memory = o.max_memory;
     req.shard = o.shard;
     if (context.progress && !o.quiet)
-      req.on_sample = [&](size_t d, size_t t) { return context.progress("sample", d, t); };
+      req.on_sample = [&](size_t d, size_t t) {
+        return context.progress({Phase::kSample, d, t, ""});
+      };
     auto checked = CheckBaseline(req);
     req.on_sample = nullptr;
     OP_ASSIGN_OR_RETURN(BaselineCheckReport r, std::move(checked));

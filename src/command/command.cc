@@ -153,6 +153,22 @@ Status ApplyArguments(Command& command, const std::vector<std::string>& position
   return command.Validate();
 }
 
+const char* PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kCompare:
+      return "compare";
+    case Phase::kIsolate:
+      return "isolate";
+    case Phase::kSample:
+      return "sample";
+    case Phase::kCapture:
+      return "capture";
+    case Phase::kGenerate:
+      return "generate";
+  }
+  return "";
+}
+
 int ExitCodeFor(const Status& s) {
   if (s.ok()) return kExitOk;
   return s.code() == ErrorCode::kBackend ? kExitRuntime : kExitBadInput;

@@ -405,7 +405,7 @@ class CompareCommand : public Command {
   // --inputs / --samples: one comparison per sample, aggregated; the console shows each sample's
   // verdict, the aggregates and the focus sample's full report.
   Expected<CommandOutput> RunSamples(const CompareRequest& req, const CommandContext& context,
-                                     std::string* verb) {
+                                     std::string* within) {
     CompareCli& o = o_;
     ComparePlan plan;
     plan.samples = o.samples;
@@ -415,13 +415,13 @@ class CompareCommand : public Command {
     OP_ASSIGN_OR_RETURN(
         SamplesCompareReport r,
         CompareSamples(req, samples, o.shard,
-                       [this, verb, &context](size_t done, size_t total, const std::string&) {
+                       [this, within, &context](size_t done, size_t total, const std::string&) {
                          if (done < total) {
-                           *verb = "sample " + std::to_string(done + 1) + "/" +
-                                   std::to_string(total) + ": comparing";
+                           *within =
+                               "sample " + std::to_string(done + 1) + "/" + std::to_string(total);
                          }
                          bool show = context.progress && !o_.console.quiet;
-                         return !show || context.progress("sample", done, total);
+                         return !show || context.progress({Phase::kSample, done, total, ""});
                        }));
     const SampleCompare* focus = FocusSample(r);
     if (focus != nullptr && focus->report.comparison.aborted &&
@@ -517,20 +517,20 @@ class CompareCommand : public Command {
     auto started = std::chrono::steady_clock::now();
     const auto t0 = started;
     std::map<std::string, double> row_seconds;  // for JUnit: time since the previous row
-    std::string verb = "comparing";
+    std::string within;                         // over samples: which sample the rows are of
     req.on_row = [&](const TensorResult& row, size_t d, size_t t) {
       auto now = std::chrono::steady_clock::now();
       row_seconds[row.name] = std::chrono::duration<double>(now - started).count();
       started = now;
-      if (show) context.progress(verb, d, t);
+      if (show) context.progress({Phase::kCompare, d, t, within});
     };
     // isolation can take longer than the comparison: say that it is going on
     if (show) {
-      req.localize_options.on_run = [&context](size_t runs) {
-        context.progress("isolating nodes:", runs, 0);
+      req.localize_options.on_run = [&context, &within](size_t runs) {
+        context.progress({Phase::kIsolate, runs, 0, within});
       };
     }
-    if (SamplesGiven()) return RunSamples(req, context, &verb);
+    if (SamplesGiven()) return RunSamples(req, context, &within);
     OP_ASSIGN_OR_RETURN(CompareReport result, Compare(req));
     CommandOutput out;
     for (const auto& n : result.notes) out.notes.push_back("note: " + n);

@@ -223,7 +223,7 @@ class GenerateCommand : public Command {
     OP_RETURN_IF_ERROR(side(b_, side_b_, &req_.b));
     if (context.progress && !console_.quiet) {
       req_.on_step = [&context](const std::string&, int step) {
-        context.progress("generating: step", static_cast<size_t>(step), 0);
+        context.progress({Phase::kGenerate, static_cast<size_t>(step), 0, ""});
       };
     }
     auto r = CompareGeneration(req_);

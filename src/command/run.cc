@@ -207,7 +207,7 @@ class RunCommand : public Command {
     req.exact = o_.float64;
     if (SamplesGiven()) return RunSamples(req, std::move(out));
     if (context.progress && !o_.quiet)
-      req.on_progress = [&](size_t d, size_t t) { context.progress("capturing", d, t); };
+      req.on_progress = [&](size_t d, size_t t) { context.progress({Phase::kCapture, d, t, ""}); };
     req.find_nonfinite = o_.fail_on_nonfinite;
     req.exact = o_.float64;
     InputPreparation prep;

@@ -421,3 +421,13 @@ def test_compare_is_typed_and_marked_for_type_checkers():
     params = inspect.signature(onnxprobe.compare).parameters
     assert "dims" in params and "Mapping[str, int]" in str(params["dims"].annotation)
     assert all(p.annotation is not p.empty for p in params.values())
+
+
+def test_progress_phases_are_the_librarys_names(models, tmp_path):
+    """The phases a callable sees are the library's (command.h Phase), whichever function runs."""
+    seen = set()
+    onnxprobe.run(models["good"], output=tmp_path / "d.dump", progress=lambda p, d, t: seen.add(p))
+    assert seen == {"capture"}
+    seen.clear()
+    onnxprobe.compare(models["good"], b_opt_level="all", samples=2, progress=lambda p, d, t: seen.add(p))
+    assert seen == {"compare", "sample"}

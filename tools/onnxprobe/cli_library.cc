@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "cli.h"
 
@@ -11,15 +12,24 @@ namespace onnxprobe::cli {
 int RunLibraryCommand(cmd::Command& command) {
   ProgressLine line(isatty(STDERR_FILENO), "");
   cmd::CommandContext context;
-  context.progress = [&line](const std::string& phase, size_t done, size_t total) {
-    // what is counted, where the phase's words do not say it
-    bool rows = phase.size() >= 9 && phase.compare(phase.size() - 9, 9, "comparing") == 0;
-    const char* unit = rows ? "tensors" : phase == "isolating nodes:" ? "runs" : "";
-    line.SetVerb(phase);
-    if (total == 0) {
-      line.Count(done, unit);
+  context.progress = [&line](const cmd::ProgressEvent& e) {
+    // the phase in words, and what it counts
+    struct Shown {
+      const char* verb;
+      const char* unit;
+    };
+    static const std::map<cmd::Phase, Shown> kShown = {
+        {cmd::Phase::kCompare, {"comparing", "tensors"}},
+        {cmd::Phase::kIsolate, {"isolating nodes:", "runs"}},
+        {cmd::Phase::kSample, {"sample", ""}},
+        {cmd::Phase::kCapture, {"capturing", ""}},
+        {cmd::Phase::kGenerate, {"generating: step", ""}}};
+    const Shown& shown = kShown.at(e.phase);
+    line.SetVerb(e.within.empty() ? shown.verb : e.within + ": " + shown.verb);
+    if (e.total == 0) {
+      line.Count(e.done, shown.unit);
     } else {
-      line.Update(done, total, unit);
+      line.Update(e.done, e.total, shown.unit);
     }
     return true;
   };

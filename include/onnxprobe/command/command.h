@@ -46,13 +46,24 @@ struct CommandOutput {
 // dimension set to 1) is said once. The command line and Python both show notes through it.
 std::vector<std::string> DistinctNotes(const std::vector<std::string>& notes);
 
-// Progress of a long phase: (phase, done, total), e.g. ("sample", 3, 8) in baseline save and
-// check; returning false stops the command before its next step (with an error saying so).
-using CommandProgress = std::function<bool(const std::string&, size_t, size_t)>;
+// The phases of a long command, named once for the command line's progress line and Python's
+// progress callables: "compare" (rows done of rows), "isolate" (isolation runs so far, no
+// total), "sample" (input samples done of samples), "capture" (tensors captured of tensors),
+// "generate" (decoding steps so far, no total).
+enum class Phase { kCompare, kIsolate, kSample, kCapture, kGenerate };
+const char* PhaseName(Phase phase);
+
+struct ProgressEvent {
+  Phase phase = Phase::kCompare;
+  size_t done = 0, total = 0;  // total 0: a count without a known end
+  std::string within;          // the step it is part of, e.g. "sample 2/3" ("" none)
+};
+// Returning false stops the command before its next step (with an error saying so).
+using CommandProgress = std::function<bool(const ProgressEvent&)>;
 
 // What the caller's surroundings say about the output.
 struct CommandContext {
-  CommandProgress progress;  // may be empty; total 0: a count without a known end
+  CommandProgress progress;  // may be empty
   bool color = false;        // the console text may use ANSI colour (a terminal, NO_COLOR unset)
   // Render the JSON/HTML documents into the output even where no option asked for a file
   // (Python's results carry them); the command line sets false, so a compare renders only what
