@@ -135,7 +135,7 @@ SampleLocalization LocalizeSample(const BaselineCheckRequest& req, const Baselin
   }
   CompareRequest c = BaseRequest(b, req);
   for (const auto& e : (*dump)->entries()) {
-    if (e.kind != "input") continue;
+    if (e.kind != DumpEntryKind::kInput) continue;
     auto t = (*dump)->Load(e);
     if (!t.ok()) {
       l.note = t.status().message();

@@ -26,7 +26,8 @@ Status ReadString(const JsonValue& obj, const char* key, std::string* out, const
 Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, DumpEntry* e) {
   if (!t.is_object()) return Corrupt(where + " is not an object");
   OP_RETURN_IF_ERROR(ReadString(t, "name", &e->name, where));
-  OP_RETURN_IF_ERROR(ReadString(t, "kind", &e->kind, where));
+  std::string kind;
+  OP_RETURN_IF_ERROR(ReadString(t, "kind", &kind, where));
   OP_RETURN_IF_ERROR(ReadString(t, "file", &e->file, where));
   OP_RETURN_IF_ERROR(ReadString(t, "node", &e->node, where, false));
   OP_RETURN_IF_ERROR(ReadString(t, "op_type", &e->op_type, where, false));
@@ -45,8 +46,11 @@ Status ParseEntry(const JsonValue& t, const std::string& where, bool paths, Dump
       return Corrupt(where + ": \"float64_error\" is not a finite number >= 0");
     e->float64_error = f64->as_number();
   }
-  if (e->kind != "input" && e->kind != "tensor")
-    return Corrupt(where + ": unknown kind '" + e->kind + "'");
+  if (kind != DumpEntryKindName(DumpEntryKind::kInput) &&
+      kind != DumpEntryKindName(DumpEntryKind::kTensor))
+    return Corrupt(where + ": unknown kind '" + kind + "'");
+  e->kind = kind == DumpEntryKindName(DumpEntryKind::kInput) ? DumpEntryKind::kInput
+                                                             : DumpEntryKind::kTensor;
   std::string dtype;
   OP_RETURN_IF_ERROR(ReadString(t, "dtype", &dtype, where));
   auto dt = DTypeFromName(dtype);
@@ -152,7 +156,11 @@ Expected<std::unique_ptr<DumpReader>> DumpReader::Open(const std::string& path) 
   return r;
 }
 
-const DumpEntry* DumpReader::Find(const std::string& name, const std::string& kind) const {
+const char* DumpEntryKindName(DumpEntryKind kind) {
+  return kind == DumpEntryKind::kInput ? "input" : "tensor";
+}
+
+const DumpEntry* DumpReader::Find(const std::string& name, DumpEntryKind kind) const {
   for (const auto& e : entries_) {
     if (e.name == name && e.kind == kind) return &e;
   }
@@ -160,8 +168,9 @@ const DumpEntry* DumpReader::Find(const std::string& name, const std::string& ki
 }
 
 Expected<Tensor> DumpReader::Load(const DumpEntry& e) const {
-  Expected<Tensor> t = npz_ ? npz_reader_->Read(e.kind == "input" ? "input:" + e.name : e.name)
-                            : ReadNpy((fs::path(path_) / e.file).string());
+  Expected<Tensor> t =
+      npz_ ? npz_reader_->Read(e.kind == DumpEntryKind::kInput ? "input:" + e.name : e.name)
+           : ReadNpy((fs::path(path_) / e.file).string());
   if (!t.ok()) return t.status();
   DType on_disk = e.dtype == DType::kBFloat16 ? DType::kFloat32 : e.dtype;
   if (t->dtype() != on_disk || t->shape() != e.shape) {

@@ -67,7 +67,7 @@ Expected<DumpSummary> SummarizeDump(const std::string& path) {
     OP_ASSIGN_OR_RETURN(Tensor t, reader->Load(e));
     DumpTensorSummary d;
     d.name = e.name;
-    d.is_input = e.kind == "input";
+    d.is_input = e.kind == DumpEntryKind::kInput;
     d.node = e.node;
     d.op_type = e.op_type;
     d.topo_index = e.topo_index;

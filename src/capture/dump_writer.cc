@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 namespace onnxprobe {
 
 struct DumpWriter::Entry {
-  std::string kind, name, node, op_type, file;
+  DumpEntryKind kind = DumpEntryKind::kTensor;
+  std::string name, node, op_type, file;
   int topo_index = -1;
   DType dtype = DType::kFloat32;
   Shape shape;
@@ -59,7 +60,7 @@ DumpWriter::~DumpWriter() {
   if (!finished_ && !tmp_.empty()) RemoveTemporary(tmp_);
 }
 
-Status DumpWriter::Write(const std::string& kind, const std::string& name, const Tensor& t,
+Status DumpWriter::Write(DumpEntryKind kind, const std::string& name, const Tensor& t,
                          const CapturedTensor* c) {
   auto e = std::make_unique<Entry>();
   e->kind = kind;
@@ -72,12 +73,13 @@ Status DumpWriter::Write(const std::string& kind, const std::string& name, const
   e->dtype = t.dtype();
   e->shape = t.shape();
   e->stats = ComputeStats(t);
+  bool input = kind == DumpEntryKind::kInput;
   if (npz_) {
-    e->file = kind == "input" ? "input:" + name : name;  // the archive key (inputs kept apart)
+    e->file = input ? "input:" + name : name;  // the archive key (inputs kept apart)
     OP_RETURN_IF_ERROR(npz_writer_->Add(e->file, t));
   } else {
-    e->file = (kind == "input" ? "inputs/" : "") + DumpFileName(entries_.size(), name);
-    if (kind == "input") {
+    e->file = (input ? "inputs/" : "") + DumpFileName(entries_.size(), name);
+    if (input) {
       std::error_code ec;
       fs::create_directories(tmp_ + "/inputs", ec);
     }
@@ -89,7 +91,7 @@ Status DumpWriter::Write(const std::string& kind, const std::string& name, const
 }
 
 Status DumpWriter::AddInput(const NamedTensor& input) {
-  return Write("input", input.name, input.tensor, nullptr);
+  return Write(DumpEntryKind::kInput, input.name, input.tensor, nullptr);
 }
 
 Status DumpWriter::Consume(CapturedTensor&& t) {
@@ -97,7 +99,7 @@ Status DumpWriter::Consume(CapturedTensor&& t) {
     skipped_.push_back({t.name, t.skipped});
     return Status::Ok();
   }
-  return Write("tensor", t.name, t.tensor, &t);
+  return Write(DumpEntryKind::kTensor, t.name, t.tensor, &t);
 }
 
 Status DumpWriter::Finish(const CaptureReport& report) {
@@ -125,7 +127,7 @@ Status DumpWriter::Finish(const CaptureReport& report) {
   for (const auto& e : entries_) {
     j.BeginObject();
     j.Key("name").String(e->name);
-    j.Key("kind").String(e->kind);
+    j.Key("kind").String(DumpEntryKindName(e->kind));
     j.Key("node").String(e->node).Key("op_type").String(e->op_type);
     j.Key("topo_index").Int(e->topo_index);
     j.Key("dtype").String(DTypeName(e->dtype)).Key("shape").IntArray(e->shape);

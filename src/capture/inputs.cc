@@ -43,7 +43,7 @@ Status LoadFile(const std::string& spec, const ModelSummary& s, size_t pb_index,
     OP_ASSIGN_OR_RETURN(auto dump, DumpReader::Open(path));
     size_t n = 0;
     for (const auto& e : dump->entries()) {
-      if (e.kind != "input") continue;
+      if (e.kind != DumpEntryKind::kInput) continue;
       OP_ASSIGN_OR_RETURN(Tensor t, dump->Load(e));
       OP_RETURN_IF_ERROR(Add(e.name, std::move(t), path, false, out));
       ++n;

@@ -337,7 +337,7 @@ class DumpSide : public Side {
     info_.provider = m.provider;
     info_.optimization_level = m.optimization_level;
     for (const auto& e : reader_->entries()) {
-      if (e.kind != "tensor") continue;
+      if (e.kind != DumpEntryKind::kTensor) continue;
       uint64_t bytes = 0;
       auto b = NumBytes(e.dtype, e.shape);
       if (b.ok()) bytes = *b;
@@ -362,7 +362,7 @@ class DumpSide : public Side {
   Expected<std::vector<NamedTensor>> RecordedInputs() const override {
     std::vector<NamedTensor> out;
     for (const auto& e : reader_->entries()) {
-      if (e.kind != "input") continue;
+      if (e.kind != DumpEntryKind::kInput) continue;
       OP_ASSIGN_OR_RETURN(Tensor t, reader_->Load(e));
       out.push_back({e.name, std::move(t)});
     }

@@ -28,6 +28,11 @@ struct DumpMetadata {
 // The manifest's "source" of a dump written by the PyTorch companion.
 constexpr const char* kTorchCaptureSource = "torch-capture";
 
+// What a dump entry holds: a graph input the run was fed, or a tensor it computed. The
+// manifest spells them "input" and "tensor" (docs/dump-format.md).
+enum class DumpEntryKind { kInput, kTensor };
+const char* DumpEntryKindName(DumpEntryKind kind);
+
 class DumpWriter : public CaptureSink {
  public:
   // `path` ending in ".npz" writes an archive, anything else a folder. An existing target is
@@ -45,7 +50,7 @@ class DumpWriter : public CaptureSink {
  private:
   DumpWriter() = default;
   struct Entry;
-  Status Write(const std::string& kind, const std::string& name, const Tensor& t,
+  Status Write(DumpEntryKind kind, const std::string& name, const Tensor& t,
                const CapturedTensor* c);
   std::string path_, tmp_;
   bool npz_ = false;
@@ -59,7 +64,7 @@ class DumpWriter : public CaptureSink {
 
 struct DumpEntry {
   std::string name;
-  std::string kind;  // "input" or "tensor"
+  DumpEntryKind kind = DumpEntryKind::kTensor;
   std::string node, op_type, file;
   int topo_index = -1;
   DType dtype = DType::kFloat32;  // as captured (bfloat16 is stored as float32 on disk)
@@ -82,7 +87,7 @@ class DumpReader {
   const DumpMetadata& metadata() const { return meta_; }
   // Inputs first, then tensors in topological order.
   const std::vector<DumpEntry>& entries() const { return entries_; }
-  const DumpEntry* Find(const std::string& name, const std::string& kind = "tensor") const;
+  const DumpEntry* Find(const std::string& name, DumpEntryKind kind = DumpEntryKind::kTensor) const;
   // Loads one tensor; fails when its file is missing or disagrees with the manifest.
   Expected<Tensor> Load(const DumpEntry& e) const;
 
