@@ -90,7 +90,7 @@ class BaselineSaveCommand : public Command {
     req.on_sample = nullptr;  // it refers to `context`, which ends with this call
     if (!saved.ok()) return NameSampleFlag(saved.status(), o.samples);
     CommandOutput out;
-    for (const auto& n : saved->notes) out.notes.push_back("note: " + n);
+    for (const auto& n : saved->notes) out.Note(n);
     if (o.quiet) return out;
     const Baseline& b = saved->baseline;
     const Environment& e = b.environment;

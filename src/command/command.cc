@@ -174,11 +174,27 @@ int ExitCodeFor(const Status& s) {
   return s.code() == ErrorCode::kBackend ? kExitRuntime : kExitBadInput;
 }
 
-std::vector<std::string> DistinctNotes(const std::vector<std::string>& notes) {
+const char* NoteKindName(NoteKind kind) {
+  switch (kind) {
+    case NoteKind::kNote:
+      return "note";
+    case NoteKind::kWarning:
+      return "warning";
+    case NoteKind::kNonfinite:
+      return "nonfinite";
+  }
+  return "note";
+}
+
+std::string CommandNote::Line() const { return std::string(NoteKindName(kind)) + ": " + text; }
+
+std::vector<std::string> DistinctNotes(const std::vector<CommandNote>& notes) {
   std::vector<std::string> out;
   std::set<std::string> seen;
-  for (const auto& n : notes)
-    if (seen.insert(n).second) out.push_back(n);
+  for (const auto& n : notes) {
+    std::string line = n.Line();
+    if (seen.insert(line).second) out.push_back(std::move(line));
+  }
   return out;
 }
 

@@ -442,7 +442,7 @@ class CompareCommand : public Command {
         &out, &written));
     std::string& text = out.text;
     if (focus != nullptr) {
-      for (const auto& n : focus->report.notes) out.notes.push_back("note: " + n);
+      for (const auto& n : focus->report.notes) out.Note(n);
       text += "sample " + focus->name + " (" +
               (focus->report.passed() ? "closest to its tolerance" : "first failing") + "):\n";
       text += MakeConsoleReporter(o.console)->Render(focus->report);
@@ -533,7 +533,7 @@ class CompareCommand : public Command {
     if (SamplesGiven()) return RunSamples(req, context, &within);
     OP_ASSIGN_OR_RETURN(CompareReport result, Compare(req));
     CommandOutput out;
-    for (const auto& n : result.notes) out.notes.push_back("note: " + n);
+    for (const auto& n : result.notes) out.Note(n);
     const ComparisonResult& r = result.comparison;
     // nothing compared (e.g. a provider this runtime lacks): the notes and the error, no empty
     // report
@@ -581,7 +581,7 @@ class CompareCommand : public Command {
             "runtime failed: " + (p.error.ok() ? r.abort_status : p.error).message() + "\n\n";
         continue;
       }
-      for (const auto& n : p.report.notes) out.notes.push_back("note: " + n);
+      for (const auto& n : p.report.notes) out.Note(n);
       out.text += MakeConsoleReporter(o.console)->Render(p.report);
       backend_failed |= r.aborted;
       out.text += "\n";

@@ -60,15 +60,14 @@ class ImportPolygraphyCommand : public Command {
     OP_ASSIGN_OR_RETURN(PolygraphyImportReport r, ImportPolygraphy(req_));
     CommandOutput out;
     if (req_.model_path.empty()) {
-      out.notes.push_back(
-          "note: no --model: tensors are stored in name order, without their nodes (a "
+      out.Note(
+          "no --model: tensors are stored in name order, without their nodes (a "
           "comparison then reports its first divergence in that order); --model MODEL gives "
           "graph order");
     }
     if (!r.not_in_model.empty()) {
-      out.notes.push_back("note: " + std::to_string(r.not_in_model.size()) +
-                          " tensor(s) are not made by a node of " + req_.model_path + ", e.g. '" +
-                          r.not_in_model.front() + "'");
+      out.Note(std::to_string(r.not_in_model.size()) + " tensor(s) are not made by a node of " +
+               req_.model_path + ", e.g. '" + r.not_in_model.front() + "'");
     }
     if (!quiet_) {
       out.text = StringPrintf("%s: %zu tensors and %zu inputs of runner %s, iteration %zu of %zu\n",

@@ -78,7 +78,7 @@ class LintCommand : public Command {
       return out;
     }
     OP_ASSIGN_OR_RETURN(Model model, Model::Load(model_));
-    lint_.runtime_version = RuntimeVersion(&out.notes);
+    lint_.runtime_version = RuntimeVersion(&out);
     OP_ASSIGN_OR_RETURN(LintReport report, Lint(model, lint_));
     out.documents["json"] = RenderLintJson(report);
     OP_ASSIGN_OR_RETURN(out.text,
@@ -89,22 +89,21 @@ class LintCommand : public Command {
 
  private:
   // The version of the runtime the model is checked against: given, or asked of the library.
-  std::string RuntimeVersion(std::vector<std::string>* notes) const {
+  std::string RuntimeVersion(CommandOutput* out) const {
     if (!runtime_version_.empty()) return runtime_version_;
     std::string lib = ort_lib_;
     if (!ort_version_.empty()) {
       auto path = OrtLibraryForVersion(ort_version_);
       if (!path.ok()) {
-        notes->push_back("note: --ort-version: " + path.status().message() +
-                         "; opset support not checked");
+        out->Note("--ort-version: " + path.status().message() + "; opset support not checked");
         return "";
       }
       lib = *path;
     }
     auto backend = LoadBackend(lib);
     if (!backend.ok()) {
-      notes->push_back("note: ONNX Runtime not loaded (" + backend.status().message() +
-                       "); opset support not checked");
+      out->Note("ONNX Runtime not loaded (" + backend.status().message() +
+                "); opset support not checked");
       return "";
     }
     return (*backend)->version();

@@ -75,7 +75,7 @@ class ProfileCommand : public Command {
     OP_ASSIGN_OR_RETURN(req_.ort_library, ResolveOrtLibrary(session_));
     OP_ASSIGN_OR_RETURN(ProfileReport report, Profile(req_));
     CommandOutput out;
-    for (const auto& n : report.notes) out.notes.push_back("note: " + n);
+    for (const auto& n : report.notes) out.Note(n);
     out.documents["json"] = RenderProfileJson(report);
     OP_ASSIGN_OR_RETURN(
         out.text, ConsoleWithJson(json_, RenderProfileText(report, top_), out.documents["json"]));

@@ -29,8 +29,8 @@ struct RunOptions {
 // inputs is where they are born.
 std::string NonfiniteLine(const NonfiniteTensor& f, size_t tensors) {
   std::string where = f.is_input ? "graph input" : f.op_type + " node '" + f.node + "'";
-  return "nonfinite: '" + f.name + "' (" + where + ") holds " + std::to_string(f.nan_count) +
-         " NaN and " + std::to_string(f.inf_count) + " Inf of " + std::to_string(f.elements) +
+  return "'" + f.name + "' (" + where + ") holds " + std::to_string(f.nan_count) + " NaN and " +
+         std::to_string(f.inf_count) + " Inf of " + std::to_string(f.elements) +
          " values; the first of " + std::to_string(tensors) + " tensor" +
          (tensors == 1 ? "" : "s") + " with NaN/Inf in topological order";
 }
@@ -195,7 +195,7 @@ class RunCommand : public Command {
   Expected<CommandOutput> Execute(const CommandContext& context) override {
     CommandOutput out;
     if (o_.output_defaulted)
-      out.notes.push_back("note: no -o given: writing " + o_.output + " in the current folder");
+      out.Note("no -o given: writing " + o_.output + " in the current folder");
     DumpRequest req;
     req.model_path = o_.model;
     req.output = o_.output;
@@ -213,8 +213,8 @@ class RunCommand : public Command {
     InputPreparation prep;
     auto dump = CaptureToDump(req, &prep);
     if (!dump.ok()) return NameInputFlag(dump.status(), prep.failed);
-    for (const auto& n : dump->notes) out.notes.push_back("note: " + n);
-    for (const auto& n : prep.nonfinite_inputs) out.notes.push_back("warning: " + n);
+    for (const auto& n : dump->notes) out.Note(n);
+    for (const auto& n : prep.nonfinite_inputs) out.Warn(n);
     const CaptureReport* report = &dump->capture;
     const DumpMetadata& meta = dump->metadata;
     double secs = dump->seconds;
@@ -295,7 +295,8 @@ class RunCommand : public Command {
     }
     OP_ASSIGN_OR_RETURN(out.text, ConsoleWithJson(o_.json, text, out.documents["json"]));
     if (o_.fail_on_nonfinite && dump->first_nonfinite) {
-      out.notes.push_back(NonfiniteLine(*dump->first_nonfinite, dump->nonfinite_tensors));
+      out.notes.push_back(
+          {NoteKind::kNonfinite, NonfiniteLine(*dump->first_nonfinite, dump->nonfinite_tensors)});
       out.exit_code = kExitMismatch;
     }
     if (report->observer_checked && !report->observer_identical) out.exit_code = kExitMismatch;

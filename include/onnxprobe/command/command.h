@@ -28,6 +28,15 @@ enum ExitCode : int {
 // (kExitOk when `s` is Ok).
 int ExitCodeFor(const Status& s);
 
+// A note's kind: said in passing, a warning about the input, where NaN/Inf were found.
+enum class NoteKind { kNote, kWarning, kNonfinite };
+const char* NoteKindName(NoteKind kind);  // "note", "warning", "nonfinite"
+struct CommandNote {
+  NoteKind kind = NoteKind::kNote;
+  std::string text;
+  std::string Line() const;  // "<kind>: <text>"
+};
+
 // What one execution produced, besides the files its options named (written by the command).
 struct CommandOutput {
   int exit_code = kExitOk;  // or kExitMismatch, or kExitRuntime where a step's runtime failed
@@ -36,15 +45,18 @@ struct CommandOutput {
   // "junit", and compare's other formats (report/formats.h); a format the command does not
   // write is absent.
   std::map<std::string, std::string> documents;
-  // One line each, led by their kind ("note: ...", "warning: ...", "nonfinite: ..."): the command
-  // line prints them on stderr after "onnxprobe: ".
-  std::vector<std::string> notes;
+  // What the caller should know besides the result; the command line prints each on stderr as
+  // "onnxprobe: <kind>: <text>", Python's results list the same lines (DistinctNotes).
+  std::vector<CommandNote> notes;
+  void Note(std::string text) { notes.push_back({NoteKind::kNote, std::move(text)}); }
+  void Warn(std::string text) { notes.push_back({NoteKind::kWarning, std::move(text)}); }
   Status error;  // set when the command failed after producing `text` (e.g. a check aborted)
 };
 
-// `notes` with repeats left out, in order: what every sample of a command notes (a symbolic
-// dimension set to 1) is said once. The command line and Python both show notes through it.
-std::vector<std::string> DistinctNotes(const std::vector<std::string>& notes);
+// `notes` as lines ("note: ..."), repeats left out, in order: what every sample of a command notes
+// (a symbolic dimension set to 1) is said once. The command line and Python both show notes through
+// it.
+std::vector<std::string> DistinctNotes(const std::vector<CommandNote>& notes);
 
 // The phases of a long command, named once for the command line's progress line and Python's
 // progress callables: "compare" (rows done of rows), "isolate" (isolation runs so far, no
