@@ -153,7 +153,7 @@ class ConsoleReporter : public Reporter {
       if (!same) lat += " (" + Runs(sides[i]->latency.runs) + ")";
       if (sides[i]->memory.measured) {
         mem += std::string(mem.empty() ? "" : ", ") + name + "+" +
-               Fmt("%.1f", static_cast<double>(sides[i]->memory.delta()) / (1 << 20)) + " MiB";
+               FormatBytes(sides[i]->memory.delta());
       }
     }
     if (lat.empty()) return "";

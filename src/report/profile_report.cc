@@ -23,11 +23,6 @@ std::string Pct(double share) {
   std::snprintf(b, sizeof b, "%.1f%%", share * 100);
   return b;
 }
-std::string MiB(uint64_t b) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
-  return s;
-}
 std::string Pad(const std::string& s, size_t w) {
   return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
 }
@@ -75,8 +70,8 @@ std::string RenderProfileText(const ProfileReport& r, size_t top) {
        Ms(r.nodes_total_us) + "; all kernels of a run take " + Ms(r.kernels_run_median_us) +
        " (median)\n";
   if (r.memory.measured) {
-    s += "memory      peak resident +" + MiB(r.memory.delta()) + " over " +
-         MiB(r.memory.rss_before) + " before the session (" +
+    s += "memory      peak resident +" + FormatBytes(r.memory.delta()) + " over " +
+         FormatBytes(r.memory.rss_before) + " before the session (" +
          (r.memory.reset ? "session creation and runs" : "peak since process start") + ")\n";
   } else {
     s += "memory      not measured (/proc/self/status unreadable)\n";
