@@ -117,7 +117,9 @@ std::vector<EnvChange> DiffEnvironments(const Environment& a, const Environment&
   add(EnvField::kOnnxprobeVersion, a.onnxprobe_version, b.onnxprobe_version);
   add(EnvField::kRuntimeVersion, a.runtime_version, b.runtime_version);
   add(EnvField::kRuntimeLibrary, a.runtime_library_sha256, b.runtime_library_sha256);
-  add(EnvField::kProvider, a.session.provider, b.session.provider);
+  // one provider spelled two ways ("cpu", "CPU") is no change
+  if (!SameProvider(a.session.provider, b.session.provider))
+    add(EnvField::kProvider, a.session.provider, b.session.provider);
   add(EnvField::kProviderOptions, JoinOptions(a.session.provider_options),
       JoinOptions(b.session.provider_options));
   add(EnvField::kOptimizationLevel, OptLevelName(a.session.optimization_level),

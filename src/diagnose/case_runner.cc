@@ -58,7 +58,8 @@ std::string RuntimeName(const std::string& library) {
 std::vector<std::string> RuntimeFlags(const DiagnoseSide& side) {
   std::vector<std::string> f;
   const SessionOptions& s = side.session;
-  if (s.provider != "CPU" && !s.provider.empty()) f.insert(f.end(), {"--provider", s.provider});
+  if (!s.provider.empty() && !IsCpuProvider(s.provider))
+    f.insert(f.end(), {"--provider", s.provider});
   for (const auto& [k, v] : s.provider_options)
     f.insert(f.end(), {"--provider-option", k + "=" + v});
   if (s.optimization_level != OptLevel::kDisabled)

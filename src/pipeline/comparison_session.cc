@@ -101,7 +101,8 @@ Status CheckRequest(const CompareRequest& req, const Side& a, const Side& b) {
     const SideRequest& x = req.a;
     const SideRequest& y = req.b;
     bool same_model = x.path == y.path && a.model() != nullptr && b.model() != nullptr;
-    if (!same_model || x.ort_library != y.ort_library || x.session.provider != y.session.provider ||
+    if (!same_model || x.ort_library != y.ort_library ||
+        !SameProvider(x.session.provider, y.session.provider) ||
         x.session.optimization_level != OptLevel::kDisabled ||
         y.session.optimization_level == OptLevel::kDisabled) {
       return InvalidArgument(

@@ -28,7 +28,7 @@ Expected<Placement> FindPlacement(const std::string& model_path, const std::stri
   p.provider = FullProviderName(session.provider);
   p.model_nodes = model.index().nodes().size();
   for (const auto& n : r.nodes) {
-    if (n.provider == "CPUExecutionProvider") {
+    if (IsCpuProvider(n.provider)) {
       std::vector<std::string> names = n.original_nodes;
       if (names.empty()) names.push_back(n.node);
       for (const auto& x : names) p.on_cpu.push_back(x + " (" + n.op_type + ")");

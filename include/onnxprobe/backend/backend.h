@@ -22,6 +22,12 @@ inline bool IsCpuProvider(const std::string& name) {
   return FullProviderName(name) == "CPUExecutionProvider";
 }
 
+// Whether two providers are the same one, however spelled ("cpu", "CPU",
+// "CPUExecutionProvider"; "" is CPU, the default).
+inline bool SameProvider(const std::string& a, const std::string& b) {
+  return FullProviderName(a.empty() ? "CPU" : a) == FullProviderName(b.empty() ? "CPU" : b);
+}
+
 // ONNX Runtime's graph optimization levels, numbered as its C API numbers them (ORT_ENABLE_ALL is
 // 99); ordered, so `level > OptLevel::kBasic` reads as "more than basic".
 enum class OptLevel : int { kDisabled = 0, kBasic = 1, kExtended = 2, kAll = 99 };

@@ -13,6 +13,14 @@ namespace fs = std::filesystem;
 namespace onnxprobe {
 namespace {
 
+TEST(SameProvider, OneProviderHowEverSpelled) {
+  EXPECT_TRUE(SameProvider("cpu", "CPUExecutionProvider"));
+  EXPECT_TRUE(SameProvider("", "CPU"));
+  EXPECT_TRUE(SameProvider("openvino", "OpenVINOExecutionProvider"));
+  EXPECT_FALSE(SameProvider("CPU", "CUDA"));
+  EXPECT_FALSE(SameProvider("", "OpenVINO"));
+}
+
 TEST(DiffEnvironments, NamesEachChangedFieldInOrder) {
   Environment a;
   a.runtime_version = "1.20.1";
@@ -24,6 +32,13 @@ TEST(DiffEnvironments, NamesEachChangedFieldInOrder) {
   EXPECT_TRUE(DiffEnvironments(a, b).empty());
   b.runtime_library = "/y/lib.so";  // same bytes elsewhere: no change
   EXPECT_TRUE(DiffEnvironments(a, b).empty());
+  b.session.provider = "cpu";  // the same provider spelled another way: no change
+  EXPECT_TRUE(DiffEnvironments(a, b).empty());
+  b.session.provider = "CPUExecutionProvider";
+  EXPECT_TRUE(DiffEnvironments(a, b).empty());
+  b.session.provider = "CUDA";
+  ASSERT_EQ(DiffEnvironments(a, b).size(), 1u);
+  b.session.provider = a.session.provider;
   b.runtime_version = "1.23.2";
   b.runtime_library_sha256 = "bb";
   b.session.optimization_level = OptLevel::kAll;
