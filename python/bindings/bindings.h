@@ -1,6 +1,7 @@
 // Shared pieces of the _onnxprobe extension module: library errors as Python exceptions,
-// tensors as numpy arrays, and the plain dicts the Python layer passes turned into requests.
-// Nothing here compares or decides: it converts.
+// tensors as numpy arrays, progress callables. Requests come through the library's front doors
+// (onnxprobe/command/*_plan.h) from the command line's options. Nothing here decides: it
+// converts.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -60,11 +61,6 @@ py::array ToNumpy(const Tensor& t);
 // A tensor over an array's memory (no copy when it is C-contiguous, aligned and native-endian;
 // the tensor keeps the array alive). Fails naming `what` on a dtype onnxprobe cannot hold.
 Expected<Tensor> FromNumpy(py::handle obj, const std::string& what);
-
-// Requests from the plain dicts built by onnxprobe/_request.py (keys documented there).
-// Malformed values fail with kInvalidArgument naming the argument.
-Expected<SessionOptions> SessionFromDict(const py::dict& d);
-Expected<GenerateRequest> GenerateRequestFromDict(const py::dict& d);
 
 // A Python progress callable on the library's callbacks, called with the GIL held as
 // (phase, done, total): ("compare", rows done, rows), ("isolate", runs, 0), ("sample", samples

@@ -10,6 +10,7 @@
 #include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/polygraphy.h"
 #include "onnxprobe/command/capture_plan.h"
+#include "onnxprobe/command/generate_plan.h"
 #include "onnxprobe/command/options.h"
 #include "onnxprobe/command/parse.h"
 #include "onnxprobe/common/version.h"
@@ -151,8 +152,17 @@ struct GenerateHandle {
   std::shared_ptr<const GenerateReport> report;
 };
 
-GenerateHandle RunGenerate(const py::dict& d, const py::object& on_step) {
-  GenerateRequest request = Unwrap(GenerateRequestFromDict(d));
+// generate()'s keywords as `onnxprobe generate`'s option occurrences, through the library's
+// front door (command/generate_plan.h), then run.
+GenerateHandle RunGenerate(const std::vector<std::string>& positionals,
+                           const std::vector<std::pair<std::string, std::string>>& options,
+                           const std::string& default_ort_library, const py::object& on_step) {
+  std::optional<Expected<GenerateRequest>> planned;
+  {
+    py::gil_scoped_release release;
+    planned.emplace(cmd::PlanGenerate(positionals, options, default_ort_library));
+  }
+  GenerateRequest request = Unwrap(std::move(*planned));
   // progress: the callable runs with the GIL held; an exception it raises stops the calls and
   // is raised again once the library returns (it never travels through the library)
   std::optional<py::error_already_set> raised;
@@ -226,7 +236,8 @@ PYBIND11_MODULE(_onnxprobe, m) {
   RegisterGuard(m);
   m.def("import_polygraphy", &ImportPolygraphyOf, py::arg("results"), py::arg("output"),
         py::arg("inputs"), py::arg("model"), py::arg("runner"), py::arg("iteration"));
-  m.def("generate", &RunGenerate, py::arg("request"), py::arg("on_step") = py::none());
+  m.def("generate", &RunGenerate, py::arg("positionals"), py::arg("options"),
+        py::arg("default_ort_library"), py::arg("on_step") = py::none());
   py::class_<GenerateHandle>(m, "GenerateReport")
       .def_property_readonly("passed", [](const GenerateHandle& h) { return h.report->passed(); })
       .def("render_json",

@@ -21,6 +21,7 @@ import re
 
 from . import _onnxprobe, _progress, _runtime
 from ._errors import InvalidArgument, error_class
+from ._request import _path
 
 
 class CommandResult:
@@ -224,12 +225,6 @@ def range_occurrences(ranges):
     if isinstance(ranges, (tuple, list)):
         return [("--range", _joined(ranges, ",", "ranges"))]
     return [("--range", f"{k}:" + _joined(v, ",", "ranges")) for k, v in ranges.items()]
-
-
-def _path(p, what):
-    if not isinstance(p, (str, os.PathLike)):
-        raise InvalidArgument(f"{what}: expected a path (str or os.PathLike), not {type(p).__name__} {p!r}")
-    return os.fspath(p)
 
 
 def _docstring(table, names):

@@ -1,15 +1,12 @@
 """``onnxprobe.generate``: two decoders over a generation with their key/value cache
 (``onnxprobe generate``, docs/generate.md), one library call."""
+import functools
+import inspect
 import json as _json
 import os
 
-from . import _onnxprobe
+from . import _commands, _onnxprobe, _runtime
 from . import _request as rq
-from ._errors import InvalidArgument
-
-_SESSION_KEYS = ("provider", "provider_options", "opt_level", "intra_threads", "inter_threads",
-                 "parallel", "ort_lib", "ort_version", "custom_op_lib", "allow_fallback", "platform",
-                 "remote")
 
 
 class GenerationReport:
@@ -63,21 +60,36 @@ class GenerationReport:
         return self.text()
 
 
-def _io_pairs(io):
-    if io is None:
-        return []
-    items = io.items() if isinstance(io, dict) else io
-    return [(str(k), str(v)) for k, v in items]
+# keywords whose flag is not "--" + the keyword with '-' for '_'
+_FLAG_OF = {"provider_options": "--provider-option", "a_provider_options": "--a-provider-option",
+            "b_provider_options": "--b-provider-option", "save_a": "--save-a"}
 
 
-def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_left=0, pad_id=0,
-             top_k=5, io=None,
-             a_io=None, b_io=None, atol=1e-5, rtol=1e-3, absolute_atol=False, tol=None,
-             op_tol=None, judge="elementwise", rel_eps=None, isolate="frontier", quant="auto",
-             quant_min_sqnr=20.0, max_memory=None, on_step=None, save_a=None, **sessions):
-    """Compares decoder B with decoder A over `steps` greedy steps from `prompt` (token ids;
-    None: `prompt_length` seeded random ids; `pad_left` masked `pad_id` tokens before it) and
-    returns a GenerationReport.
+_OPTIONS = {}
+
+
+def _occurrences(flag, value):
+    """A keyword's option occurrences, as compare() makes them (_commands.occurrences); a flag
+    generate lacks is passed on for the library to name."""
+    if not _OPTIONS:
+        table = next(t for t in _onnxprobe.command_tables() if t["name"] == "generate")
+        _OPTIONS.update({n: dict(o, name=n) for o in table["options"] for n in o["names"].split(",")})
+    if flag not in _OPTIONS:
+        return [] if value is None or value is False else [(flag, "")]
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
+        value = dict(value)  # (role, name) pairs
+    return _commands.occurrences(_OPTIONS[flag], value)
+
+
+def _generate(a, b=None, *, steps=None, prompt=None, prompt_length=None, seed=None, pad_left=None,
+             pad_id=None, top_k=None, io=None, a_io=None, b_io=None, atol=None, rtol=None,
+             absolute_atol=False, tol=None, op_tol=None, judge=None, rel_eps=None, isolate=None,
+             quant=None, quant_min_sqnr=None, max_memory=None, on_step=None, save_a=None,
+             **sessions):
+    """Compares decoder B with decoder A over `steps` greedy steps from `prompt` (token ids, or
+    an .npy file of them; None: `prompt_length` seeded random ids; `pad_left` masked `pad_id`
+    tokens before it) and returns a GenerationReport. Keywords are ``onnxprobe generate``'s
+    flags, read by the library's parser (the command line's defaults and messages).
 
     A: a decoder .onnx run live, or a saved PyTorch run (onnxprobe_torch.capture_generation);
     B: a decoder .onnx (default: A, told apart by a_*/b_* settings). Session settings as in
@@ -87,37 +99,24 @@ def generate(a, b=None, *, steps=16, prompt=None, prompt_length=8, seed=0, pad_l
     run is saved (--save-a; compare with it later as side A). on_step(phase, step): progress,
     called after each step of each phase ("A", "B teacher-forced", "B free"); an exception it
     raises stops the calls and is raised when the comparison returns."""
-    shared, own = {}, {"a": {}, "b": {}}
-    for key, value in sessions.items():
-        side = key[:2] if key[:2] in ("a_", "b_") else ""
-        name = key[len(side):]
-        if name not in _SESSION_KEYS:
-            raise TypeError(f"generate() got an unexpected keyword argument '{key}'")
-        (own[side[0]] if side else shared)[name] = value
-    for d in (shared, own["a"], own["b"]):
-        for k in _SESSION_KEYS:
-            d.setdefault(k, None)
-    if b is None:
-        if all(v is None for v in list(own["a"].values()) + list(own["b"].values())):
-            raise InvalidArgument("one side given and no a_/b_ setting to tell the sides apart "
-                                  "(e.g. b_opt_level='all')")
-        b = a
-    side_a = rq.side_dict(a, shared, own["a"])
-    side_b = rq.side_dict(b, shared, own["b"])
-    side_a["io"] = _io_pairs(io) + _io_pairs(a_io)
-    side_b["io"] = _io_pairs(io) + _io_pairs(b_io)
-    request = {
-        "a": side_a, "b": side_b,
-        "prompt": [] if prompt is None else [int(t) for t in list(getattr(prompt, "flat", prompt))],
-        "prompt_length": int(prompt_length), "seed": int(seed), "steps": int(steps),
-        "pad_left": int(pad_left), "pad_id": int(pad_id),
-        "top_k": int(top_k),
-        "policy": rq.policy_dict(atol, rtol, absolute_atol, tol, op_tol, judge, rel_eps),
-        "isolate": str(isolate),
-        "quant": str(quant), "quant_min_sqnr": float(quant_min_sqnr),
-        "max_memory": rq.parse_bytes(max_memory),
-        "save_a": "" if save_a is None else os.fspath(save_a),
-    }
-    if save_a is not None:  # side A's run, saved for later comparisons (--save-a)
-        _onnxprobe.guard_output(request["save_a"], "generation", [os.fspath(a), os.fspath(b)])
-    return GenerationReport(_onnxprobe.generate(request, on_step))
+    given = dict(locals())
+    given.pop("sessions")
+    given.update(sessions)  # an unknown keyword is an unknown flag: the library names it
+    positionals = [rq._path(a, "a")] + ([] if b is None else [rq._path(b, "b")])
+    pairs = []
+    for kw, value in given.items():
+        if kw in ("a", "b", "on_step", "prompt"):
+            continue
+        pairs += _occurrences(_FLAG_OF.get(kw, "--" + kw.replace("_", "-")), value)
+    if isinstance(prompt, (str, os.PathLike)):
+        pairs.append(("--prompt", rq._path(prompt, "prompt")))
+    elif prompt is not None:
+        pairs.append(("--prompt-ids", ",".join(str(int(t)) for t in list(getattr(prompt, "flat", prompt)))))
+    return GenerationReport(_onnxprobe.generate(positionals, pairs, _runtime.resolve(), on_step))
+
+
+@functools.wraps(_generate)
+def generate(*args, **kwargs):
+    # no decoder given: the command line's message for the same mistake
+    _commands.bind(inspect.signature(_generate), "generate", args, kwargs)
+    return _generate(*args, **kwargs)

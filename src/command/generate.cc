@@ -2,6 +2,7 @@
 #include "onnxprobe/generate/generate.h"
 
 #include "command/commands.h"
+#include "onnxprobe/command/generate_plan.h"
 #include "onnxprobe/pipeline/options.h"
 #include "onnxprobe/report/generate_report.h"
 
@@ -206,28 +207,38 @@ class GenerateCommand : public Command {
     return Status::Ok();
   }
 
-  Expected<CommandOutput> Execute(const CommandContext& context) override {
-    if (!color_forced_) console_.color = context.color;
+  // The typed request of the options applied (after Validate()).
+  Expected<GenerateRequest> Plan() const {
+    GenerateRequest req = req_;
     if (!prompt_file_.empty()) {
-      OP_ASSIGN_OR_RETURN(req_.prompt, ReadPromptIds(prompt_file_));
+      OP_ASSIGN_OR_RETURN(req.prompt, ReadPromptIds(prompt_file_));
     }
     auto side = [&](const std::string& path, const SessionFlags& own, GenerateSide* out) -> Status {
       SessionFlags f = MergeSessionFlags(shared_, own);
+      if (f.ort_lib.empty() && f.ort_version.empty() && f.platform.empty() && f.remote.empty())
+        f.ort_lib = default_ort_library_;
       OP_ASSIGN_OR_RETURN(out->ort_library, ResolveOrtLibrary(f));
       out->path = path;
       out->session = f.session;
       out->io.insert(out->io.begin(), io_both_.begin(), io_both_.end());
       return Status::Ok();
     };
-    OP_RETURN_IF_ERROR(side(a_, side_a_, &req_.a));
-    OP_RETURN_IF_ERROR(side(b_, side_b_, &req_.b));
+    OP_RETURN_IF_ERROR(side(a_, side_a_, &req.a));
+    OP_RETURN_IF_ERROR(side(b_, side_b_, &req.b));
+    return req;
+  }
+
+  void SetDefaultRuntime(std::string library) { default_ort_library_ = std::move(library); }
+
+  Expected<CommandOutput> Execute(const CommandContext& context) override {
+    if (!color_forced_) console_.color = context.color;
+    OP_ASSIGN_OR_RETURN(GenerateRequest req, Plan());
     if (context.progress && !console_.quiet) {
-      req_.on_step = [&context](const std::string&, int step) {
+      req.on_step = [&context](const std::string&, int step) {
         context.progress({Phase::kGenerate, static_cast<size_t>(step), 0, ""});
       };
     }
-    auto r = CompareGeneration(req_);
-    req_.on_step = nullptr;  // it refers to `context`, which ends with this call
+    auto r = CompareGeneration(req);
     if (!r.ok()) return r.status();
     CommandOutput out;
     out.documents["json"] = RenderGenerateJson(*r);
@@ -242,7 +253,7 @@ class GenerateCommand : public Command {
   }
 
  private:
-  std::string a_, b_, prompt_file_, json_, html_;
+  std::string a_, b_, prompt_file_, json_, html_, default_ort_library_;
   SessionFlags shared_, side_a_, side_b_;
   DecoderIoHints io_both_;
   ToleranceFlags tolerance_;
@@ -255,5 +266,15 @@ class GenerateCommand : public Command {
 }  // namespace
 
 std::unique_ptr<Command> MakeGenerateCommand() { return std::make_unique<GenerateCommand>(); }
+
+Expected<GenerateRequest> PlanGenerate(
+    const std::vector<std::string>& positionals,
+    const std::vector<std::pair<std::string, std::string>>& options,
+    const std::string& default_ort_library) {
+  GenerateCommand command;
+  command.SetDefaultRuntime(default_ort_library);
+  OP_RETURN_IF_ERROR(ApplyArguments(command, positionals, options));
+  return command.Plan();
+}
 
 }  // namespace onnxprobe::cmd
