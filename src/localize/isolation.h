@@ -93,9 +93,6 @@ void Bypass(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c);
 std::vector<RoundTrip> RoundTrips(const Ctx& cx, const Plan& p);
 // Names a Cast round trip whose removal removes the error; whether one was named.
 bool BypassRoundTrips(Ctx& cx, const Plan& p, const Tolerance& tol, bool failed, Culprit* c);
-// Whether tensor `name` is fixed by the model alone: an initializer, or made by nodes that read
-// only such tensors (a Transpose of a weight, a Constant).
-bool StaticTensor(const GraphIndex& idx, const std::string& name, int depth = 0);
 // A culprit whose tensor a node computes from the model's initializers alone (a Transpose of a
 // changed weight) is named by the first node that computes with it on data (the MatMul reading
 // that Transpose), which keeps the static node in its list. A Constant (no inputs) holds the

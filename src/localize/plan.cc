@@ -13,22 +13,6 @@
 
 namespace onnxprobe::isolation {
 
-// Whether tensor `name` is fixed by the model alone: an initializer, or made by nodes that read
-// only such tensors (a Transpose or Reshape of a weight, a Constant).
-bool StaticTensor(const GraphIndex& idx, const std::string& name, int depth) {
-  if (name.empty()) return true;
-  const TensorEntry* e = idx.Find(name);
-  if (e == nullptr || e->kind == TensorKind::kGraphInput) return false;
-  if (e->kind == TensorKind::kInitializer) return true;
-  if (e->producer < 0 || depth >= 16) return false;
-  const NodeInfo& n = idx.nodes()[e->producer];
-  if (n.has_subgraph) return false;
-  for (const auto& in : n.inputs) {
-    if (!StaticTensor(idx, in, depth + 1)) return false;
-  }
-  return true;
-}
-
 // The node producing `name_b` plus the nodes it needs that side A cannot provide (nodes only in
 // B), and any node in `expand` (the path from a culprit to the failure, for repros).
 Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
@@ -68,7 +52,7 @@ Plan MakePlan(const Ctx& cx, const std::string& name_b, size_t max_nodes,
       bool fused = through_fused && cx.hidden_b.count(x);
       // a tensor fixed by B's own initializers (a Transpose of a weight) is computed from them,
       // never fed from A: A's copy would replace a changed weight with the original
-      bool weights_only = StaticTensor(idx, x, 0);
+      bool weights_only = FixedByModel(idx, x);
       if (cx.a_names.count(cx.AName(x)) && !fused && !expand.count(e->producer) && !weights_only) {
         boundary.insert(x);
       } else if (e->producer >= 0 && !nodes.count(e->producer)) {
@@ -432,7 +416,7 @@ void NameStaticReader(const Ctx& cx, Culprit* c) {
   const GraphIndex& idx = cx.g.index();
   const TensorEntry* t = idx.Find(c->tensor);
   if (t == nullptr) t = idx.Find(cx.AName(c->tensor));
-  if (t == nullptr || t->producer < 0 || !StaticTensor(idx, t->name, 0)) return;
+  if (t == nullptr || t->producer < 0 || !FixedByModel(idx, t->name)) return;
   // a node without inputs (a Constant) holds a weight, as an initializer does: the node that
   // computes with it is named (exporters such as paddle2onnx and tf2onnx keep weights there)
   const bool held = idx.nodes()[t->producer].inputs.empty();
@@ -449,7 +433,7 @@ void NameStaticReader(const Ctx& cx, Culprit* c) {
       if (!seen.insert(k).second) continue;
       const NodeInfo& n = idx.nodes()[k];
       bool data = false;
-      for (const auto& in : n.inputs) data = data || !StaticTensor(idx, in, 0);
+      for (const auto& in : n.inputs) data = data || !FixedByModel(idx, in);
       if (data) {
         if (reader < 0 || k < reader) reader = k;
       } else {

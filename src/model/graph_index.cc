@@ -226,10 +226,34 @@ Status BuildGraphIndex(const onnx::GraphProto& g, GraphIndex* index) {
   return Status::Ok();
 }
 
+namespace {
+
+// A node whose outputs the model fixes once its inputs are fixed: not one holding a subgraph, and
+// not a source without inputs other than Constant (a random generator).
+bool ComputesFixedOutputs(const NodeInfo& n) {
+  return !n.has_subgraph && !(n.inputs.empty() && n.op_type != "Constant");
+}
+
+}  // namespace
+
+bool FixedByModel(const GraphIndex& idx, const std::string& name, int depth) {
+  if (name.empty()) return true;  // an omitted optional input
+  const TensorEntry* e = idx.Find(name);
+  if (e == nullptr || e->kind == TensorKind::kGraphInput) return false;
+  if (e->kind == TensorKind::kInitializer) return true;
+  if (e->producer < 0 || depth >= 64) return false;
+  const NodeInfo& n = idx.nodes()[e->producer];
+  if (!ComputesFixedOutputs(n)) return false;
+  for (const auto& in : n.inputs) {
+    if (!FixedByModel(idx, in, depth + 1)) return false;
+  }
+  return true;
+}
+
 std::set<std::string> TensorsFixedByModel(const GraphIndex& idx) {
   std::set<std::string> fixed;
   for (const auto& n : idx.nodes()) {  // topological order: producers first
-    if (n.has_subgraph || (n.inputs.empty() && n.op_type != "Constant")) continue;
+    if (!ComputesFixedOutputs(n)) continue;
     bool all = true;
     for (const auto& in : n.inputs) {
       if (in.empty() || fixed.count(in)) continue;

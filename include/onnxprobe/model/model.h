@@ -124,6 +124,9 @@ struct ModelIdentity {
 // an Identity or Transpose of a weight, a Shape of one): values fixed by the model, whatever runs
 // it. A node without inputs other than Constant (a random generator) is not fixed.
 std::set<std::string> TensorsFixedByModel(const GraphIndex& idx);
+// The same question for one tensor: an initializer, or in TensorsFixedByModel (`depth`: the
+// producers followed so far; a chain of more than 64 is taken as not fixed).
+bool FixedByModel(const GraphIndex& idx, const std::string& name, int depth = 0);
 
 enum class LoadMode {
   // Reads the file once, streaming, and keeps the graph and where each large weight lies in the
