@@ -71,10 +71,10 @@ std::vector<std::unique_ptr<Command>> MakeCommands() {
   out.push_back(MakeInspectCommand());
   out.push_back(MakeRunCommand());
   out.push_back(MakeCompareCommand());
+  out.push_back(MakeReplayCommand());
   out.push_back(MakeMergeCommand());
   out.push_back(MakeImportPolygraphyCommand());
   out.push_back(MakeGenerateCommand());
-  out.push_back(MakeReplayCommand());
   out.push_back(MakeDeterminismCommand());
   out.push_back(MakeLintCommand());
   out.push_back(MakeDiffCommand());

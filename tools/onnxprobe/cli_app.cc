@@ -231,16 +231,8 @@ int RunCli(int argc, char** argv) {
   bool version = false;
   app.add_flag("--version", version, "onnxprobe and ONNX Runtime versions");
 
+  // in --help's order, the main job first, then the field commands (the library's one list)
   std::vector<std::unique_ptr<cmd::Command>> commands = cmd::MakeCommands();
-  // --help's order: the main job first, then the field commands
-  const std::vector<std::string> order = {
-      "inspect",     "run",  "compare", "replay", "merge",         "import-polygraphy", "generate",
-      "determinism", "lint", "diff",    "fp16",   "baseline save", "baseline check",    "profile"};
-  auto rank = [&order](const std::unique_ptr<cmd::Command>& c) {
-    return std::find(order.begin(), order.end(), c->name()) - order.begin();
-  };
-  std::stable_sort(commands.begin(), commands.end(),
-                   [&rank](const auto& x, const auto& y) { return rank(x) < rank(y); });
   std::vector<std::pair<CLI::App*, std::unique_ptr<Cli11Sink>>> subs;
   std::map<std::string, CLI::App*> groups;
   for (auto& c : commands) {
