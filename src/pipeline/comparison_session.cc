@@ -457,127 +457,149 @@ void ApplyRewrites(const RewriteAlignment& rw, CompareJob* job, CompareReport* r
 
 }  // namespace
 
-Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
-  State& st = *state_;
-  const CompareRequest& req = st.req;
-  ++st.runs;
-  if (!run.side_a.empty() && run.side_a != st.a_path) {
-    if (!IsDumpPath(run.side_a))
-      return InvalidArgument("a run replaces side A by a dump only; " + run.side_a + " is not one");
-    SideRequest next{run.side_a, SessionOptions(), false, ""};
-    auto a = OpenRequested(next, true, req.isolate_runtime, st.job.max_memory, false, &st.cache);
-    if (!a.ok()) return a.status().WithContext("side A");
-    st.a = std::move(*a);
-    st.a_path = run.side_a;
-  }
-  // without a memory budget side A's tensors stay in memory for the run's localization
-  RetainedSide retained(*st.a);
-  Side& sa = st.job.max_memory == 0 ? static_cast<Side&>(retained) : *st.a;
-  Side& sb = *st.b;
-  CompareJob job = st.job;  // alignment and quantization add to it for this run only
-
+// One run's stages, in order (Run): each reads what the earlier ones settled and adds its part
+// of the report. `job` is the session's, plus what alignment and quantization add for this run.
+struct ComparisonSession::Stages {
+  State& st;
+  const SessionRun& run;
+  RetainedSide& retained;
+  Side& sa;
+  Side& sb;
+  CompareJob job;
   CompareReport report;
-  report.graph_name = st.graph_name;
-  if (const Model* m = sa.model() != nullptr ? sa.model() : sb.model())
-    for (const auto& v : m->summary().outputs) report.graph_outputs.push_back(v.name);
-  OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, SharedInputs(sa, sb, run, &report));
-  Status set = sa.SetInputs(inputs);
-  if (set.ok()) set = sb.SetInputs(inputs);
-  if (set.ok() && st.exact) {
-    set = st.exact->SetInputs(inputs).WithContext("the exact reference");
-    job.exact = st.exact.get();
-    report.exact = st.exact_built;
-    report.notes.push_back(st.exact_built->Summary());
-    for (const auto& n : DescribeInexactNodes(*st.exact_built))
-      report.notes.push_back("exact reference: " + n);
-  }
-  OP_RETURN_IF_ERROR(NameRefusedNodes(set, sa, sb, req, inputs));
-  retained.AlsoFetch(LocalizationReads(req, st.job, st.open, *st.a, sb, run));
-  for (const auto& n : sa.info().notes) report.notes.push_back("side A: " + n);
-  for (const auto& n : sb.info().notes) report.notes.push_back("side B: " + n);
-  for (const auto& in : inputs)
-    report.inputs.push_back({in.name, in.tensor.dtype(), in.tensor.shape()});
-  // a side that lets the CPU provider run what its provider does not take says which nodes
-  for (bool is_a : {true, false}) {
-    const SideRequest& s = is_a ? req.a : req.b;
-    Placement& placed = is_a ? st.placement_a : st.placement_b;
-    if (!OnOtherProvider(is_a ? sa : sb, s) || !s.session.allow_fallback) continue;
-    if (placed.provider.empty()) {
-      auto p = FindPlacement(s.path, s.ort_library, s.session, inputs);
-      if (!p.ok()) return p.status().WithContext(std::string(SideName(is_a)) + " placement");
-      placed = std::move(*p);
-    }
-    (is_a ? report.placement_a : report.placement_b) = placed;
-    report.notes.push_back(std::string(SideName(is_a)) + ": " + DescribePlacement(placed));
-  }
-
-  // a PyTorch capture on side A: align its module outputs with the ONNX tensors
-  if (sa.info().kind == SideKind::kTorchCapture && sb.model() != nullptr) {
-    auto aligned = AlignTorchCapture(sa, sb, job.max_memory);
-    if (!aligned.ok()) return aligned.status().WithContext("aligning the PyTorch capture");
-    Alignment& al = *aligned;
-    for (const auto& [x, y] : al.rename) job.rename.emplace(x, y);  // explicit entries win
-    for (const auto& x : al.advisory) {
-      auto it = job.rename.find(x);
-      if (it != job.rename.end() && al.rename.count(x) && it->second == al.rename.at(x))
-        job.advisory.insert(x);
-    }
-    // a value inside a module call is judged only when the call's outputs (or the boundaries of
-    // calls inside it, after the value) confirm it
-    job.confirm_by = ConfirmingRows(al.rows, job.advisory, sb.model());
-    report.parity = std::move(al.parity);
-    report.alignment = std::move(al.rows);
-  }
-
-  OP_ASSIGN_OR_RETURN(auto quantized, quant::Attach(sa, sb, req.quant, &job, &report.notes));
-  if (!quantized && st.a_path == req.a.path && st.diff) ApplyRewrites(st.rewrites, &job, &report);
-
-  // a side held from one run to the next counts every run it made: this run's are the difference
-  const size_t runs_a0 = sa.runs(), runs_b0 = sb.runs();
-  bool reuse = run.compared != nullptr && !quantized && sa.info().kind != SideKind::kTorchCapture;
-  auto compared = reuse                    ? Expected<ComparisonResult>(*run.compared)
-                  : req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
-                                           : RunComparison(sa, sb, job, run.on_row);
-  if (!compared.ok()) return NameRefusedNodes(compared.status(), sa, sb, req, inputs);
-  report.comparison = std::move(*compared);
-  ComparisonResult& r = report.comparison;
-  if (std::string note = DumpOfAnotherModel(r.side_a, r.side_b); !note.empty())
-    report.notes.push_back(note);
-  // inputs NaN/Inf everywhere, run as asked (--allow-nonfinite-inputs): their NaN outputs are
-  // said, not failed
-  if (req.inputs.allow_nonfinite) {
-    for (auto& n : r.nan_outputs) report.notes.push_back(n + " (NaN/Inf inputs were allowed)");
-    r.nan_outputs.clear();
-  }
-  if (!reuse) {
-    r.runs_a = r.runs_a >= runs_a0 ? r.runs_a - runs_a0 : r.runs_a;
-    r.runs_b = r.runs_b >= runs_b0 ? r.runs_b - runs_b0 : r.runs_b;
-  }
-  if (r.aborted) {
-    Status named = NameRefusedNodes(r.abort_status, sa, sb, req, inputs);
-    if (named.code() == ErrorCode::kUnsupported) return named;
-  }
-  // an unconfirmed value inside a module call is no boundary for isolation either
-  for (const auto& row : r.rows) {
-    if (row.state == RowState::kAdvisory && job.confirm_by.count(row.name))
-      job.rename.erase(row.name);
-  }
-  const LocalizeOptions& lopt = req.localize_options;
-  bool drift = lopt.drift && run.drift;
-  bool wanted = r.failures > 0 || lopt.candidates == Candidates::kAll ||
-                (drift && r.first_difference >= 0 && sb.model() != nullptr);
+  std::vector<NamedTensor> inputs;
+  std::shared_ptr<quant::QuantSession> quantized;  // B compared as a quantized A
+  bool reuse = false;                   // the comparison's rows are the caller's (run.compared)
   std::optional<CaptureFacts> capture;  // a PyTorch side A's records of the culprits' tensors
-  if (quantized) {                      // quantized layers are isolated their own way
-    OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));
-    quant::SettleRoles(report.quant, &r);
-  } else if (req.localize && run.localize && !r.aborted && wanted) {
+
+  // The shared inputs set on both sides (and the exact reference); what each side says.
+  Status Prepare() {
+    const CompareRequest& req = st.req;
+    report.graph_name = st.graph_name;
+    if (const Model* m = sa.model() != nullptr ? sa.model() : sb.model())
+      for (const auto& v : m->summary().outputs) report.graph_outputs.push_back(v.name);
+    OP_ASSIGN_OR_RETURN(inputs, SharedInputs(sa, sb, run, &report));
+    Status set = sa.SetInputs(inputs);
+    if (set.ok()) set = sb.SetInputs(inputs);
+    if (set.ok() && st.exact) {
+      set = st.exact->SetInputs(inputs).WithContext("the exact reference");
+      job.exact = st.exact.get();
+      report.exact = st.exact_built;
+      report.notes.push_back(st.exact_built->Summary());
+      for (const auto& n : DescribeInexactNodes(*st.exact_built))
+        report.notes.push_back("exact reference: " + n);
+    }
+    OP_RETURN_IF_ERROR(NameRefusedNodes(set, sa, sb, req, inputs));
+    retained.AlsoFetch(LocalizationReads(req, st.job, st.open, *st.a, sb, run));
+    for (const auto& n : sa.info().notes) report.notes.push_back("side A: " + n);
+    for (const auto& n : sb.info().notes) report.notes.push_back("side B: " + n);
+    for (const auto& in : inputs)
+      report.inputs.push_back({in.name, in.tensor.dtype(), in.tensor.shape()});
+    return Status::Ok();
+  }
+
+  // A side that lets the CPU provider run what its provider does not take says which nodes.
+  Status Place() {
+    const CompareRequest& req = st.req;
+    for (bool is_a : {true, false}) {
+      const SideRequest& s = is_a ? req.a : req.b;
+      Placement& placed = is_a ? st.placement_a : st.placement_b;
+      if (!OnOtherProvider(is_a ? sa : sb, s) || !s.session.allow_fallback) continue;
+      if (placed.provider.empty()) {
+        auto p = FindPlacement(s.path, s.ort_library, s.session, inputs);
+        if (!p.ok()) return p.status().WithContext(std::string(SideName(is_a)) + " placement");
+        placed = std::move(*p);
+      }
+      (is_a ? report.placement_a : report.placement_b) = placed;
+      report.notes.push_back(std::string(SideName(is_a)) + ": " + DescribePlacement(placed));
+    }
+    return Status::Ok();
+  }
+
+  // How the sides' tensors pair: a PyTorch capture's module outputs aligned with the ONNX
+  // tensors, a quantized side B by structure, two model files through their rewrites.
+  Status Pair() {
+    const CompareRequest& req = st.req;
+    if (sa.info().kind == SideKind::kTorchCapture && sb.model() != nullptr) {
+      auto aligned = AlignTorchCapture(sa, sb, job.max_memory);
+      if (!aligned.ok()) return aligned.status().WithContext("aligning the PyTorch capture");
+      Alignment& al = *aligned;
+      for (const auto& [x, y] : al.rename) job.rename.emplace(x, y);  // explicit entries win
+      for (const auto& x : al.advisory) {
+        auto it = job.rename.find(x);
+        if (it != job.rename.end() && al.rename.count(x) && it->second == al.rename.at(x))
+          job.advisory.insert(x);
+      }
+      // a value inside a module call is judged only when the call's outputs (or the boundaries
+      // of calls inside it, after the value) confirm it
+      job.confirm_by = ConfirmingRows(al.rows, job.advisory, sb.model());
+      report.parity = std::move(al.parity);
+      report.alignment = std::move(al.rows);
+    }
+    OP_ASSIGN_OR_RETURN(quantized, quant::Attach(sa, sb, req.quant, &job, &report.notes));
+    if (!quantized && st.a_path == req.a.path && st.diff) ApplyRewrites(st.rewrites, &job, &report);
+    return Status::Ok();
+  }
+
+  // Every paired tensor measured (or the caller's rows reused).
+  Status CompareRows() {
+    const CompareRequest& req = st.req;
+    // a side held from one run to the next counts every run it made: this run's are the
+    // difference
+    const size_t runs_a0 = sa.runs(), runs_b0 = sb.runs();
+    reuse = run.compared != nullptr && !quantized && sa.info().kind != SideKind::kTorchCapture;
+    auto compared = reuse                    ? Expected<ComparisonResult>(*run.compared)
+                    : req.bisect_per_run > 0 ? RunBisection(sa, sb, job, req.bisect_per_run)
+                                             : RunComparison(sa, sb, job, run.on_row);
+    if (!compared.ok()) return NameRefusedNodes(compared.status(), sa, sb, req, inputs);
+    report.comparison = std::move(*compared);
+    ComparisonResult& r = report.comparison;
+    if (std::string note = DumpOfAnotherModel(r.side_a, r.side_b); !note.empty())
+      report.notes.push_back(note);
+    // inputs NaN/Inf everywhere, run as asked (--allow-nonfinite-inputs): their NaN outputs are
+    // said, not failed
+    if (req.inputs.allow_nonfinite) {
+      for (auto& n : r.nan_outputs) report.notes.push_back(n + " (NaN/Inf inputs were allowed)");
+      r.nan_outputs.clear();
+    }
+    if (!reuse) {
+      r.runs_a = r.runs_a >= runs_a0 ? r.runs_a - runs_a0 : r.runs_a;
+      r.runs_b = r.runs_b >= runs_b0 ? r.runs_b - runs_b0 : r.runs_b;
+    }
+    if (r.aborted) {
+      Status named = NameRefusedNodes(r.abort_status, sa, sb, req, inputs);
+      if (named.code() == ErrorCode::kUnsupported) return named;
+    }
+    // an unconfirmed value inside a module call is no boundary for isolation either
+    for (const auto& row : r.rows) {
+      if (row.state == RowState::kAdvisory && job.confirm_by.count(row.name))
+        job.rename.erase(row.name);
+    }
+    return Status::Ok();
+  }
+
+  // Where the error is introduced: each quantized layer alone, or each candidate node alone
+  // on side B's runtime with side A's inputs; the rows' roles settled from it.
+  Status Localize() {
+    const CompareRequest& req = st.req;
+    ComparisonResult& r = report.comparison;
+    const LocalizeOptions& lopt = req.localize_options;
+    bool drift = lopt.drift && run.drift;
+    bool wanted = r.failures > 0 || lopt.candidates == Candidates::kAll ||
+                  (drift && r.first_difference >= 0 && sb.model() != nullptr);
+    if (quantized) {  // quantized layers are isolated their own way
+      OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));
+      quant::SettleRoles(report.quant, &r);
+      return Status::Ok();
+    }
+    if (!req.localize || !run.localize || r.aborted || !wanted) return Status::Ok();
     LocalizeOptions lo = lopt;
     lo.drift = lo.drift && (run.drift || r.failures > 0);
     if (!req.isolate_runtime) lo.keep_cases = req.diagnose.max_cases;
     // PyTorch values exist at module boundaries only: a plan spans a whole module call
     if (sa.info().kind == SideKind::kTorchCapture)
       lo.max_subgraph_nodes = std::max<size_t>(lo.max_subgraph_nodes, kModuleSpanNodes);
-    OP_ASSIGN_OR_RETURN(report.localization, Localize(sa, sb, inputs, job, lo, r));
+    OP_ASSIGN_OR_RETURN(report.localization, onnxprobe::Localize(sa, sb, inputs, job, lo, r));
     if (job.Stopped()) return InvalidArgument("comparison stopped by the caller while isolating");
     ApplyRoles(report.localization, &r);
     PassInheritedOnly(sa.model(), sb.model(), &report);
@@ -592,9 +614,16 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
       for (size_t i = 0; capture && i < tensors.size(); ++i)
         report.localization.culprits[i].origin = capture->origins[i];
     }
+    return Status::Ok();
   }
-  if (r.failures > 0 && !r.aborted && req.diagnose.max_cases > 0 && !req.isolate_runtime &&
-      (report.localization.ran || report.quant.active())) {
+
+  // Why each introduced culprit differs, and the fix (diagnose/).
+  Status DiagnoseCulprits() {
+    const CompareRequest& req = st.req;
+    const ComparisonResult& r = report.comparison;
+    if (r.failures == 0 || r.aborted || req.diagnose.max_cases <= 0 || req.isolate_runtime ||
+        !(report.localization.ran || report.quant.active()))
+      return Status::Ok();
     DiagnoseInput in;
     in.a = {st.a_path, st.a_path == req.a.path ? req.a.ort_library : "", req.a.session, sa.model()};
     in.b = {req.b.path, req.b.ort_library, req.b.session, sb.model()};
@@ -617,27 +646,62 @@ Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
     in.quant = report.quant.active() ? &report.quant : nullptr;
     in.capture = capture ? &*capture : nullptr;
     OP_ASSIGN_OR_RETURN(report.diagnosis, Diagnose(in, req.diagnose));
+    return Status::Ok();
   }
-  if (!lopt.repro_dir.empty() && r.failures == 0 && !r.aborted)
-    report.notes.push_back("no repro bundle written to " + lopt.repro_dir +
-                           ": every tensor passes, so there is nothing to reproduce");
-  // after diagnosis, which finds the culprits' nodes in the model B runs
-  if (!sb.info().unrolled_loops.empty()) NameBodyNodes(&report.localization);
-  report.origin_note = OriginNote(report);
-  report.model_diff = st.model_diff;
-  if (!r.aborted && run.measure_resources) {
-    // the numbers are the result; a side that cannot be timed loses only its timing
-    Status measured = MeasureSideResources(req, sa, sb, inputs, &report);
-    if (!measured.ok())
-      report.notes.push_back("latency and peak memory not measured: " + measured.message());
+
+  // What the report says last: the repro bundle not written, loop bodies' node names, where a
+  // FAIL is born, the models' diff, each side's latency and memory, the optimizations explained.
+  Status Finish() {
+    const CompareRequest& req = st.req;
+    const ComparisonResult& r = report.comparison;
+    const LocalizeOptions& lopt = req.localize_options;
+    if (!lopt.repro_dir.empty() && r.failures == 0 && !r.aborted)
+      report.notes.push_back("no repro bundle written to " + lopt.repro_dir +
+                             ": every tensor passes, so there is nothing to reproduce");
+    // after diagnosis, which finds the culprits' nodes in the model B runs
+    if (!sb.info().unrolled_loops.empty()) NameBodyNodes(&report.localization);
+    report.origin_note = OriginNote(report);
+    report.model_diff = st.model_diff;
+    if (!r.aborted && run.measure_resources) {
+      // the numbers are the result; a side that cannot be timed loses only its timing
+      Status measured = MeasureSideResources(req, sa, sb, inputs, &report);
+      if (!measured.ok())
+        report.notes.push_back("latency and peak memory not measured: " + measured.message());
+    }
+    if (req.explain_optimizations) {  // one model, A unoptimized, B optimized (CheckRequest)
+      const SideRequest& y = req.b;
+      ExplainRequest er{y.path, y.ort_library, y.session, run.inputs, job.policy};
+      OP_ASSIGN_OR_RETURN(report.optimizations, ExplainOptimizations(er));
+      report.optimizations_explained = true;
+    }
+    return Status::Ok();
   }
-  if (req.explain_optimizations) {  // one model, A unoptimized, B optimized (CheckRequest)
-    const SideRequest& y = req.b;
-    ExplainRequest er{y.path, y.ort_library, y.session, run.inputs, job.policy};
-    OP_ASSIGN_OR_RETURN(report.optimizations, ExplainOptimizations(er));
-    report.optimizations_explained = true;
+};
+
+Expected<CompareReport> ComparisonSession::Run(const SessionRun& run) {
+  State& st = *state_;
+  ++st.runs;
+  if (!run.side_a.empty() && run.side_a != st.a_path) {
+    if (!IsDumpPath(run.side_a))
+      return InvalidArgument("a run replaces side A by a dump only; " + run.side_a + " is not one");
+    SideRequest next{run.side_a, SessionOptions(), false, ""};
+    auto a = OpenRequested(next, true, st.req.isolate_runtime, st.job.max_memory, false, &st.cache);
+    if (!a.ok()) return a.status().WithContext("side A");
+    st.a = std::move(*a);
+    st.a_path = run.side_a;
   }
-  return report;
+  // without a memory budget side A's tensors stay in memory for the run's localization
+  RetainedSide retained(*st.a);
+  Side& sa = st.job.max_memory == 0 ? static_cast<Side&>(retained) : *st.a;
+  Stages stages{st, run, retained, sa, *st.b, st.job, {}, {}, {}, false, {}};
+  OP_RETURN_IF_ERROR(stages.Prepare());
+  OP_RETURN_IF_ERROR(stages.Place());
+  OP_RETURN_IF_ERROR(stages.Pair());
+  OP_RETURN_IF_ERROR(stages.CompareRows());
+  OP_RETURN_IF_ERROR(stages.Localize());
+  OP_RETURN_IF_ERROR(stages.DiagnoseCulprits());
+  OP_RETURN_IF_ERROR(stages.Finish());
+  return std::move(stages.report);
 }
 
 }  // namespace onnxprobe

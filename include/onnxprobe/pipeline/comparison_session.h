@@ -56,6 +56,7 @@ class ComparisonSession {
 
  private:
   struct State;
+  struct Stages;  // one run's stages (comparison_session.cc)
   explicit ComparisonSession(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
