@@ -15,7 +15,6 @@
 #include "onnxprobe/command/parse.h"
 #include "onnxprobe/common/version.h"
 #include "onnxprobe/model/model.h"
-#include "onnxprobe/model/model_json.h"
 #include "onnxprobe/report/formats.h"
 #include "onnxprobe/report/generate_report.h"
 #include "onnxprobe/report/junit.h"
@@ -32,12 +31,6 @@ class CollectSink : public CaptureSink {
   }
   std::vector<CapturedTensor> tensors;
 };
-
-std::string InspectJsonOf(const std::string& path, bool with_tensors) {
-  py::gil_scoped_release release;
-  Model model = Unwrap(Model::Load(path, LoadMode::kGraphOnly));  // as `inspect`: streams
-  return Unwrap(InspectJson(model, with_tensors));
-}
 
 // run()'s capture kept in memory, its options through the library's front door (the command
 // line's parser and checks, command/capture_plan.h).
@@ -223,7 +216,6 @@ PYBIND11_MODULE(_onnxprobe, m) {
   m.def("parse_tolerance", [](const std::string& v, const std::string& what) {
     return Unwrap(cmd::ParseTolerance(v, what));
   });
-  m.def("inspect_json", &InspectJsonOf, py::arg("path"), py::arg("tensors") = false);
   m.def("capture_plan", &MakeCapturePlan, py::arg("positionals"), py::arg("options"),
         py::arg("arrays"), py::arg("default_ort_library"));
   py::class_<CapturePlanHandle>(m, "CapturePlan");

@@ -3,7 +3,6 @@ line's flags (``--b-opt-level all`` is ``b_opt_level="all"``, ``--dim batch=1`` 
 ``dims={"batch": 1}``)."""
 import functools
 import inspect as _inspect_module
-import json
 import os
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -12,10 +11,13 @@ from . import _request as rq
 from ._errors import InvalidArgument
 
 
-def inspect(path, tensors=False):
-    """The model's summary as a dict: the document ``onnxprobe inspect --json`` prints (with
-    ``tensors=True``, ``--tensors`` too)."""
-    return json.loads(_onnxprobe.inspect_json(rq._path(path, "model"), bool(tensors)))
+def _inspect(path, tensors=False):
+    """The summary of a model, or of a dump (folder or .npz), as a dict: the document
+    ``onnxprobe inspect --json`` prints (with ``tensors=True``, ``--tensors`` too). The inspect
+    command runs it: its errors are the command line's."""
+    pairs = [("--tensors", "")] if tensors is True else _commands.occurrences(
+        {"name": "--tensors", "value_name": "", "bare_value": "", "repeatable": False}, tensors)
+    return _commands.execute("inspect", [rq._path(path, "model")], pairs, default_runtime=False).to_dict()
 
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -38,6 +40,13 @@ _RUN_OWN = ("model", "inputs", "ranges", "progress")
 # keywords that write a dump: run() then returns the command's CommandResult
 _WRITES = ("output", "json", "inputs_dir", "samples", "fail_on_nonfinite", "check_observer", "capture_fused")
 _RUN_OPTIONS = {}
+
+
+@functools.wraps(_inspect)
+def inspect(*args, **kwargs):
+    # an unknown keyword or no model: the command line's message for the same mistake
+    _commands.bind(_inspect_module.signature(_inspect), "inspect", args, kwargs)
+    return _inspect(*args, **kwargs)
 
 
 def _run(model: PathLike, inputs: Any = None, tensors: Any = None, op_types: Any = None,
