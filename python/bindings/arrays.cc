@@ -106,4 +106,13 @@ Expected<Tensor> FromNumpy(py::handle obj, const std::string& what) {
   return Tensor::Wrap(dtype, std::move(shape), std::move(owner));
 }
 
+std::vector<NamedTensor> InputArrays(const py::dict& arrays) {
+  std::vector<NamedTensor> tensors;
+  for (auto [name, value] : arrays) {
+    std::string n = py::str(name);
+    tensors.push_back({n, Unwrap(FromNumpy(value, "input '" + n + "'"))});
+  }
+  return tensors;
+}
+
 }  // namespace onnxprobe::python

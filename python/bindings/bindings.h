@@ -61,6 +61,8 @@ py::array ToNumpy(const Tensor& t);
 // A tensor over an array's memory (no copy when it is C-contiguous, aligned and native-endian;
 // the tensor keeps the array alive). Fails naming `what` on a dtype onnxprobe cannot hold.
 Expected<Tensor> FromNumpy(py::handle obj, const std::string& what);
+// {input name: array} as the inputs' tensors (FromNumpy each, named "input '<name>'").
+std::vector<NamedTensor> InputArrays(const py::dict& arrays);
 
 // A Python progress callable on the library's callbacks, called with the GIL held as
 // (phase, done, total): ("compare", rows done, rows), ("isolate", runs, 0), ("sample", samples

@@ -41,11 +41,7 @@ struct CapturePlanHandle {
 CapturePlanHandle MakeCapturePlan(const std::vector<std::string>& positionals,
                                   const std::vector<std::pair<std::string, std::string>>& options,
                                   const py::dict& arrays, const std::string& default_ort_library) {
-  std::vector<NamedTensor> tensors;
-  for (auto [name, value] : arrays) {
-    std::string n = py::str(name);
-    tensors.push_back({n, Unwrap(FromNumpy(value, "input '" + n + "'"))});
-  }
+  std::vector<NamedTensor> tensors = InputArrays(arrays);
   std::optional<Expected<cmd::CapturePlan>> plan;
   {
     py::gil_scoped_release release;

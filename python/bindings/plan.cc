@@ -21,10 +21,7 @@ PlanHandle MakePlan(const std::vector<std::string>& positionals,
   cmd::CompareValues values;
   values.rename = rename;
   values.default_ort_library = default_ort_library;
-  for (auto [name, value] : tensors) {
-    std::string n = py::str(name);
-    values.tensors.push_back({n, Unwrap(FromNumpy(value, "input '" + n + "'"))});
-  }
+  values.tensors = InputArrays(tensors);
   std::optional<Expected<cmd::ComparePlan>> plan;
   {
     py::gil_scoped_release release;

@@ -1,8 +1,6 @@
 """inspect and run: one library call each (compare: _compare.py), keyword arguments named after the command
 line's flags (``--b-opt-level all`` is ``b_opt_level="all"``, ``--dim batch=1`` is
 ``dims={"batch": 1}``)."""
-import functools
-import inspect as _inspect_module
 import os
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -11,7 +9,8 @@ from . import _request as rq
 from ._errors import InvalidArgument
 
 
-def _inspect(path, tensors=False):
+@_commands.front_door("inspect")
+def inspect(path, tensors=False):
     """The summary of a model, or of a dump (folder or .npz), as a dict: the document
     ``onnxprobe inspect --json`` prints (with ``tensors=True``, ``--tensors`` too). The inspect
     command runs it: its errors are the command line's."""
@@ -42,14 +41,8 @@ _WRITES = ("output", "json", "inputs_dir", "samples", "fail_on_nonfinite", "chec
 _RUN_OPTIONS = {}
 
 
-@functools.wraps(_inspect)
-def inspect(*args, **kwargs):
-    # an unknown keyword or no model: the command line's message for the same mistake
-    _commands.bind(_inspect_module.signature(_inspect), "inspect", args, kwargs)
-    return _inspect(*args, **kwargs)
-
-
-def _run(model: PathLike, inputs: Any = None, tensors: Any = None, op_types: Any = None,
+@_commands.front_door("run")
+def run(model: PathLike, inputs: Any = None, tensors: Any = None, op_types: Any = None,
         regex: Optional[str] = None, opt_level: Optional[str] = None, provider: Optional[str] = None,
         dims: Optional[Mapping[str, int]] = None, seed: Optional[int] = None, *,
         shapes: Optional[Mapping[str, Sequence[int]]] = None, ranges: Any = None,
@@ -80,7 +73,7 @@ def _run(model: PathLike, inputs: Any = None, tensors: Any = None, op_types: Any
     """
     given = locals()
     if not _RUN_OPTIONS:
-        _RUN_OPTIONS.update(_commands.keyword_options("run", _run, _RUN_FLAG_OF, _RUN_OWN))
+        _RUN_OPTIONS.update(_commands.keyword_options("run", run, _RUN_FLAG_OF, _RUN_OWN))
     pairs, arrays = _commands.input_occurrences(inputs)
     pairs += _commands.range_occurrences(ranges)
     for kw, option in _RUN_OPTIONS.items():
@@ -96,13 +89,6 @@ def _run(model: PathLike, inputs: Any = None, tensors: Any = None, op_types: Any
     plan = _onnxprobe.capture_plan(positionals, pairs, arrays, _runtime.resolve())
     captured, used, skipped = _onnxprobe.run(plan)
     return RunResult(captured, used, skipped)
-
-
-@functools.wraps(_run)
-def run(*args, **kwargs):
-    # an unknown keyword or no model: the command line's message for the same mistake
-    _commands.bind(_inspect_module.signature(_run), "run", args, kwargs)
-    return _run(*args, **kwargs)
 
 
 def import_polygraphy(results, output, *, inputs=None, model=None, runner=None, iteration=0):

@@ -12,6 +12,7 @@ number or path; a list or tuple for a repeatable flag (one occurrence each) or j
 1}`` is ``--dim batch=1``). The library checks every value with the command line's messages.
 Each call runs in this process (GIL released) and returns a ``CommandResult``.
 """
+import functools
 import inspect as _inspect
 import json as _json
 import keyword as _keyword
@@ -176,21 +177,40 @@ def execute(command, positionals, pairs, progress=None, default_runtime=True):
     return result
 
 
+def front_door(command):
+    """Decorator of a wrapper over `command`'s front door (compare(), run(), ...): an unknown
+    keyword or a missing or extra positional raises the command line's message (bind)."""
+    def wrap(fn):
+        signature = _inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            bind(signature, command, args, kwargs)
+            return fn(*args, **kwargs)
+        return call
+    return wrap
+
+
+def options_by_flag(command):
+    """{flag: option} of `command`'s option table, each spelling of a flag ("-o", "--output")."""
+    table = next(t for t in _onnxprobe.command_tables() if t["name"] == command)
+    return {n: dict(o, name=n) for o in table["options"] for n in o["names"].split(",")}
+
+
 def keyword_options(command, fn, flag_of=None, own=()):
     """{keyword: option} of `command`'s option table for each keyword of `fn` (a typed
     wrapper), the flag being "--" + the keyword with '-' for '_' unless `flag_of` names it;
     keywords in `own` are the wrapper's. A keyword without its option fails (the wrapper cannot
     drift from the command)."""
-    table = next(t for t in _onnxprobe.command_tables() if t["name"] == command)
-    by_name = {n: o for o in table["options"] for n in o["names"].split(",")}
+    by_flag = options_by_flag(command)
     out = {}
     for kw, p in _inspect.signature(fn).parameters.items():
         if kw in own or p.kind != p.KEYWORD_ONLY and p.default is p.empty:
             continue
         flag = (flag_of or {}).get(kw, "--" + kw.replace("_", "-"))
-        if flag not in by_name:
+        if flag not in by_flag:
             raise RuntimeError(f"{command}(): keyword {kw} has no option {flag} in onnxprobe {command}")
-        out[kw] = dict(by_name[flag], name=flag)
+        out[kw] = by_flag[flag]
     return out
 
 

@@ -6,8 +6,6 @@ messages; only values the command line names as files (input arrays, a rename di
 values. Nothing here decides what a request means."""
 from __future__ import annotations
 
-import functools
-import inspect
 import os
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
@@ -52,7 +50,8 @@ def _own_flags(diagnose, bisect, map):
     return pairs, rename
 
 
-def _compare(a: PathLike, b: Optional[PathLike] = None, *,
+@_commands.front_door("compare")
+def compare(a: PathLike, b: Optional[PathLike] = None, *,
             inputs: Any = None, shapes: Optional[Mapping[str, Sequence[int]]] = None,
             dims: Optional[Mapping[str, int]] = None, ranges: Any = None, seed: Optional[int] = None,
             allow_nonfinite_inputs: bool = False,
@@ -119,7 +118,7 @@ def _compare(a: PathLike, b: Optional[PathLike] = None, *,
     """
     given = locals()
     if not _OPTIONS:
-        _OPTIONS.update(_commands.keyword_options("compare", _compare, _FLAG_OF, _OWN))
+        _OPTIONS.update(_commands.keyword_options("compare", compare, _FLAG_OF, _OWN))
     positionals = [rq._path(a, "side")] + ([] if b is None else [rq._path(b, "side")])
     pairs, arrays = _commands.input_occurrences(inputs)
     pairs += _commands.range_occurrences(ranges)
@@ -137,13 +136,6 @@ def _compare(a: PathLike, b: Optional[PathLike] = None, *,
         return _unless_aborted(Report(_onnxprobe.compare(plan, on_progress)))
     finally:
         close()
-
-
-@functools.wraps(_compare)
-def compare(*args, **kwargs):
-    # an unknown keyword or a missing side: the command line's message for the same mistake
-    _commands.bind(inspect.signature(_compare), "compare", args, kwargs)
-    return _compare(*args, **kwargs)
 
 
 def _unless_aborted(report):

@@ -1,7 +1,5 @@
 """``onnxprobe.generate``: two decoders over a generation with their key/value cache
 (``onnxprobe generate``, docs/generate.md), one library call."""
-import functools
-import inspect
 import json as _json
 import os
 
@@ -72,8 +70,7 @@ def _occurrences(flag, value):
     """A keyword's option occurrences, as compare() makes them (_commands.occurrences); a flag
     generate lacks is passed on for the library to name."""
     if not _OPTIONS:
-        table = next(t for t in _onnxprobe.command_tables() if t["name"] == "generate")
-        _OPTIONS.update({n: dict(o, name=n) for o in table["options"] for n in o["names"].split(",")})
+        _OPTIONS.update(_commands.options_by_flag("generate"))
     if flag not in _OPTIONS:
         return [] if value is None or value is False else [(flag, "")]
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
@@ -81,7 +78,8 @@ def _occurrences(flag, value):
     return _commands.occurrences(_OPTIONS[flag], value)
 
 
-def _generate(a, b=None, *, steps=None, prompt=None, prompt_length=None, seed=None, pad_left=None,
+@_commands.front_door("generate")
+def generate(a, b=None, *, steps=None, prompt=None, prompt_length=None, seed=None, pad_left=None,
              pad_id=None, top_k=None, io=None, a_io=None, b_io=None, atol=None, rtol=None,
              absolute_atol=False, tol=None, op_tol=None, judge=None, rel_eps=None, isolate=None,
              quant=None, quant_min_sqnr=None, max_memory=None, on_step=None, save_a=None,
@@ -113,10 +111,3 @@ def _generate(a, b=None, *, steps=None, prompt=None, prompt_length=None, seed=No
     elif prompt is not None:
         pairs.append(("--prompt-ids", ",".join(str(int(t)) for t in list(getattr(prompt, "flat", prompt)))))
     return GenerationReport(_onnxprobe.generate(positionals, pairs, _runtime.resolve(), on_step))
-
-
-@functools.wraps(_generate)
-def generate(*args, **kwargs):
-    # no decoder given: the command line's message for the same mistake
-    _commands.bind(inspect.signature(_generate), "generate", args, kwargs)
-    return _generate(*args, **kwargs)

@@ -375,8 +375,9 @@ class CompareCommand : public Command {
   bool SamplesGiven() const { return !o_.samples.inputs_dir.empty() || o_.samples.count > 0; }
 
   // The file a format's flag named ("" when none).
-  std::string File(const ReportSink& k) const {
-    auto f = o_.files.find(k.format);
+  std::string File(const ReportSink& k) const { return File(k.format); }
+  std::string File(const std::string& format) const {
+    auto f = o_.files.find(format);
     return f == o_.files.end() ? "" : f->second;
   }
 
@@ -404,12 +405,9 @@ class CompareCommand : public Command {
 
   // --inputs / --samples: one comparison per sample, aggregated; the console shows each sample's
   // verdict, the aggregates and the focus sample's full report.
-  Expected<CommandOutput> RunSamples(const CompareRequest& req, const CommandContext& context,
-                                     std::string* within) {
+  Expected<CommandOutput> RunSamples(const ComparePlan& plan, const CompareRequest& req,
+                                     const CommandContext& context, std::string* within) {
     CompareCli& o = o_;
-    ComparePlan plan;
-    plan.samples = o.samples;
-    plan.samples.base = o.inputs.options;
     OP_ASSIGN_OR_RETURN(std::vector<InputSample> samples, PlanSamples(plan));
     // the rows' progress says which sample of how many it is comparing
     OP_ASSIGN_OR_RETURN(
@@ -474,9 +472,7 @@ class CompareCommand : public Command {
     CompareRequest& req = plan.request;
     auto side = [&](const std::string& path, const SessionFlags& own) -> Expected<SideRequest> {
       SessionFlags f = MergeSessionFlags(o.shared, own);
-      if (f.ort_lib.empty() && f.ort_version.empty() && f.platform.empty() && f.remote.empty())
-        f.ort_lib = o.default_ort_library;
-      OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f));
+      OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f, o.default_ort_library));
       // shared options reach a dump side only when both are dumps, refused in Validate()
       return SideRequest{path, f.session, !own.given.empty(), lib};
     };
@@ -530,7 +526,7 @@ class CompareCommand : public Command {
         context.progress({Phase::kIsolate, runs, 0, within});
       };
     }
-    if (SamplesGiven()) return RunSamples(req, context, &within);
+    if (SamplesGiven()) return RunSamples(plan, req, context, &within);
     OP_ASSIGN_OR_RETURN(CompareReport result, Compare(req));
     CommandOutput out;
     for (const auto& n : result.notes) out.Note(n);
@@ -587,7 +583,7 @@ class CompareCommand : public Command {
       out.text += "\n";
     }
     out.text += RenderSweepText(result);
-    const std::string& json = o.files["json"];
+    const std::string json = File("json");
     if (context.documents || !json.empty()) out.documents["json"] = RenderSweepJson(result);
     if (!json.empty()) {
       out.error = WriteJsonOutput(json, out.documents["json"]);  // the shapes' reports first

@@ -215,9 +215,7 @@ class GenerateCommand : public Command {
     }
     auto side = [&](const std::string& path, const SessionFlags& own, GenerateSide* out) -> Status {
       SessionFlags f = MergeSessionFlags(shared_, own);
-      if (f.ort_lib.empty() && f.ort_version.empty() && f.platform.empty() && f.remote.empty())
-        f.ort_lib = default_ort_library_;
-      OP_ASSIGN_OR_RETURN(out->ort_library, ResolveOrtLibrary(f));
+      OP_ASSIGN_OR_RETURN(out->ort_library, ResolveOrtLibrary(f, default_ort_library_));
       out->path = path;
       out->session = f.session;
       out->io.insert(out->io.begin(), io_both_.begin(), io_both_.end());

@@ -335,7 +335,11 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
   return out;
 }
 
-Expected<std::string> ResolveOrtLibrary(const SessionFlags& f) {
+Expected<std::string> ResolveOrtLibrary(const SessionFlags& flags,
+                                        const std::string& default_library) {
+  SessionFlags f = flags;
+  if (f.ort_lib.empty() && f.ort_version.empty() && f.platform.empty() && f.remote.empty())
+    f.ort_lib = default_library;
   if (!f.ort_lib.empty() && !f.ort_version.empty()) {
     return InvalidArgument("give --ort-lib or --ort-version, not both");
   }

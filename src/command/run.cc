@@ -123,11 +123,7 @@ class RunCommand : public Command {
     plan.inputs = o_.inputs.options;
     plan.capture = o_.capture;
     plan.capture.session = o_.session.session;
-    SessionFlags session = o_.session;
-    if (session.ort_lib.empty() && session.ort_version.empty() && session.platform.empty() &&
-        session.remote.empty())
-      session.ort_lib = default_ort_library_;
-    OP_ASSIGN_OR_RETURN(plan.ort_library, ResolveOrtLibrary(session));
+    OP_ASSIGN_OR_RETURN(plan.ort_library, ResolveOrtLibrary(o_.session, default_ort_library_));
     return plan;
   }
 

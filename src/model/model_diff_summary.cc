@@ -1,19 +1,13 @@
 // SummarizeModelDiff (model_diff.h): a ModelDiff in one line, for the reports of the layers
 // above (a comparison of two model files states what differs statically).
-#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "onnxprobe/common/format.h"
 #include "onnxprobe/model/model_diff.h"
 
 namespace onnxprobe {
 namespace {
-
-std::string G(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 std::string Or(const std::string& s, const char* absent) { return s.empty() ? absent : s; }
 
@@ -43,7 +37,7 @@ std::string SummarizeModelDiff(const ModelDiff& d) {
   if (!parts.empty()) {
     s += s.empty() ? "" : "; ";
     for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "initializers: ") + parts[i];
-    if (max_diff >= 0) s += " (max |a-b| " + G(max_diff) + ")";
+    if (max_diff >= 0) s += " (max |a-b| " + StringPrintf("%g", max_diff) + ")";
   }
   // one line: metadata keys (a graph tool writes a dozen, some kilobytes long) are counted, and
   // each value shown is clipped

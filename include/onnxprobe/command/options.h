@@ -75,7 +75,10 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
 SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side);
 // --ort-lib / --ort-version / --platform to a runtime locator: a library path ("" = default), or
 // "@<platform>@<library>" for a side on another CPU (LoadBackend, backend/platform.h).
-Expected<std::string> ResolveOrtLibrary(const SessionFlags& f);
+// `default_library`: the runtime when the flags name none (a caller's own, e.g. the Python
+// package's; "" the library's default).
+Expected<std::string> ResolveOrtLibrary(const SessionFlags& f,
+                                        const std::string& default_library = "");
 
 // --atol, --rtol, --absolute-atol, --rel-eps, --tol, --op-tol, --judge: overrides of a policy.
 struct ToleranceFlags {
