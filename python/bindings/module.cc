@@ -118,20 +118,21 @@ std::string Render(const ReportHandle& h, const Reporter& reporter) {
 }
 
 // The report in one of compare's formats (report/formats.h), by name.
+// JUnit's class name is side B's path, as the report holds it.
 std::string RenderFormat(const ReportHandle& h, const std::string& format,
-                         const std::string& detail, const std::string& side_b) {
+                         const std::string& detail) {
   const ReportSink* sink = Unwrap(FindCompareSink(format));
   RenderContext context;
   context.detail = DetailArg(detail);
-  context.side_b = side_b;
+  context.side_b = h.report->comparison.side_b.path;
   py::gil_scoped_release release;
   return sink->render(*h.report, context);
 }
 
 // Written atomically where the format's own output guard lets it go.
 void WriteFormat(const ReportHandle& h, const std::string& format, const std::string& path,
-                 const std::string& detail, const std::string& side_b) {
-  std::string text = RenderFormat(h, format, detail, side_b);
+                 const std::string& detail) {
+  std::string text = RenderFormat(h, format, detail);
   py::gil_scoped_release release;
   Check(GuardOutput(path, format));
   Check(WriteOutputFile(path, text));
@@ -272,13 +273,11 @@ PYBIND11_MODULE(_onnxprobe, m) {
       .def(
           "render_json",
           [](const ReportHandle& h, const std::string& detail) {
-            return RenderFormat(h, "json", detail, "");
+            return RenderFormat(h, "json", detail);
           },
           py::arg("detail") = "compact")
-      .def("render", &RenderFormat, py::arg("format"), py::arg("detail") = "compact",
-           py::arg("side_b") = "")
-      .def("write", &WriteFormat, py::arg("format"), py::arg("path"), py::arg("detail") = "compact",
-           py::arg("side_b") = "")
+      .def("render", &RenderFormat, py::arg("format"), py::arg("detail") = "compact")
+      .def("write", &WriteFormat, py::arg("format"), py::arg("path"), py::arg("detail") = "compact")
       .def_static("formats",
                   [] {
                     std::vector<std::string> names;

@@ -67,12 +67,12 @@ class Report(JsonDocument):
     def render(self, format, detail="compact"):
         """The report as text in `format` (one of ``formats()``: ``--FORMAT FILE`` writes the
         same document); `detail` as in ``to_dict``."""
-        return self._native.render(str(format), detail, self._classname())
+        return self._native.render(str(format), detail)
 
     def write(self, format, path, detail="compact"):
         """Writes ``render(format)`` to `path`, atomically, where the output guard lets a report
         of that format go (never over someone else's file); returns the path."""
-        self._native.write(str(format), os.fspath(path), detail, self._classname())
+        self._native.write(str(format), os.fspath(path), detail)
         return os.fspath(path)
 
     @property
@@ -127,9 +127,6 @@ class Report(JsonDocument):
     def model_explorer(self, path=None):
         """Google Model Explorer node data (``--model-explorer``), or written to `path`."""
         return self.render("model-explorer") if path is None else self.write("model-explorer", path)
-
-    def _classname(self):
-        return self.to_dict()["side_b"]["path"]
 
     def _repr_html_(self):
         # the page in an iframe: its styles and scripts stay out of the notebook's own
