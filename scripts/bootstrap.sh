@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what onnxprobe needs to build and test, idempotently.
 #  - Debian bookworm packages (compiler, protobuf, ONNX proto, test libraries, Python test stack)
-#  - ONNX Runtime C API headers from Debian trixie `libonnxruntime-dev`, fetched with a private
-#    apt state and extracted into .deps/ (the system's apt sources are never touched)
+#  - ONNX Runtime C API headers from Debian sid `libonnxruntime-dev` (1.23: the plugin execution
+#    provider API), fetched with a private apt state and extracted into .deps/ (the system's apt
+#    sources are never touched)
 #  - the ONNX Runtime shared library from the pinned PyPI `onnxruntime` wheel, unzipped into .deps/
 #  - the wheels of the Python package's build backend (scikit-build-core), into .deps/python-wheels
 # A second run downloads nothing. ONNXRUNTIME_ROOT (with include/ and lib/) skips the ORT steps.
@@ -19,7 +20,10 @@ ORT_EXTRA_VERSIONS="${ONNXPROBE_ORT_EXTRA_VERSIONS-1.20.1}"
 ORT_OPENVINO_VERSION="${ONNXPROBE_ORT_OPENVINO_VERSION-1.24.1}"
 JUNITPARSER_VERSION=5.0.3
 POLYGRAPHY_VERSION=0.53.6
-TRIXIE_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main"
+SID_LINE="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main"
+# the oldest C API the build accepts: 23 (ONNX Runtime 1.23) has RegisterExecutionProviderLibrary,
+# GetEpDevices and SessionOptionsAppendExecutionProvider_V2 (--provider-library)
+ORT_HEADERS_MIN_API=23
 
 say() { echo "bootstrap: $*" >&2; }
 die() { echo "bootstrap: error: $*" >&2; exit 1; }
@@ -43,21 +47,32 @@ install_apt_packages() {
     >/dev/null || die "apt-get install failed for: ${missing[*]}"
 }
 
+ort_headers_api() {
+  sed -n 's/^#define ORT_API_VERSION \([0-9]*\).*/\1/p' "$1/usr/include/onnxruntime/onnxruntime_c_api.h" 2>/dev/null
+}
+
 fetch_ort_headers() {
-  local dest="$DEPS/onnxruntime-headers"
-  [ -f "$dest/usr/include/onnxruntime/onnxruntime_c_api.h" ] && return 0
-  say "fetching ONNX Runtime headers (Debian trixie libonnxruntime-dev)"
-  local st="$DEPS/apt-trixie"
+  local dest="$DEPS/onnxruntime-headers" api
+  api="$(ort_headers_api "$dest")"
+  [ -n "$api" ] && [ "$api" -ge "$ORT_HEADERS_MIN_API" ] && return 0
+  say "fetching ONNX Runtime headers (Debian sid libonnxruntime-dev)"
+  local st="$DEPS/apt-sid"
   mkdir -p "$st/lists/partial" "$st/archives/partial"
-  echo "$TRIXIE_LINE" >"$st/sources.list"
+  echo "$SID_LINE" >"$st/sources.list"
   local opts=(-o "Dir::State::Lists=$st/lists" -o "Dir::Etc::SourceList=$st/sources.list"
     -o "Dir::Etc::SourceParts=/dev/null" -o "Dir::Cache::archives=$st/archives"
     -o "APT::Sandbox::User=root")
-  apt-get "${opts[@]}" update -qq || die "Debian trixie archive unreachable (private apt update failed)"
+  apt-get "${opts[@]}" update -qq || die "Debian sid archive unreachable (private apt update failed)"
+  rm -f "$st"/libonnxruntime-dev_*.deb
   (cd "$st" && apt-get "${opts[@]}" download libonnxruntime-dev >/dev/null) ||
-    die "could not download libonnxruntime-dev from trixie"
+    die "could not download libonnxruntime-dev from sid"
   rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
   dpkg-deb -x "$st"/libonnxruntime-dev_*.deb "$dest.tmp"
+  api="$(ort_headers_api "$dest.tmp")"
+  [ -n "$api" ] && [ "$api" -ge "$ORT_HEADERS_MIN_API" ] ||
+    die "sid's libonnxruntime-dev has C API ${api:-?}; $ORT_HEADERS_MIN_API or newer is needed"
+  # the package's file times predate objects built on older headers: make them rebuild
+  find "$dest.tmp" -type f -exec touch {} +
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 
