@@ -57,6 +57,8 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   OP_ASSIGN_OR_RETURN(std::vector<NamedTensor> inputs, PrepareInputs(file_model, req.inputs, prep));
   OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(req.ort_library));
   CaptureOptions capture = req.capture;
+  // a plugin library's provider by its registered name (the manifest's, and every check below)
+  OP_ASSIGN_OR_RETURN(capture.session, backend->ResolveProvider(capture.session));
   std::optional<ExactReference> exact;
   if (req.exact) {
     if (!IsCpuProvider(capture.session.provider))
@@ -98,7 +100,7 @@ Expected<DumpReport> CaptureToDump(const DumpRequest& req, InputPreparation* pre
   meta.runtime = RuntimeLabel(*backend);
   if (!backend->platform().empty()) meta.runtime += " on " + backend->platform();
   meta.runtime_version = backend->version();
-  meta.provider = req.capture.session.provider;
+  meta.provider = capture.session.provider;
   meta.optimization_level = req.capture.session.optimization_level;
   meta.seed = req.inputs.seed;
   if (exact) meta.settings.push_back({"precision", "float64"});

@@ -470,14 +470,20 @@ class CompareCommand : public Command {
     const CompareCli& o = o_;
     ComparePlan plan;
     CompareRequest& req = plan.request;
-    auto side = [&](const std::string& path, const SessionFlags& own) -> Expected<SideRequest> {
-      SessionFlags f = MergeSessionFlags(o.shared, own);
+    SessionFlags fa = MergeSessionFlags(o.shared, o.side_a);
+    SessionFlags fb = MergeSessionFlags(o.shared, o.side_b);
+    // a provider named without a runtime that has it: the installed runtime that does
+    OP_ASSIGN_OR_RETURN(std::string picked,
+                        PickRuntimeForProviders({&fa, &fb}, o.default_ort_library));
+    if (!picked.empty()) req.notes.push_back(picked);
+    auto side = [&](const std::string& path, const SessionFlags& f,
+                    const SessionFlags& own) -> Expected<SideRequest> {
       OP_ASSIGN_OR_RETURN(std::string lib, ResolveOrtLibrary(f, o.default_ort_library));
       // shared options reach a dump side only when both are dumps, refused in Validate()
       return SideRequest{path, f.session, !own.given.empty(), lib};
     };
-    OP_ASSIGN_OR_RETURN(req.a, side(o.a, o.side_a));
-    OP_ASSIGN_OR_RETURN(req.b, side(o.b, o.side_b));
+    OP_ASSIGN_OR_RETURN(req.a, side(o.a, fa, o.side_a));
+    OP_ASSIGN_OR_RETURN(req.b, side(o.b, fb, o.side_b));
     req.inputs = o.inputs.options;
     req.inputs_given = !o.inputs.given.empty() || !o.inputs.options.tensors.empty();
     req.job = o.job;

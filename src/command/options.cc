@@ -2,6 +2,7 @@
 // outputs' guards. Declared once, so every command spells and checks them alike.
 #include "onnxprobe/command/options.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -204,6 +205,17 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
         f->session.provider = v;
         return Status::Ok();
       });
+  add("provider-library", "PATH",
+      "plugin execution provider library to register (ONNX Runtime 1.22+); --provider names "
+      "one of its providers when it has several (docs/providers.md)",
+      SessionField::kProviderLibrary, [f](const std::string& flag, const std::string& v) -> Status {
+        std::error_code ec;
+        if (v.empty()) return InvalidArgument(flag + ": empty path");
+        if (!std::filesystem::is_regular_file(v, ec))
+          return NotFound(flag + " " + v + ": no such file");
+        f->session.provider_library = v;
+        return Status::Ok();
+      });
   add("allow-fallback", "",
       "let the CPU provider run the nodes the provider does not take (listed in the report); "
       "refused by default",
@@ -298,6 +310,9 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
       case SessionField::kProvider:
         out.session.provider = side.session.provider;
         break;
+      case SessionField::kProviderLibrary:
+        out.session.provider_library = side.session.provider_library;
+        break;
       case SessionField::kFallback:
         out.session.allow_fallback = side.session.allow_fallback;
         break;
@@ -333,6 +348,40 @@ SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& s
   out.touched.insert(side.touched.begin(), side.touched.end());
   out.given.insert(out.given.end(), side.given.begin(), side.given.end());
   return out;
+}
+
+namespace {
+
+bool NamesRuntime(const SessionFlags& f) {
+  return !f.ort_lib.empty() || !f.ort_version.empty() || !f.platform.empty() || !f.remote.empty();
+}
+
+}  // namespace
+
+Expected<std::string> PickRuntimeForProviders(const std::vector<SessionFlags*>& sides,
+                                              const std::string& default_library) {
+  std::string provider, version;
+  for (SessionFlags* f : sides) {
+    const SessionOptions& s = f->session;
+    if (NamesRuntime(*f) || IsCpuProvider(s.provider) || !s.provider_library.empty()) continue;
+    OP_ASSIGN_OR_RETURN(auto backend, LoadOrtBackend(default_library));
+    auto have = backend->available_providers();
+    if (std::find(have.begin(), have.end(), FullProviderName(s.provider)) != have.end()) continue;
+    auto versions = InstalledOrtVersionsWith(s.provider);
+    if (versions.empty()) continue;
+    provider = FullProviderName(s.provider) + " (ONNX Runtime " + backend->version() + " has not)";
+    version = versions[0];
+    break;
+  }
+  if (version.empty()) return std::string();
+  size_t moved = 0;
+  for (SessionFlags* f : sides) {
+    if (NamesRuntime(*f)) continue;
+    f->ort_version = version;
+    ++moved;
+  }
+  return std::string(moved > 1 ? "both sides run" : "the side runs") + " ONNX Runtime " + version +
+         ", the installed runtime with " + provider + " (--ort-version " + version + ")";
 }
 
 Expected<std::string> ResolveOrtLibrary(const SessionFlags& flags,

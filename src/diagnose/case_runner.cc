@@ -60,6 +60,7 @@ std::vector<std::string> RuntimeFlags(const DiagnoseSide& side) {
   const SessionOptions& s = side.session;
   if (!s.provider.empty() && !IsCpuProvider(s.provider))
     f.insert(f.end(), {"--provider", s.provider});
+  if (!s.provider_library.empty()) f.insert(f.end(), {"--provider-library", s.provider_library});
   for (const auto& [k, v] : s.provider_options)
     f.insert(f.end(), {"--provider-option", k + "=" + v});
   if (s.optimization_level != OptLevel::kDisabled)

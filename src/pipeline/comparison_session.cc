@@ -201,9 +201,17 @@ void AddParityCulprits(const ParityReport& parity, const Model& model, const Com
                      std::make_move_iterator(first.end()));
 }
 
+// A live side's session options with its provider as it runs (a plugin library's provider by
+// its registered name); the request's for a dump.
+SessionOptions RunningSession(const Side& side, const SideRequest& request) {
+  SessionOptions o = request.session;
+  if (side.model() != nullptr) o.provider = side.session_options().provider;
+  return o;
+}
+
 // A live side on another provider than CPU.
 bool OnOtherProvider(const Side& side, const SideRequest& request) {
-  return side.model() != nullptr && !IsCpuProvider(request.session.provider);
+  return side.model() != nullptr && !IsCpuProvider(RunningSession(side, request).provider);
 }
 
 // A runtime failure on a side whose provider leaves nodes to the CPU provider while fallback is
@@ -214,7 +222,7 @@ Status NameRefusedNodes(const Status& st, Side& a, Side& b, const CompareRequest
   for (bool is_a : {true, false}) {
     const SideRequest& s = is_a ? req.a : req.b;
     if (!OnOtherProvider(is_a ? a : b, s) || s.session.allow_fallback) continue;
-    auto p = FindPlacement(s.path, s.ort_library, s.session, inputs);
+    auto p = FindPlacement(s.path, s.ort_library, RunningSession(is_a ? a : b, s), inputs);
     if (!p.ok() || p->complete()) continue;
     return Unsupported(std::string(SideName(is_a)) + " (" + s.path + "): " + p->provider +
                        " does not take " + std::to_string(p->on_cpu.size()) + " of " +
@@ -491,6 +499,7 @@ struct ComparisonSession::Stages {
     }
     OP_RETURN_IF_ERROR(NameRefusedNodes(set, sa, sb, req, inputs));
     retained.AlsoFetch(LocalizationReads(req, st.job, st.open, *st.a, sb, run));
+    report.notes.insert(report.notes.end(), st.req.notes.begin(), st.req.notes.end());
     for (const auto& n : sa.info().notes) report.notes.push_back("side A: " + n);
     for (const auto& n : sb.info().notes) report.notes.push_back("side B: " + n);
     for (const auto& in : inputs)
@@ -506,7 +515,7 @@ struct ComparisonSession::Stages {
       Placement& placed = is_a ? st.placement_a : st.placement_b;
       if (!OnOtherProvider(is_a ? sa : sb, s) || !s.session.allow_fallback) continue;
       if (placed.provider.empty()) {
-        auto p = FindPlacement(s.path, s.ort_library, s.session, inputs);
+        auto p = FindPlacement(s.path, s.ort_library, RunningSession(is_a ? sa : sb, s), inputs);
         if (!p.ok()) return p.status().WithContext(std::string(SideName(is_a)) + " placement");
         placed = std::move(*p);
       }
@@ -625,8 +634,9 @@ struct ComparisonSession::Stages {
         !(report.localization.ran || report.quant.active()))
       return Status::Ok();
     DiagnoseInput in;
-    in.a = {st.a_path, st.a_path == req.a.path ? req.a.ort_library : "", req.a.session, sa.model()};
-    in.b = {req.b.path, req.b.ort_library, req.b.session, sb.model()};
+    in.a = {st.a_path, st.a_path == req.a.path ? req.a.ort_library : "", RunningSession(sa, req.a),
+            sa.model()};
+    in.b = {req.b.path, req.b.ort_library, RunningSession(sb, req.b), sb.model()};
     in.comparison = &r;
     in.localization = &report.localization;
     in.diff = st.diff && st.a_path == req.a.path ? &*st.diff : nullptr;  // A not replaced

@@ -390,8 +390,10 @@ class DumpSide : public Side {
 
 Expected<std::unique_ptr<Side>> OpenLiveSide(const Model& model, const SideSpec& spec) {
   OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(spec.ort_library));
+  // a plugin library's provider by the name the runtime knows it (reports, placement)
+  OP_ASSIGN_OR_RETURN(SessionOptions session, backend->ResolveProvider(spec.session));
   return std::unique_ptr<Side>(
-      std::make_unique<LiveSide>(model, std::move(backend), spec.session, spec.keep_session,
+      std::make_unique<LiveSide>(model, std::move(backend), session, spec.keep_session,
                                  spec.hold_session, spec.mark_fused_tensors, spec.max_memory));
 }
 

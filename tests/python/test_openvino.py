@@ -84,9 +84,22 @@ def test_a_node_openvino_does_not_take_is_no_silent_fallback(onnxprobe, tmp_path
     assert ok.returncode == 0, ok.stderr
 
 
-def test_openvino_is_not_in_the_default_runtime(onnxprobe):
-    r = run([onnxprobe, "compare", DEMO, "--b-provider", "OpenVINO"])
+def test_a_runtime_without_openvino_names_the_one_installed_with_it(onnxprobe):
+    r = run([onnxprobe, "compare", DEMO, "--b-provider", "OpenVINO", "--ort-version", "1.32.0"])
     assert r.returncode == 2 and "is not available" in r.stderr, r.stderr
+    assert "--ort-version 1.24.1-openvino" in r.stderr, r.stderr
+
+
+@runs_openvino
+def test_openvino_named_without_a_runtime_runs_on_the_installed_one(onnxprobe, tmp_path):
+    out = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", DEMO, "--b-provider", "OpenVINO", "--json", out])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads(out.read_text())
+    # both sides on the one runtime that has the provider, so that only the provider differs
+    assert rep["side_a"]["runtime_version"] == rep["side_b"]["runtime_version"] == "1.24.1"
+    assert rep["side_b"]["provider"].startswith("OpenVINO")
+    assert any("1.24.1-openvino" in n and "OpenVINOExecutionProvider" in n for n in rep["notes"]), rep["notes"]
 
 
 def _hardmax_chain(tmp_path):

@@ -201,8 +201,9 @@ def frame():
     return t, os.read(0, n) if n else b""
 def s(x):
     return struct.pack("<Q", len(x)) + x
+PROTOCOL = 2  # kProtocolVersion, src/backend/remote/remote_protocol.h
 frame()  # hello: answer as a worker of this protocol would
-reply = struct.pack("<I", 0) + s(b"") + struct.pack("<I", 1) + s(b"onnxruntime") + s(b"1.32.0") + s(b"fake")
+reply = struct.pack("<I", 0) + s(b"") + struct.pack("<I", PROTOCOL) + s(b"onnxruntime") + s(b"1.32.0") + s(b"fake")
 reply += struct.pack("<Q", 1) + s(b"CPUExecutionProvider") + s(b"x86_64")
 os.write(1, struct.pack("<IQ", 7, len(reply)) + reply)
 frame()  # the first session: gone

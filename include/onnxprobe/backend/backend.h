@@ -50,6 +50,11 @@ struct SessionOptions {
   // for any other provider.
   std::string provider = "CPU";
   std::map<std::string, std::string> provider_options;
+  // A plugin execution provider library (ONNX Runtime 1.22+: RegisterExecutionProviderLibrary):
+  // registered once per runtime, and `provider` (one of the providers it registers; the only
+  // one when left CPU) is appended on its first device with `provider_options`
+  // (SessionOptionsAppendExecutionProvider_V2). Backend::ResolveProvider names it.
+  std::string provider_library;
   // Disabled by default: debug the graph as exported.
   OptLevel optimization_level = OptLevel::kDisabled;
   bool sequential = true;
@@ -149,6 +154,12 @@ class Backend {
       const SessionOptions& options) = 0;
   // Warnings and errors the runtime logged, oldest first (the library never prints them).
   virtual std::vector<std::string> TakeLog() = 0;
+  // `options` with `provider` as the sessions will run it: a plugin library's provider by its
+  // registered name (the library's only one when none is named). Fails naming the library when
+  // it cannot be registered or does not provide the provider named.
+  virtual Expected<SessionOptions> ResolveProvider(const SessionOptions& options) {
+    return options;
+  }
   // The CPU the sessions run on when it is not this machine's ("aarch64 (qemu-aarch64 -cpu
   // max)": backend/platform.h); "" for this machine.
   virtual std::string platform() const { return ""; }
@@ -167,6 +178,9 @@ Expected<std::shared_ptr<Backend>> LoadOrtBackend(const std::string& library_pat
 // "1.23.2", or "1.24.1-openvino" for the PyPI onnxruntime-openvino build (OpenVINO provider).
 Expected<std::string> OrtLibraryForVersion(const std::string& version);
 std::string DefaultOrtLibraryPath();
+// The runtime versions installed by the bootstrap whose library has `provider` (short or full
+// name), newest first; each library is loaded to ask it.
+std::vector<std::string> InstalledOrtVersionsWith(const std::string& provider);
 // Where the bootstrap put the runtimes (ONNXPROBE_DEPS_DIR, else this build's .deps); "" in a
 // portable build.
 std::string RuntimeDepsDir();

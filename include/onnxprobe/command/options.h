@@ -52,6 +52,7 @@ std::vector<std::string> InputFilePaths(const InputFlags& flags);
 // Session settings. `prefix` is "" (both sides), "a-" or "b-" (one side; hidden in --help).
 enum class SessionField {
   kProvider,
+  kProviderLibrary,
   kFallback,
   kProviderOptions,
   kOptLevel,
@@ -73,6 +74,13 @@ struct SessionFlags {
 void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionFlags* flags);
 // `side` over `shared` for the fields `side` touched.
 SessionFlags MergeSessionFlags(const SessionFlags& shared, const SessionFlags& side);
+// Sides that name a provider (not from a plugin library) and no runtime (--ort-lib,
+// --ort-version, --platform, --remote), when the default runtime lacks that provider: every side
+// that names no runtime gets the newest installed runtime that has it (so that the sides differ
+// in provider only). Returns the note that says so; "" when nothing changed (a provider no
+// installed runtime has fails when its session is made, naming what is installed).
+Expected<std::string> PickRuntimeForProviders(const std::vector<SessionFlags*>& sides,
+                                              const std::string& default_library);
 // --ort-lib / --ort-version / --platform to a runtime locator: a library path ("" = default), or
 // "@<platform>@<library>" for a side on another CPU (LoadBackend, backend/platform.h).
 // `default_library`: the runtime when the flags name none (a caller's own, e.g. the Python

@@ -43,6 +43,8 @@ struct CompareRequest {
   size_t bisect_per_run = 0;     // > 0: bisection with this many tensors per run
   bool localize = true;          // isolate candidates when something fails (needs a live side B)
   LocalizeOptions localize_options;
+  // Said in the report's notes: how the request was chosen (a runtime picked for a provider).
+  std::vector<std::string> notes;
   // Run live sides in child processes: a runtime that crashes (segfault in a provider or a
   // custom op) ends the comparison with kBackend and the rows compared so far, instead of
   // taking the caller's process down.

@@ -3,6 +3,7 @@
 
 #include <onnxruntime_c_api.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,9 @@ struct OrtLib {
   OrtEnv* env = nullptr;
   std::mutex log_mu;
   std::vector<std::string> log;
+  // plugin provider libraries registered in `env`: canonical path -> the providers it brought
+  std::mutex plugin_mu;
+  std::map<std::string, std::vector<std::string>> plugins;
 };
 
 // Converts an OrtStatus into a Status (kBackend) and releases it. Null means success.
@@ -47,6 +51,13 @@ Expected<std::string> AbsoluteExternalLocations(const std::string& bytes, const 
 // external_locations.cc; a platform worker's copy returns "" (its host located them already).
 Expected<std::string> LocateExternalData(const std::string& bytes, const std::string& dir,
                                          const std::string& version, const SessionOptions& o);
+
+// Plugin execution providers (plugin_providers.cc). `options` with `provider` set to the
+// registered name of the provider its provider_library brings (registering the library in the
+// runtime's environment on first use); unchanged without a library.
+Expected<SessionOptions> ResolvePluginProvider(OrtLib& lib, const SessionOptions& options);
+// Appends the resolved plugin provider on its first device, with the provider options.
+Status AppendPluginProvider(OrtLib& lib, OrtSessionOptions* so, const SessionOptions& options);
 
 // Builds a session for one loaded library.
 Expected<std::unique_ptr<BackendSession>> CreateOrtSession(std::shared_ptr<OrtLib> lib,

@@ -1,6 +1,7 @@
 // Loading ONNX Runtime libraries with dlopen and choosing the API table each one supports.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -53,6 +54,9 @@ class OrtBackend : public Backend {
                                                           const std::string& model_dir,
                                                           const SessionOptions& options) override {
     return CreateOrtSession(lib_, model_bytes, model_dir, options);
+  }
+  Expected<SessionOptions> ResolveProvider(const SessionOptions& options) override {
+    return ResolvePluginProvider(*lib_, options);
   }
   std::vector<std::string> TakeLog() override {
     std::lock_guard<std::mutex> lock(lib_->log_mu);
@@ -158,6 +162,33 @@ Expected<std::string> OrtLibraryForVersion(const std::string& version) {
                     "; install it with " + how + " scripts/bootstrap.sh)");
   }
   return path;
+}
+
+std::vector<std::string> InstalledOrtVersionsWith(const std::string& provider) {
+  std::vector<std::string> versions;
+  std::string deps = RuntimeDepsDir();
+  std::error_code ec;
+  if (deps.empty() || !fs::is_directory(deps + "/ort", ec)) return versions;
+  for (const auto& entry : fs::directory_iterator(deps + "/ort", ec)) {
+    std::string v = entry.path().filename().string();
+    if (v.empty() || v[0] == '.') continue;  // a download in progress
+    auto path = OrtLibraryForVersion(v);
+    if (!path.ok()) continue;
+    auto backend = LoadOrtBackend(*path);
+    if (!backend.ok()) continue;
+    std::string full = FullProviderName(provider);
+    for (const auto& p : (*backend)->available_providers()) {
+      if (p == full) versions.push_back(v);
+    }
+  }
+  auto number = [](const std::string& v) {  // "1.24.1-openvino" -> {1, 24, 1}
+    unsigned a = 0, b = 0, c = 0;
+    std::sscanf(v.c_str(), "%u.%u.%u", &a, &b, &c);
+    return std::vector<int>{int(a), int(b), int(c)};
+  };
+  std::sort(versions.begin(), versions.end(),
+            [&](const std::string& x, const std::string& y) { return number(x) > number(y); });
+  return versions;
 }
 
 Expected<std::shared_ptr<Backend>> LoadOrtBackend(const std::string& library_path) {

@@ -66,6 +66,7 @@ class OrtSession : public BackendSession {
 };
 
 Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o) {
+  if (!o.provider_library.empty()) return AppendPluginProvider(*lib_, so, o);
   const OrtApi* api = lib_->api;
   std::string full = FullProviderName(o.provider);
   std::vector<const char*> keys, values;
@@ -93,9 +94,12 @@ Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o
   if (std::find(avail.begin(), avail.end(), full) == avail.end()) {
     std::string list;
     for (const auto& a : avail) list += (list.empty() ? "" : ", ") + a;
+    std::string installed;
+    for (const auto& v : InstalledOrtVersionsWith(full))
+      installed += (installed.empty() ? "; installed with it: --ort-version " : ", ") + v;
     return InvalidArgument("execution provider '" + o.provider + "' (" + full +
                            ") is not available in ONNX Runtime " + lib_->version + " at " +
-                           lib_->path + " (available: " + list + ")");
+                           lib_->path + " (available: " + list + ")" + installed);
   }
   std::string ctx = "execution provider " + full;
   if (full == "CUDAExecutionProvider") {
@@ -126,7 +130,10 @@ Status OrtSession::AppendProvider(OrtSessionOptions* so, const SessionOptions& o
   return Status::Ok();
 }
 
-Status OrtSession::Init(const std::string& bytes, const std::string& dir, const SessionOptions& o) {
+Status OrtSession::Init(const std::string& bytes, const std::string& dir,
+                        const SessionOptions& given) {
+  // a plugin library's provider by its registered name, for every decision below
+  OP_ASSIGN_OR_RETURN(const SessionOptions o, ResolvePluginProvider(*lib_, given));
   const OrtApi* api = lib_->api;
   OrtSessionOptions* so = nullptr;
   OP_ORT(lib_, api->CreateSessionOptions(&so), "session options");

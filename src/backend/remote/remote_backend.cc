@@ -286,6 +286,15 @@ class RemoteBackend : public Backend {
   std::vector<std::string> available_providers() const override { return providers_; }
   std::string platform() const override { return c_->platform().Describe(); }
   bool alive() const { return c_->alive(); }
+  Expected<SessionOptions> ResolveProvider(const SessionOptions& options) override {
+    // the library lives on the worker's machine: its providers are known there only
+    if (!options.provider_library.empty() && IsCpuProvider(options.provider)) {
+      return InvalidArgument("provider library '" + options.provider_library + "' on " +
+                             (platform().empty() ? "the worker's machine" : platform()) +
+                             ": name its provider with --provider");
+    }
+    return options;
+  }
 
   Expected<std::unique_ptr<BackendSession>> CreateSession(const std::string& model_bytes,
                                                           const std::string& model_dir,

@@ -77,6 +77,7 @@ void PutOptions(wire::Writer& w, const SessionOptions& o) {
     w.Str(k);
     w.Str(v);
   }
+  w.Str(o.provider_library);
   w.I64(OptLevelNumber(o.optimization_level));
   w.U8(o.sequential);
   w.I64(o.intra_op_threads);
@@ -102,6 +103,7 @@ SessionOptions GetOptions(wire::Reader& r) {
     std::string k = r.Str();
     o.provider_options[k] = r.Str();
   }
+  o.provider_library = r.Str();
   auto level = OptLevelFromNumber(static_cast<double>(r.I64()));
   o.optimization_level = level.ok() ? *level : OptLevel::kDisabled;
   o.sequential = r.U8() != 0;

@@ -18,7 +18,7 @@
 namespace onnxprobe::remote {
 
 // Bumped whenever a message changes: a worker of another version is refused by name.
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 
 enum class Op : uint32_t {
   kHello = 1,     // -> protocol version, runtime name, version, library, providers, machine
