@@ -6,7 +6,10 @@
 //
 // Provider option approximate_exp=1 computes exp (Sigmoid, Tanh, Exp, Softmax) with a degree-3
 // polynomial, as fast-math kernels do: a kernel that is wrong by ~1e-4 relative, for onnxprobe's
-// tests and docs/providers.md to find. Build: any C++17 compiler and ONNX Runtime 1.23's headers.
+// tests and docs/providers.md to find. Provider option cannot_expose=OP (e.g. Relu) makes it
+// behave as a compiling provider that fuses OP into what precedes it: compiling fails when an OP
+// node's output is a graph output, as happens when a capture marks inner tensors as outputs.
+// Build: any C++17 compiler and ONNX Runtime 1.23's headers.
 #include <onnxruntime_c_api.h>
 
 #include <algorithm>
@@ -280,12 +283,29 @@ struct ComputeInfo : OrtNodeComputeInfo {
   }
 };
 
+// An OP node (cannot_expose=OP) whose output is a graph output: the error compiling it gives.
+OrtStatus* Unexposable(const OrtNode* node, const std::string& cannot_expose) {
+  const char* op = nullptr;
+  const char* name = nullptr;
+  const OrtValueInfo* out = nullptr;
+  bool is_output = false;
+  if (cannot_expose.empty() || g_api->Node_GetOperatorType(node, &op) != nullptr ||
+      cannot_expose != op || g_api->Node_GetName(node, &name) != nullptr ||
+      g_api->Node_GetOutputs(node, &out, 1) != nullptr ||
+      g_api->ValueInfo_IsGraphOutput(out, &is_output) != nullptr || !is_output)
+    return nullptr;
+  return Fail(std::string(kEpName) + " fuses " + op + " into the node before it and cannot give " +
+              name + "'s output as a graph output");
+}
+
 struct Ep : OrtEp {
   bool approximate_exp = false;
-  explicit Ep(bool approx) : OrtEp{}, approximate_exp(approx) {
+  std::string cannot_expose;
+  Ep(bool approx, std::string unexposable)
+      : OrtEp{}, approximate_exp(approx), cannot_expose(std::move(unexposable)) {
     ort_version_supported = ORT_API_VERSION;
     GetName = [](const OrtEp*) noexcept { return kEpName; };
-    GetCapability = [](OrtEp*, const OrtGraph* graph,
+    GetCapability = [](OrtEp* self, const OrtGraph* graph,
                        OrtEpGraphSupportInfo* support) noexcept -> OrtStatus* {
       size_t n = 0;
       EP_RETURN_IF_ERROR(g_api->Graph_GetNumNodes(graph, &n));
@@ -294,6 +314,7 @@ struct Ep : OrtEp {
       OrtNodeFusionOptions fusion{};
       fusion.ort_version_supported = ORT_API_VERSION;
       for (const OrtNode* node : nodes) {  // every node a compiled partition of its own
+        EP_RETURN_IF_ERROR(Unexposable(node, static_cast<Ep*>(self)->cannot_expose));
         if (Takes(node))
           EP_RETURN_IF_ERROR(
               g_api->GetEpApi()->EpGraphSupportInfo_AddNodesToFuse(support, &node, 1, &fusion));
@@ -330,6 +351,19 @@ struct Ep : OrtEp {
   }
 };
 
+OrtStatus* Option(const OrtSessionOptions* so, const std::string& name, std::string* value) {
+  std::string key = "ep.onnxprobeexample." + name;
+  int has = 0;
+  EP_RETURN_IF_ERROR(g_api->HasSessionConfigEntry(so, key.c_str(), &has));
+  if (!has) return nullptr;
+  size_t size = 0;
+  EP_RETURN_IF_ERROR(g_api->GetSessionConfigEntry(so, key.c_str(), nullptr, &size));
+  std::vector<char> buffer(size + 1, '\0');
+  EP_RETURN_IF_ERROR(g_api->GetSessionConfigEntry(so, key.c_str(), buffer.data(), &size));
+  *value = buffer.data();
+  return nullptr;
+}
+
 struct Factory : OrtEpFactory {
   Factory() : OrtEpFactory{} {
     ort_version_supported = ORT_API_VERSION;
@@ -354,17 +388,10 @@ struct Factory : OrtEpFactory {
                   size_t, const OrtSessionOptions* so, const OrtLogger*,
                   OrtEp** ep) noexcept -> OrtStatus* {
       // provider options reach the provider as session entries "ep.<lower-case name>.<key>"
-      const char* key = "ep.onnxprobeexample.approximate_exp";
-      int has = 0;
-      bool approx = false;
-      EP_RETURN_IF_ERROR(g_api->HasSessionConfigEntry(so, key, &has));
-      if (has) {
-        char value[16] = {};
-        size_t size = sizeof(value);
-        EP_RETURN_IF_ERROR(g_api->GetSessionConfigEntry(so, key, value, &size));
-        approx = std::strcmp(value, "1") == 0;
-      }
-      *ep = new Ep(approx);
+      std::string approx, unexposable;
+      EP_RETURN_IF_ERROR(Option(so, "approximate_exp", &approx));
+      EP_RETURN_IF_ERROR(Option(so, "cannot_expose", &unexposable));
+      *ep = new Ep(approx == "1", unexposable);
       return nullptr;
     };
     ReleaseEp = [](OrtEpFactory*, OrtEp* ep) noexcept { delete static_cast<Ep*>(ep); };

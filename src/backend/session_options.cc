@@ -45,6 +45,8 @@ const char* SkipKindName(SkipKind kind) {
       return "unsupported_type";
     case SkipKind::kFixedByModel:
       return "fixed_by_model";
+    case SkipKind::kBreaksCompilation:
+      return "breaks_compilation";
   }
   return "";
 }

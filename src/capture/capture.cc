@@ -118,7 +118,7 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
   std::vector<std::pair<std::string, Tensor>>
       observed_outputs;  // graph outputs seen while capturing
   size_t done = 0;
-  for (const auto& batch : batches) {
+  for (std::vector<std::string> batch : batches) {
     std::unique_ptr<BackendSession> session;
     bool covered = std::all_of(batch.begin(), batch.end(),
                                [&](const std::string& n) { return made_outputs.count(n) > 0; });
@@ -126,7 +126,23 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
       session = std::move(made);
     } else {
       made.reset();
-      OP_ASSIGN_OR_RETURN(session, OpenMarkedSession(model, backend, batch, session_options));
+      auto opened = OpenMarkedSession(model, backend, batch, session_options);
+      if (!opened.ok() && !IsCpuProvider(options.session.provider)) {
+        // a provider that cannot give some of them: the rest are captured, those said
+        std::vector<std::string> inner;
+        for (const auto& n : batch)
+          if (std::find(graph_outputs.begin(), graph_outputs.end(), n) == graph_outputs.end())
+            inner.push_back(n);
+        OP_ASSIGN_OR_RETURN(auto refused,
+                            TensorsBreakingCompilation(model, backend, inner, session_options));
+        std::string why = DescribeUnmarkable(refused, inner.size(), options.session.provider);
+        for (const auto& n : refused) {
+          report.skipped.push_back({n, {SkipKind::kBreaksCompilation, why}});
+          batch.erase(std::find(batch.begin(), batch.end(), n));
+        }
+        if (!refused.empty()) opened = OpenMarkedSession(model, backend, batch, session_options);
+      }
+      OP_ASSIGN_OR_RETURN(session, std::move(opened));
     }
     std::vector<std::string> fetch = batch;
     for (const auto& o : graph_outputs) {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 
 #include "onnxprobe/capture/capture.h"
 #include "onnxprobe/graph/graph.h"
@@ -13,6 +14,45 @@ Expected<std::unique_ptr<BackendSession>> OpenMarkedSession(const Model& model, 
   auto session = backend.CreateSession(*bytes, model.dir(), options);
   if (!session.ok()) return session.status().WithContext(model.path());
   return std::move(*session);
+}
+
+Expected<std::vector<std::string>> TensorsBreakingCompilation(
+    const Model& model, Backend& backend, const std::vector<std::string>& marked,
+    const SessionOptions& options) {
+  auto all = OpenMarkedSession(model, backend, marked, options);
+  if (all.ok()) return std::vector<std::string>();
+  if (all.status().code() != ErrorCode::kBackend ||
+      !OpenMarkedSession(model, backend, {}, options).ok())
+    return all.status();  // not the marking's doing
+  std::vector<std::string> refused;
+  std::function<void(const std::vector<std::string>&)> halve =
+      [&](const std::vector<std::string>& part) {
+        if (part.empty() || OpenMarkedSession(model, backend, part, options).ok()) return;
+        if (part.size() == 1) {
+          refused.push_back(part[0]);
+          return;
+        }
+        auto mid = part.begin() + static_cast<std::ptrdiff_t>(part.size() / 2);
+        halve(std::vector<std::string>(part.begin(), mid));
+        halve(std::vector<std::string>(mid, part.end()));
+      };
+  halve(marked);
+  std::vector<std::string> rest;
+  for (const auto& n : marked)
+    if (std::find(refused.begin(), refused.end(), n) == refused.end()) rest.push_back(n);
+  if (refused.empty() || !OpenMarkedSession(model, backend, rest, options).ok())
+    return all.status();  // no tensor alone breaks it: the error as it came
+  return refused;
+}
+
+std::string DescribeUnmarkable(const std::vector<std::string>& refused, size_t marked,
+                               const std::string& provider) {
+  std::string names;
+  for (size_t i = 0; i < refused.size() && i < 8; ++i) names += (i ? ", " : "") + refused[i];
+  if (refused.size() > 8) names += ", ... " + std::to_string(refused.size() - 8) + " more";
+  return std::to_string(refused.size()) + " of " + std::to_string(marked) +
+         " tensors marked as outputs break " + FullProviderName(provider) +
+         "'s compilation (each alone; not captured, the tensors around them are): " + names;
 }
 
 Expected<std::unique_ptr<CaptureSession>> CaptureSession::Create(

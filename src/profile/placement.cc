@@ -2,6 +2,8 @@
 // each kernel.
 #include "onnxprobe/profile/placement.h"
 
+#include <algorithm>
+
 #include "onnxprobe/profile/profile.h"
 
 namespace onnxprobe {
@@ -25,18 +27,27 @@ Expected<Placement> FindPlacement(const std::string& model_path, const std::stri
   OP_ASSIGN_OR_RETURN(ProfileReport r, Profile(req));
   OP_ASSIGN_OR_RETURN(Model model, Model::Load(model_path, LoadMode::kGraphOnly));
   Placement p;
-  p.provider = FullProviderName(session.provider);
+  p.provider = FullProviderName(r.session.provider);  // as the runtime knows it
   p.model_nodes = model.index().nodes().size();
   for (const auto& n : r.nodes) {
     if (IsCpuProvider(n.provider)) {
       std::vector<std::string> names = n.original_nodes;
       if (names.empty()) names.push_back(n.node);
-      for (const auto& x : names) p.on_cpu.push_back(x + " (" + n.op_type + ")");
+      for (const auto& x : names) {
+        p.on_cpu.push_back(x + " (" + n.op_type + ")");
+        p.on_cpu_nodes.push_back(x);
+      }
     } else {
       p.partitions.push_back(n.node);
     }
   }
   return p;
+}
+
+std::string ProviderOfNode(const Placement& p, const std::string& node) {
+  if (p.provider.empty()) return "";
+  bool cpu = std::find(p.on_cpu_nodes.begin(), p.on_cpu_nodes.end(), node) != p.on_cpu_nodes.end();
+  return cpu ? "CPUExecutionProvider" : p.provider;
 }
 
 std::string CpuNodeList(const Placement& p) {

@@ -48,11 +48,12 @@ Expected<ProfileReport> Profile(const ProfileRequest& req) {
   report.model_path = req.model_path;
   report.runtime = RuntimeLabel(*backend);
   report.runtime_version = backend->version();
-  report.session = req.session;
+  // a plugin library's provider by its registered name (the report's, and the trace's)
+  OP_ASSIGN_OR_RETURN(report.session, backend->ResolveProvider(req.session));
   report.notes = prep.notes;
 
   OP_ASSIGN_OR_RETURN(std::string dir, MakeTemporaryFolder("onnxprobe-profile"));
-  SessionOptions options = req.session;
+  SessionOptions options = report.session;
   options.profile_prefix = dir + "/trace";
   auto measured = MeasureLatency(model, *backend, options, inputs, req.runs, true);
   Expected<std::string> trace_path = measured.ok() ? (*measured).session->EndProfiling()

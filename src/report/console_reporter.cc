@@ -185,8 +185,8 @@ class ConsoleReporter : public Reporter {
     if (!r.hidden_b.empty()) {
       out += std::to_string(r.hidden_b.size()) +
              " tensors of A are not captured on B and not compared: fused away in B's optimized "
-             "graph, or values fixed by the model alone on a provider other than CPU (capturing "
-             "them would change what B runs)\n";
+             "graph, values fixed by the model alone on a provider other than CPU (capturing "
+             "them would change what B runs), or tensors whose capture breaks B's compilation\n";
     }
     for (const auto& note : report.notes) out += "note: " + Safe(note) + "\n";
     out += Resources(report);

@@ -93,13 +93,16 @@ std::vector<ChannelError> KeptChannels(const std::vector<ChannelError>& all, Rep
   return kept;
 }
 
-void RowJson(JsonWriter& j, const TensorResult& t, size_t index, bool full, ReportDetail detail) {
+void RowJson(JsonWriter& j, const TensorResult& t, size_t index, bool full, ReportDetail detail,
+             const RowProviders& providers) {
   const TensorMetrics& m = t.metrics;
   j.BeginObject();
   j.Key("index").UInt(index).Key("name").String(t.name);
   if (t.name_b != t.name) j.Key("name_b").String(t.name_b);
   j.Key("detail").String(full ? "full" : "summary");
   j.Key("node").String(t.node).Key("op_type").String(t.op_type).Key("topo_index").Int(t.topo_index);
+  if (!providers.a.empty()) j.Key("provider_a").String(providers.a);
+  if (!providers.b.empty()) j.Key("provider_b").String(providers.b);
   j.Key("verdict").String(t.pass ? "PASS" : "FAIL").Key("role").String(RoleName(t.role));
   j.Key("state").String(RowStateName(t.state));
   j.Key("within_tolerance").Bool(t.within_tolerance);
@@ -456,7 +459,11 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j, ReportDetai
   StringsJson(j, "graph_outputs", report.graph_outputs);
   std::vector<bool> full = FullRows(report, detail);
   j.Key("tensors").BeginArray();
-  for (size_t i = 0; i < r.rows.size(); ++i) RowJson(j, r.rows[i], i, full[i], detail);
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    RowProviders on{ProviderOfNode(report.placement_a, r.rows[i].node),
+                    ProviderOfNode(report.placement_b, r.rows[i].node)};
+    RowJson(j, r.rows[i], i, full[i], detail, on);
+  }
   j.EndArray();
   j.EndObject();
 }

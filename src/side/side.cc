@@ -169,6 +169,10 @@ class LiveSide : public Side {
       OP_RETURN_IF_ERROR(ExposeOptimizedOnly());
       exposed_ = true;
     }
+    if (!IsCpuProvider(options_.provider) && !compilable_) {
+      OP_RETURN_IF_ERROR(ExposeCompilable());
+      compilable_ = true;
+    }
     auto sizes = EstimateTensorBytes(model_, inputs);
     for (auto& t : tensors_) {
       auto it = sizes.find(t.name);
@@ -205,6 +209,39 @@ class LiveSide : public Side {
         hidden_.push_back(t.name);
     }
     tensors_ = std::move(kept);
+    return Status::Ok();
+  }
+
+  // On a provider other than CPU, marking a tensor as an output can change what the provider
+  // compiles so that compiling fails (it cannot give a value from inside what it fuses). The
+  // session with every tensor marked is made now (the first fetch that it covers takes it); when
+  // it fails and the model alone compiles, the tensors whose marking breaks it are found by
+  // halving and hidden, and the side is compared at the values the provider can give.
+  Status ExposeCompilable() {
+    std::vector<std::string> inner;  // graph outputs are outputs either way
+    for (const auto& t : tensors_)
+      if (!t.is_graph_output) inner.push_back(t.name);
+    if (inner.empty() || eager_ != nullptr) return Status::Ok();  // eager: they compiled
+    SessionOptions o = SessionRunOptions();
+    auto all = OpenMarkedSession(model_, *backend_, inner, o);
+    if (all.ok()) {
+      if (max_memory_ == 0 && !keep_session_) {
+        eager_ = std::move(*all);
+        for (const auto& t : tensors_) eager_names_.insert(t.name);
+      }
+      return Status::Ok();
+    }
+    OP_ASSIGN_OR_RETURN(auto refused, TensorsBreakingCompilation(model_, *backend_, inner, o));
+    std::set<std::string> hide(refused.begin(), refused.end());
+    std::vector<SideTensor> kept;
+    for (auto& t : tensors_) {
+      if (hide.count(t.name))
+        hidden_.push_back(t.name);
+      else
+        kept.push_back(std::move(t));
+    }
+    tensors_ = std::move(kept);
+    info_.notes.push_back(DescribeUnmarkable(refused, inner.size(), options_.provider));
     return Status::Ok();
   }
 
@@ -320,7 +357,7 @@ class LiveSide : public Side {
   std::vector<std::string> session_names_;
   std::vector<RunOutput> reused_;
   size_t runs_ = 0;
-  bool mark_fused_ = false, exposed_ = false;
+  bool mark_fused_ = false, exposed_ = false, compilable_ = false;
   uint64_t max_memory_ = 0;
   std::vector<std::string> hidden_;
 };

@@ -334,7 +334,7 @@ Expected<std::vector<RunOutput>> RegionMap::Unpack(Reader* r, UniqueFd fd, Reuse
     RunOutput o;
     o.name = r->Str();
     uint8_t kind = r->U8();
-    if (kind > static_cast<uint8_t>(SkipKind::kFixedByModel))
+    if (kind > static_cast<uint8_t>(SkipKind::kLast))
       return Corrupt("malformed tensor list from the child process");
     o.skipped.kind = static_cast<SkipKind>(kind);
     o.skipped.detail = r->Str();

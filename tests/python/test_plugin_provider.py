@@ -144,6 +144,44 @@ def test_nodes_the_provider_does_not_take_are_named_or_listed_with_fallback(onnx
     # "name (OpType)", as the runtime's trace names the kernels the CPU provider ran
     assert sorted(n.split(" (")[0] for n in placement["on_cpu"]) == not_taken, placement
     assert placement["partitions"], placement
+    # every compared row says which provider computed its node on side B
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert rows["lt"]["provider_b"] == "CPUExecutionProvider"
+    assert rows["h1"]["provider_b"] == rows["probs"]["provider_b"] == EP
+
+
+def test_tensors_the_provider_cannot_give_are_left_out_and_the_rest_compared(onnxprobe, tmp_path):
+    """cannot_expose=Relu: compiling fails when a Relu's output is a graph output, which marking
+    every tensor for capture makes it (the model alone compiles: its output is no Relu's)."""
+    w = _weights()
+    model = _mlp(str(tmp_path / "mlp.onnx"), w)
+    flags = ["--b-provider-library", LIB, "--b-provider-option", "cannot_expose=Relu"]
+    run_flags = ["--provider-library", LIB, "--provider-option", "cannot_expose=Relu"]
+    r = run([onnxprobe, "run", model, "-o", tmp_path / "whole.dump", *run_flags, "--tensors", "probs"])
+    assert r.returncode == 0, r.stderr  # the model as it is compiles on it
+    # run captures what the provider can give and says what it cannot
+    js = tmp_path / "run.json"
+    r = run([onnxprobe, "run", model, "-o", tmp_path / "all.dump", *run_flags, f"--json={js}"])
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "all.dump" / "manifest.json").read_text())
+    captured = {t["name"] for t in manifest["tensors"] if t["kind"] == "tensor"}
+    assert "r1" not in captured and {"h1", "a1", "h2", "probs"} <= captured, captured
+    skipped = json.loads(js.read_text())["skipped_tensors"]
+    assert [s["kind"] for s in skipped if s["name"] == "r1"] == ["breaks_compilation"], skipped
+    r, rep = _compare(onnxprobe, tmp_path, model, *flags)
+    assert r.returncode == 0, r.stdout + r.stderr
+    relu_outputs = [n.output[0] for n in onnx.load(model).graph.node if n.op_type == "Relu"]
+    rows = {t["name"] for t in rep["tensors"]}
+    assert not rows & set(relu_outputs) and set(relu_outputs) <= set(rep["fused_in_b"]), rep["fused_in_b"]
+    assert {"h1", "a1", "h2", "s2", "logits", "probs"} <= rows
+    assert any("r1" in n and "compilation" in n for n in rep["notes"]), rep["notes"]
+    # a fault is still named through the tensors it can give
+    bad = dict(w)
+    bad["w2"] = w["w2"] * np.float32(1.01)
+    faulty = _mlp(str(tmp_path / "mlp_faulty.onnx"), bad)
+    r, rep = _compare(onnxprobe, tmp_path, model, faulty, *flags)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert rep["localization"]["culprits"][0]["node"] == "mm2", rep["localization"]
 
 
 def test_errors_name_the_library_and_what_is_missing(onnxprobe, tmp_path):
@@ -160,3 +198,17 @@ def test_errors_name_the_library_and_what_is_missing(onnxprobe, tmp_path):
     not_a_plugin.write_text("not a library")
     r = run([onnxprobe, "compare", model, "--b-provider-library", not_a_plugin])
     assert r.returncode in (2, 3) and "text.so" in r.stderr, r.stderr
+
+
+def test_profile_on_the_plugin_provider_names_it_and_the_kernels_it_ran(onnxprobe, tmp_path):
+    model = _mlp(str(tmp_path / "mlp_t.onnx"), _weights(), extra_transpose=True)
+    out = tmp_path / "p.json"
+    r = run([onnxprobe, "profile", model, "--provider-library", LIB, "--allow-fallback", "--runs", "2",
+             f"--json={out}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads(out.read_text())
+    assert rep["session"]["provider"] == EP
+    by = {g["provider"]: g["nodes"] for g in rep["by_provider"]}
+    taken = [n for n in onnx.load(model).graph.node if n.op_type in TAKES]
+    # one compiled kernel per node it takes (it compiles each alone); the two Transposes on CPU
+    assert by.get(EP) == len(taken) and by.get("CPUExecutionProvider") == 2, by

@@ -93,11 +93,13 @@ inline constexpr const char kOptimizedModelWeightsFile[] = "weights.bin";
 // Why a selected tensor has no value.
 enum class SkipKind {
   kNone,
-  kNotATensor,       // a sequence, map or optional value that does not flatten to a tensor
-  kUnsupportedType,  // an element type onnxprobe does not hold (string, ...)
-  kFixedByModel,     // a constant a compiling provider folds and cannot expose
+  kNotATensor,         // a sequence, map or optional value that does not flatten to a tensor
+  kUnsupportedType,    // an element type onnxprobe does not hold (string, ...)
+  kFixedByModel,       // a constant a compiling provider folds and cannot expose
+  kBreaksCompilation,  // marking it as an output breaks the provider's compilation
+  kLast = kBreaksCompilation,
 };
-// "not_a_tensor", "unsupported_type", "fixed_by_model" ("" for kNone).
+// "not_a_tensor", "unsupported_type", "fixed_by_model", "breaks_compilation" ("" for kNone).
 const char* SkipKindName(SkipKind kind);
 
 struct SkipReason {

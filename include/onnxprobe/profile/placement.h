@@ -18,8 +18,9 @@ struct Placement {
   // The provider's own kernels and compiled partitions, as the runtime names them
   // ("OpenVINOExecutionProvider_OpenVINO-EP-subgraph_1_0").
   std::vector<std::string> partitions;
-  // Model nodes the CPU provider ran, "name (OpType)", in the order they ran.
+  // Model nodes the CPU provider ran, "name (OpType)", in the order they ran; by name alone.
   std::vector<std::string> on_cpu;
+  std::vector<std::string> on_cpu_nodes;
   bool complete() const { return on_cpu.empty(); }
 };
 
@@ -28,6 +29,10 @@ struct Placement {
 Expected<Placement> FindPlacement(const std::string& model_path, const std::string& ort_library,
                                   const SessionOptions& session,
                                   const std::vector<NamedTensor>& inputs);
+
+// The provider that ran model node `node` ("CPUExecutionProvider" for one left to the CPU
+// provider); "" when the placement was not found.
+std::string ProviderOfNode(const Placement& p, const std::string& node);
 
 // The nodes the CPU provider runs, "a (Relu), b (Hardmax)": the first 8 named, then how many more.
 std::string CpuNodeList(const Placement& p);

@@ -161,7 +161,7 @@ Expected<std::vector<RunOutput>> GetOutputs(wire::Reader& r) {
   for (auto& o : out) {
     o.name = r.Str();
     uint8_t kind = r.U8();
-    if (kind > static_cast<uint8_t>(SkipKind::kFixedByModel))
+    if (kind > static_cast<uint8_t>(SkipKind::kLast))
       return Corrupt("an output of the worker has an unknown skip reason");
     o.skipped.kind = static_cast<SkipKind>(kind);
     o.skipped.detail = r.Str();
