@@ -72,7 +72,7 @@ def test_every_flag_is_a_keyword_and_every_keyword_a_flag(command):
 
 
 SESSION = {"provider", "allow_fallback", "provider_option", "opt_level", "intra_threads", "inter_threads", "parallel",
-           "ort_lib", "ort_version", "session_config", "custom_op_lib", "platform", "remote"}
+           "ort_lib", "ort_version", "session_config", "custom_op_lib", "platform", "remote", "provider_library"}
 # The hand-written functions take Python values (arrays, dicts, reports): each of their command's
 # flags is a keyword of the same name, a keyword of another name, the returned object's method
 # (outputs and console presentation), or a gap listed here and in the closing note.
