@@ -23,6 +23,12 @@ seed fuzz_tensor_proto $(ls "$ONNX_DATA"/*/test_data_set_0/input_0.pb | head -30
 seed fuzz_npy "$ROOT"/tests/data/bad/*.npy
 seed fuzz_npz "$ROOT"/tests/data/bad/*.npz
 
+# the targets' scratch files (fuzz_util.h ScratchDir) go to a folder of this run, removed when it
+# ends however it ends: libFuzzer's exit at -max_total_time runs no cleanup of the target's own
+SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/onnxprobe-fuzz-run.XXXXXX")"
+trap 'rm -rf "$SCRATCH"' EXIT
+export TMPDIR="$SCRATCH"
+
 # leaks and undefined behaviour stop a run like a crash does (the build has -fno-sanitize-recover);
 # ONNX Runtime is not loaded by any target, so no leak suppression is needed
 export ASAN_OPTIONS="detect_leaks=1"
