@@ -34,6 +34,8 @@ const char* CauseName(Cause c) {
       return "training-mode";
     case Cause::kCapturePrecision:
       return "capture-precision";
+    case Cause::kFastMathOption:
+      return "fast-math-option";
   }
   return "?";
 }

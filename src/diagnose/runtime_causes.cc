@@ -273,11 +273,63 @@ void KernelChange(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Findi
   found->push_back(std::move(f));
 }
 
+// Runtime session entries that trade precision for speed when set to "1", with what they do.
+struct FastMath {
+  const char* key;
+  const char* what;
+};
+constexpr FastMath kFastMath[] = {
+    {"mlas.enable_gemm_fastmath_arm64_bfloat16",
+     "computes MatMul/Gemm/Conv on aarch64 with bfloat16 products (8-bit significands)"},
+};
+
+// Side B's session sets a fast-math entry: the node alone on side B's runtime without it. When
+// that gives side A's values (within tolerance, and at most a quarter of the error), the entry is
+// the cause, whatever the kernels of two CPUs or runtimes also do.
+bool FastMathOption(Ctx& cx, CaseRunner& run, const Culprit1& c, std::vector<Finding>* found,
+                    std::string* tried) {
+  const DiagnoseSide& b = cx.in.b;
+  if (b.model == nullptr) return false;
+  std::string op = c.culprit != nullptr ? c.culprit->op_type : "";
+  for (const FastMath& fm : kFastMath) {
+    auto it = b.session.config_entries.find(fm.key);
+    if (it == b.session.config_entries.end() || it->second != "1") continue;
+    SessionOptions o = b.session;
+    o.config_entries.erase(fm.key);
+    auto got = run.Run(b.ort_library, o);
+    if (!got.ok()) {
+      Tried(tried, std::string("side B's runtime without ") + fm.key +
+                       " could not run the node alone: " + got.status().message());
+      continue;
+    }
+    double d = MaxAbsDiff(c.data.expected, (*got)[0]);
+    bool within =
+        WithinTolerance(c.data.expected, (*got)[0], cx.in.comparison->policy, c.data.tensor, op);
+    if (!(within && d <= c.error / 4)) {
+      Tried(tried, std::string("without ") + fm.key + " side B still differs by " + Num(d));
+      continue;
+    }
+    Finding f = Base(c, Cause::kFastMathOption);
+    f.certainty = Certainty::kConfirmed;
+    f.summary = std::string("side B's session entry ") + fm.key + "=1 " + fm.what;
+    f.evidence = "the node alone on side B's runtime differs from side A's values by " +
+                 Num(c.error) + " with it and by " + Num(d) + " without it";
+    f.fix.summary = std::string("leave ") + fm.key +
+                    " off where these numbers matter (it is off by default), or accept its "
+                    "rounding with a tolerance of its own";
+    f.fix.compare_flags = {"--b-session-config", std::string(fm.key) + "=0"};
+    found->push_back(std::move(f));
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void RuntimeCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
   CaseRunner run(c.data, &cx.runs);
   if (Repeats(cx, run, c, found, tried)) return;  // noise hides every other experiment's answer
+  if (FastMathOption(cx, run, c, found, tried)) return;
   Optimizer(cx, run, c, found, tried);
   KernelChange(cx, run, c, found, tried);
 }

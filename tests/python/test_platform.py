@@ -351,3 +351,46 @@ def test_an_int8_kernel_that_saturates_on_avx2_is_named_with_its_cause(onnxprobe
         assert f["node"] in {c["node"] for c in rep["localization"]["culprits"]}
         assert f["cause"] == "kernel-change" and "x86-64-v3 (qemu-x86_64 -cpu Haswell)" in f["summary"]
         assert "reduce_range" in f["fix"]["summary"]
+
+
+def _mlp(path):
+    rng = np.random.default_rng(3)
+    w1 = numpy_helper.from_array(rng.standard_normal((64, 32)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((32, 16)).astype(np.float32), "w2")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+                           helper.make_node("Relu", ["h"], ["r"], name="relu"),
+                           helper.make_node("MatMul", ["r", "w2"], ["y"], name="mm2")], "mlp",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 16])], [w1, w2])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_bfloat16_fast_math_on_aarch64_is_named_as_the_cause_with_its_fix(onnxprobe, tmp_path):
+    """ONNX Runtime's mlas.enable_gemm_fastmath_arm64_bfloat16=1 computes MatMul on aarch64 with
+    bfloat16 products. numpy says which run it touches: with it, the aarch64 MatMul is ~1e-3 off
+    the float64 product; without it, float32's rounding. The diagnosis names the entry (not the
+    CPUs' kernels, whose advice would be to accept the difference) and its fix passes."""
+    model = _mlp(tmp_path / "mlp.onnx")
+    fast = ["--session-config", "mlas.enable_gemm_fastmath_arm64_bfloat16=1"]
+    dumps = {}
+    for name, extra in (("fast", fast), ("plain", [])):
+        r = run([onnxprobe, "run", model, "--platform", "aarch64", "-o", tmp_path / name, *extra])
+        assert r.returncode == 0, r.stderr
+        dumps[name] = read_dump(tmp_path / name)
+    w1 = numpy_helper.to_array(onnx.load(model).graph.initializer[0]).astype(np.float64)
+    x = np.load(tmp_path / "plain" / "inputs" / os.listdir(tmp_path / "plain" / "inputs")[0])
+    exact = x.astype(np.float64) @ w1
+    rel = {k: np.abs(d["h"] - exact).max() / np.abs(exact).max() for k, d in dumps.items()}
+    assert rel["plain"] < 1e-6 and rel["fast"] > 1e-4, rel
+    r = run([onnxprobe, "compare", model, "--b-platform", "aarch64", "--b-" + fast[0][2:], fast[1],
+             "--json", tmp_path / "r.json", "-q"])
+    assert r.returncode == 1, r.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    findings = rep["diagnosis"]["findings"]
+    assert findings and findings[0]["cause"] == "fast-math-option", findings
+    assert findings[0]["node"] in ("mm1", "mm2")
+    flags = findings[0]["fix"]["compare_flags"]
+    assert flags == ["--b-session-config", "mlas.enable_gemm_fastmath_arm64_bfloat16=0"], flags
+    r = run([onnxprobe, "compare", model, "--b-platform", "aarch64", *flags, "-q"])
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -33,10 +33,11 @@ enum class Cause {
   kCalibrationRange,  // the graph inputs beyond the range the model was calibrated for
   kTrainingMode,      // a PyTorch module computed as in training (random draws, batch statistics)
   kCapturePrecision,  // PyTorch computed in bfloat16/float16 (autocast), the ONNX model wider
+  kFastMathOption,    // a session option of side B trades the node's precision for speed
 };
 // "nondeterminism", "thread-count", "optimizer", "kernel-change", "attribute-changed",
 // "weight-changed", "nodes-added", "float16-range", "quantization-saturation", "calibration-range",
-// "training-mode", "capture-precision".
+// "training-mode", "capture-precision", "fast-math-option".
 const char* CauseName(Cause c);
 
 // kConfirmed: an experiment reproduces side A's values once the cause is removed, or shows the
