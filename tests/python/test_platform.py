@@ -394,3 +394,49 @@ def test_bfloat16_fast_math_on_aarch64_is_named_as_the_cause_with_its_fix(onnxpr
     assert flags == ["--b-session-config", "mlas.enable_gemm_fastmath_arm64_bfloat16=0"], flags
     r = run([onnxprobe, "compare", model, "--b-platform", "aarch64", *flags, "-q"])
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _wide_pointwise(path):
+    """A 1x1 Conv over 4096 channels of positive values (a long sum), then a narrow one: ONNX
+    Runtime's aarch64 build computes float16 pointwise Convs in float16 (its accumulation
+    rounding grows with the sum), the x86-64 build in float32."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.uniform(0, 1, (8, 4096, 1, 1)).astype(np.float32), "w")
+    w2 = numpy_helper.from_array(rng.uniform(-1, 1, (4, 8, 1, 1)).astype(np.float32), "w2")
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["h"], name="wide_pointwise"),
+                           helper.make_node("Relu", ["h"], ["r"], name="relu"),
+                           helper.make_node("Conv", ["r", "w2"], ["y"], name="narrow_pointwise")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4096, 4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], [w, w2])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return g
+
+
+def test_fp16_on_aarch64_blocks_what_its_kernels_lose_and_the_model_holds_there(onnxprobe, tmp_path):
+    """The block list is found on the target's kernels: aarch64 keeps the wide Conv in float32,
+    this machine keeps nothing. numpy (float64) judges the written models on aarch64: the one made
+    there is within fp16's tolerance (rtol 1e-2 + 1e-2 of the output's scale), the one made here
+    is not."""
+    model = tmp_path / "pw.onnx"
+    g = _wide_pointwise(model)
+    blocked = {}
+    for name, platform in (("host", []), ("arm", ["--platform", "aarch64"])):
+        out = tmp_path / f"{name}.json"
+        r = run([onnxprobe, "fp16", model, "--range", "0,1", *platform, "-o", tmp_path / f"{name}16.onnx",
+                 f"--json={out}"])
+        assert r.returncode == 0, r.stdout + r.stderr
+        blocked[name] = {b["node"] for b in json.loads(out.read_text())["block_list"]}
+    assert blocked == {"host": set(), "arm": {"wide_pointwise"}}, blocked
+    x = np.random.default_rng(1).uniform(0, 1, (1, 4096, 4, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    w = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in g.initializer}
+    h = np.maximum(np.einsum("oc,bchw->bohw", w["w"][:, :, 0, 0], x.astype(np.float64)), 0)
+    y = np.einsum("oc,bchw->bohw", w["w2"][:, :, 0, 0], h)
+    allowed = 1e-2 * np.abs(y) + 1e-2 * np.abs(y).max()
+    for name, holds in (("arm", True), ("host", False)):
+        d = tmp_path / f"{name}_on_arm.dump"
+        r = run([onnxprobe, "run", tmp_path / f"{name}16.onnx", "--platform", "aarch64", "--input",
+                 f"x={tmp_path / 'x.npy'}", "-o", d])
+        assert r.returncode == 0, r.stderr
+        got = read_dump(d)["y"].astype(np.float64)
+        assert bool(np.all(np.abs(got - y) <= allowed)) == holds, (name, np.abs(got - y).max())
