@@ -82,6 +82,7 @@ std::vector<std::unique_ptr<Command>> MakeCommands() {
   out.push_back(MakeBaselineSaveCommand());
   out.push_back(MakeBaselineCheckCommand());
   out.push_back(MakeProfileCommand());
+  out.push_back(MakePlatformBundleCommand());
   return out;
 }
 

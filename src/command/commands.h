@@ -22,5 +22,6 @@ std::unique_ptr<Command> MakeFp16Command();
 std::unique_ptr<Command> MakeBaselineSaveCommand();   // "baseline save"
 std::unique_ptr<Command> MakeBaselineCheckCommand();  // "baseline check"
 std::unique_ptr<Command> MakeProfileCommand();
+std::unique_ptr<Command> MakePlatformBundleCommand();
 
 }  // namespace onnxprobe::cmd

@@ -259,7 +259,7 @@ void DeclareSessionOptions(OptionSink& sink, const std::string& prefix, SessionF
       });
   add("remote", "CMD",
       "run on a device: CMD starts onnxprobe's worker there, speaking on its stdin/stdout (e.g. "
-      "'ssh board /opt/onnxprobe/run-worker.sh'; scripts/platform_bundle.sh writes that folder; "
+      "'ssh board /opt/onnxprobe/run-worker.sh'; onnxprobe platform-bundle writes that folder; "
       "docs/platform.md)",
       SessionField::kOrt, [f](const std::string& flag, const std::string& v) -> Status {
         if (v.empty()) return InvalidArgument(flag + " needs a command");

@@ -235,8 +235,7 @@ def test_a_worker_that_dies_is_named_and_leaves_nothing_behind(onnxprobe, tmp_pa
 
 def bundle(tmp_path, arch):
     out = tmp_path / f"bundle-{arch}"
-    r = run(["bash", os.path.join(SRC, "scripts", "platform_bundle.sh"), arch, out],
-            env=dict(os.environ, ONNXPROBE_BUILD_DIR=os.path.dirname(os.environ["ONNXPROBE_BIN"])))
+    r = run([os.environ["ONNXPROBE_BIN"], "platform-bundle", arch, out])
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(out)) == ["lib", "onnxprobe-worker", "run-worker.sh"]
     return out
@@ -440,3 +439,25 @@ def test_fp16_on_aarch64_blocks_what_its_kernels_lose_and_the_model_holds_there(
         assert r.returncode == 0, r.stderr
         got = read_dump(d)["y"].astype(np.float64)
         assert bool(np.all(np.abs(got - y) <= allowed)) == holds, (name, np.abs(got - y).max())
+
+
+def test_platform_bundle_writes_a_folder_complete_or_not_at_all(onnxprobe, tmp_path):
+    out = bundle(tmp_path, "x86_64")
+    libs = os.path.join(SRC, ".deps", "ort", ORT_VERSION, "lib")
+    lib = f"libonnxruntime.so.{ORT_VERSION}"
+    with open(out / "lib" / lib, "rb") as a, open(os.path.join(libs, lib), "rb") as b:
+        assert a.read() == b.read()
+    assert os.access(out / "run-worker.sh", os.X_OK)
+    # refused, one line each, and nothing written or left beside them
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine.txt").write_text("a user's file")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "link")
+    for args, words in ((["aarch64", tmp_path / "full"], "exists and is not empty"),
+                        (["aarch64", tmp_path / "link"], "symbolic link"),
+                        (["sparc", tmp_path / "new"], "unknown architecture 'sparc'"),
+                        (["aarch64", tmp_path / "new", "--ort-version", "0.0.1"], "0.0.1 for aarch64 is not installed")):
+        before = sorted(os.listdir(tmp_path))
+        r = run([onnxprobe, "platform-bundle", *args])
+        assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert sorted(os.listdir(tmp_path)) == before
+    assert (tmp_path / "full" / "mine.txt").read_text() == "a user's file"

@@ -47,4 +47,20 @@ std::string PlatformLocator(const Platform& p, const std::string& library);
 bool SplitPlatformLocator(const std::string& locator, std::string* platform, std::string* library);
 Expected<std::shared_ptr<Backend>> LoadBackend(const std::string& locator);
 
+// onnxprobe's worker program for `arch` ("aarch64", "x86_64") as this build made it
+// ($ONNXPROBE_WORKER_DIR/<arch>/onnxprobe-worker when set); "" in a build without workers.
+std::string PlatformWorkerPath(const std::string& arch);
+
+// What a device needs to be a side (--remote 'ssh board DIR/run-worker.sh'): the worker for
+// `arch` (aarch64 or x86_64), the ONNX Runtime `version` for that CPU as the bootstrap installed
+// it ("" this build's), and run-worker.sh, which starts the worker on its stdin/stdout. Written
+// into `dir` (absent, or an empty folder; never a symbolic link) through a temporary sibling
+// renamed into place: complete or absent, also on ^C.
+struct PlatformBundle {
+  std::string dir, arch, version;
+  std::vector<std::string> files;  // relative to dir
+};
+Expected<PlatformBundle> WritePlatformBundle(const std::string& arch, const std::string& dir,
+                                             const std::string& version);
+
 }  // namespace onnxprobe

@@ -23,15 +23,18 @@
 extern char** environ;
 
 namespace onnxprobe {
+
+std::string PlatformWorkerPath(const std::string& arch) {
+  const char* env = std::getenv("ONNXPROBE_WORKER_DIR");
+  std::string dir = env != nullptr ? env : ONNXPROBE_WORKER_DIR;
+  return dir.empty() ? "" : dir + "/" + arch + "/onnxprobe-worker";
+}
+
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string WorkerPath(const Platform& p) {
-  const char* env = std::getenv("ONNXPROBE_WORKER_DIR");
-  std::string dir = env != nullptr ? env : ONNXPROBE_WORKER_DIR;
-  return dir.empty() ? "" : dir + "/" + p.arch + "/onnxprobe-worker";
-}
+std::string WorkerPath(const Platform& p) { return PlatformWorkerPath(p.arch); }
 
 // Finds `name` on PATH; "" when absent.
 std::string OnPath(const std::string& name) {
