@@ -137,6 +137,16 @@ def test_refused_fallback_names_the_nodes_and_allowed_fallback_lists_them(onnxpr
     assert placed["partitions"], "OpenVINO ran nothing"
     assert any("the CPU provider runs" in n and "hardmax" in n for n in rep["notes"])
     assert rep["summary"]["compared"] == 3
+    # each row says which provider computed its node on side B
+    rows = {t["name"]: t for t in rep["tensors"]}
+    assert rows["h"]["provider_b"] == "CPUExecutionProvider"
+    assert rows["y"]["provider_b"] == "OpenVINOExecutionProvider"
+    # (OpenVINO also leaves the lone Relu before Hardmax to the CPU provider: a partition of one
+    # node; the rows follow the runtime's trace, as the placement does)
+    for name, t in rows.items():
+        on_cpu = any(n.split(" (")[0] == t["node"] for n in placed["on_cpu"])
+        assert t["provider_b"] == ("CPUExecutionProvider" if on_cpu else "OpenVINOExecutionProvider"), name
+    assert "provider_a" not in rows["r"]  # side A's placement was not looked for (CPU)
 
 
 def _attention_block(path):
