@@ -47,6 +47,13 @@ Expected<std::unique_ptr<Side>> OpenRequested(const SideRequest& s, bool is_a, b
     OP_ASSIGN_OR_RETURN(Model m, Model::Load(s.path));
     *cache = std::move(m);
   }
+  if (isolate && !s.session.provider_library.empty() && IsCpuProvider(s.session.provider)) {
+    // the child process registers the library; this one never loads the runtime to ask it
+    return InvalidArgument(std::string(SideName(is_a)) +
+                           ": with --isolate-runtime, name the "
+                           "provider of --provider-library " +
+                           s.session.provider_library + " with --provider");
+  }
   return isolate ? OpenIsolatedLiveSide(**cache, spec) : OpenLiveSide(**cache, spec);
 }
 

@@ -194,6 +194,11 @@ def test_errors_name_the_library_and_what_is_missing(onnxprobe, tmp_path):
     if os.path.isdir(old):
         r = run([onnxprobe, "compare", model, "--b-provider-library", LIB, "--b-ort-version", "1.20.1"])
         assert r.returncode == 2 and "1.20.1" in r.stderr and "plugin" in r.stderr, r.stderr
+    r = run([onnxprobe, "compare", model, "--b-provider-library", LIB, "--isolate-runtime"])
+    assert r.returncode == 2 and "with --isolate-runtime, name the provider" in r.stderr, r.stderr
+    r, rep = _compare(onnxprobe, tmp_path, model, "--b-provider-library", LIB, "--b-provider", EP,
+                      "--isolate-runtime")
+    assert r.returncode == 0 and rep["side_b"]["provider"] == EP, r.stdout + r.stderr
     not_a_plugin = tmp_path / "text.so"
     not_a_plugin.write_text("not a library")
     r = run([onnxprobe, "compare", model, "--b-provider-library", not_a_plugin])
