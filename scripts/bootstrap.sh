@@ -47,8 +47,11 @@ install_apt_packages() {
     >/dev/null || die "apt-get install failed for: ${missing[*]}"
 }
 
+# the C API version of headers under $1; "" when there are none (a fresh machine)
 ort_headers_api() {
-  sed -n 's/^#define ORT_API_VERSION \([0-9]*\).*/\1/p' "$1/usr/include/onnxruntime/onnxruntime_c_api.h" 2>/dev/null
+  local h="$1/usr/include/onnxruntime/onnxruntime_c_api.h"
+  [ -f "$h" ] || return 0
+  sed -n 's/^#define ORT_API_VERSION \([0-9]*\).*/\1/p' "$h"
 }
 
 fetch_ort_headers() {
