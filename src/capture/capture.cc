@@ -133,14 +133,15 @@ Expected<CaptureReport> Capture(const Model& model, Backend& backend,
         for (const auto& n : batch)
           if (std::find(graph_outputs.begin(), graph_outputs.end(), n) == graph_outputs.end())
             inner.push_back(n);
-        OP_ASSIGN_OR_RETURN(auto refused,
-                            TensorsBreakingCompilation(model, backend, inner, session_options));
+        OP_ASSIGN_OR_RETURN(
+            auto refused,
+            TensorsBreakingCompilation(model, backend, inner, session_options, opened.status()));
         std::string why = DescribeUnmarkable(refused, inner.size(), options.session.provider);
         for (const auto& n : refused) {
           report.skipped.push_back({n, {SkipKind::kBreaksCompilation, why}});
           batch.erase(std::find(batch.begin(), batch.end(), n));
         }
-        if (!refused.empty()) opened = OpenMarkedSession(model, backend, batch, session_options);
+        opened = OpenMarkedSession(model, backend, batch, session_options);
       }
       OP_ASSIGN_OR_RETURN(session, std::move(opened));
     }

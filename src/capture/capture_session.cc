@@ -18,12 +18,9 @@ Expected<std::unique_ptr<BackendSession>> OpenMarkedSession(const Model& model, 
 
 Expected<std::vector<std::string>> TensorsBreakingCompilation(
     const Model& model, Backend& backend, const std::vector<std::string>& marked,
-    const SessionOptions& options) {
-  auto all = OpenMarkedSession(model, backend, marked, options);
-  if (all.ok()) return std::vector<std::string>();
-  if (all.status().code() != ErrorCode::kBackend ||
-      !OpenMarkedSession(model, backend, {}, options).ok())
-    return all.status();  // not the marking's doing
+    const SessionOptions& options, const Status& failed) {
+  if (failed.code() != ErrorCode::kBackend || !OpenMarkedSession(model, backend, {}, options).ok())
+    return failed;  // not the marking's doing
   std::vector<std::string> refused;
   std::function<void(const std::vector<std::string>&)> halve =
       [&](const std::vector<std::string>& part) {
@@ -41,7 +38,7 @@ Expected<std::vector<std::string>> TensorsBreakingCompilation(
   for (const auto& n : marked)
     if (std::find(refused.begin(), refused.end(), n) == refused.end()) rest.push_back(n);
   if (refused.empty() || !OpenMarkedSession(model, backend, rest, options).ok())
-    return all.status();  // no tensor alone breaks it: the error as it came
+    return failed;  // no tensor alone breaks it: the error as it came
   return refused;
 }
 

@@ -231,7 +231,8 @@ class LiveSide : public Side {
       }
       return Status::Ok();
     }
-    OP_ASSIGN_OR_RETURN(auto refused, TensorsBreakingCompilation(model_, *backend_, inner, o));
+    OP_ASSIGN_OR_RETURN(auto refused,
+                        TensorsBreakingCompilation(model_, *backend_, inner, o, all.status()));
     std::set<std::string> hide(refused.begin(), refused.end());
     std::vector<SideTensor> kept;
     for (auto& t : tensors_) {

@@ -143,11 +143,12 @@ Expected<std::unique_ptr<BackendSession>> OpenMarkedSession(const Model& model, 
 // On a provider other than CPU, marking a tensor as an output can change what the provider
 // compiles so that compiling fails (it cannot give a value from inside what it fuses). The
 // tensors of `marked` whose marking breaks the compilation, found by halving (each alone fails,
-// the rest together compile): empty when `marked` compiles as a whole. Fails with the session's
-// error when the model alone does not compile or no tensor alone breaks it.
+// the rest together compile), once the session with all of `marked` failed with `failed` (the
+// caller's own attempt, not repeated). Fails with `failed` when it is no runtime error, the model
+// alone does not compile, or no tensor alone breaks it.
 Expected<std::vector<std::string>> TensorsBreakingCompilation(
     const Model& model, Backend& backend, const std::vector<std::string>& marked,
-    const SessionOptions& options);
+    const SessionOptions& options, const Status& failed);
 // "N of M tensors marked as outputs break <provider>'s compilation: a, b, ...".
 std::string DescribeUnmarkable(const std::vector<std::string>& refused, size_t marked,
                                const std::string& provider);

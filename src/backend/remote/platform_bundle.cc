@@ -15,12 +15,6 @@ namespace fs = std::filesystem;
 namespace onnxprobe {
 namespace {
 
-std::string DefaultVersion() {  // the number the default library's file ends in
-  std::string lib = DefaultOrtLibraryPath();
-  size_t at = lib.rfind(".so.");
-  return at == std::string::npos ? "" : lib.substr(at + 4);
-}
-
 Status Copy(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (fs::is_symlink(from, ec)) {  // the runtime's soname links stay links
@@ -43,21 +37,22 @@ Expected<PlatformBundle> WritePlatformBundle(const std::string& arch, const std:
   PlatformBundle b;
   b.dir = dir;
   b.arch = arch;
-  b.version = version.empty() ? DefaultVersion() : version;
-  if (b.version.empty())
+  // the runtime a side on that CPU runs (the library --platform/--ort-version would load)
+  Platform p;
+  p.arch = arch;
+  OP_ASSIGN_OR_RETURN(std::string library, PlatformLibrary(p, version, ""));
+  size_t at = library.rfind(".so.");
+  if (library.empty() || at == std::string::npos)
     return InvalidArgument(
-        "this build has no default ONNX Runtime version: give one (--ort-version)");
+        "this build has no default ONNX Runtime: give a version (--ort-version)");
+  b.version = library.substr(at + 4);
+  fs::path libs = fs::path(library).parent_path();
+  std::string lib = fs::path(library).filename().string();
   std::string worker = PlatformWorkerPath(arch);
   std::error_code ec;
   if (worker.empty() || !fs::is_regular_file(worker, ec))
     return NotFound("onnxprobe's " + arch + " worker is not built" +
                     (worker.empty() ? std::string(" in this build") : " (" + worker + ")"));
-  std::string deps = RuntimeDepsDir();
-  fs::path libs = deps + (arch == "aarch64" ? "/ort-aarch64/" : "/ort/") + b.version + "/lib";
-  std::string lib = "libonnxruntime.so." + b.version;
-  if (deps.empty() || !fs::is_regular_file(libs / lib, ec))
-    return NotFound("ONNX Runtime " + b.version + " for " + arch + " is not installed (" +
-                    (libs / lib).string() + "; scripts/bootstrap.sh installs it)");
   struct stat st;
   std::string target = dir;
   while (target.size() > 1 && target.back() == '/') target.pop_back();
