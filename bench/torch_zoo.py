@@ -5,9 +5,11 @@ at a small input, the segmentation models, and the hand-written nets of tests/py
   /usr/bin/python3 bench/torch_zoo.py ONNXPROBE_BIN [--work DIR] [--size 64] [--only a,b] [--quick]
 
 Per model: export + capture (random seeded weights, BatchNorm statistics warmed in train mode),
-`onnxprobe compare` of the unfaulted export (must PASS), then of three faulted copies, each at mid
+`onnxprobe compare` of the unfaulted export (must PASS), then of four faulted copies, each at mid
 depth: one weight element of a Conv/Gemm/MatMul changed, one attribute changed (pads shifted, or
-alpha/epsilon doubled), a float16 round trip inserted after a node. A weight or attribute fault
+alpha/epsilon doubled), a float16 round trip inserted after a node, a scalar constant x1.1 (an eps, a
+GELU coefficient, an attention scale, an exponent: tests/python/torch_zoo.py
+inject_scalar_constant_fault). A weight or attribute fault
 must FAIL with the faulted node as the top culprit; a float16 round trip may stay within
 tolerance, so it counts as named when the top culprit or (on a PASS) the first drift origin is the
 inserted Cast. Prints one line per model (alignment coverage = share of PyTorch activations
@@ -26,6 +28,8 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
 os.environ.setdefault("ONNXPROBE_SRC", os.path.join(HERE, ".."))
+# the faults' effect is checked with ONNX Runtime's Python API of the bootstrap's test environment
+os.environ.setdefault("ONNXPROBE_PYENV", os.path.join(HERE, "..", ".deps", "pyenv", "bin", "python"))
 import torch_zoo as Z  # noqa: E402
 
 # architectures whose constructor needs a larger input than --size (they are run at 224)
@@ -62,7 +66,7 @@ def main():
     only = {n for n in a.only.split(",") if n}
     rows = []
     print(f"{'model':28} {'cover':>6} {'noise':>6} {'unfaulted':>9} {'weight':>11} {'attribute':>11}"
-          f" {'fp16':>11} {'parity':>6}  {'time':>7}  misses: named (faulted)")
+          f" {'fp16':>11} {'scalar':>11} {'parity':>6}  {'time':>7}  misses: named (faulted)")
     for name, entry in entries(a.size, a.quick):
         if only and name not in only:
             continue
@@ -98,8 +102,11 @@ def main():
         kinds = {}
         parity = None
         secs_f = 0.0
+        def scalar(onnx_path, bad, **kw):
+            got = Z.inject_scalar_constant_fault(onnx_path, bad, **kw)
+            return got[0] if got else None
         for kind, inject in (("weight", Z.inject_weight_fault), ("attr", Z.inject_attribute_fault),
-                             ("fp16", Z.inject_fp16_roundtrip)):
+                             ("fp16", Z.inject_fp16_roundtrip), ("scalar", scalar)):
             bad = os.path.join(folder, f"faulted_{kind}.onnx")
             target = inject(onnx_path, bad, onnxprobe=a.onnxprobe, capture=cap)
             if not target:
@@ -119,7 +126,7 @@ def main():
         noise = Z.noise_ratio(rep)
         rows.append((name, cov, rep["verdict"] == "PASS", kinds, noise, parity))
         cols = "".join(f" {kinds[k][0]:>5} {str(kinds[k][1] if kinds[k][1] is not None else '-'):>5}"
-                       for k in ("weight", "attr", "fp16"))
+                       for k in ("weight", "attr", "fp16", "scalar"))
         wrong = "; ".join(f"{k}: {kinds[k][2]}" for k in kinds if kinds[k][1] is False)
         print(f"{name:28} {cov:6.2f} {noise:6.3f} {rep['verdict']:>9}{cols}"
               f" {str(parity if parity is not None else '-'):>6}  {prep + secs + secs_f:6.1f}s  {wrong}", flush=True)
@@ -128,7 +135,8 @@ def main():
     done = [r for r in rows if r[1] is not None]
     if done:
         parts = []
-        for k, label in (("weight", "weight top-1"), ("attr", "attribute top-1"), ("fp16", "fp16 round trip named")):
+        for k, label in (("weight", "weight top-1"), ("attr", "attribute top-1"), ("fp16", "fp16 round trip named"),
+                         ("scalar", "scalar constant top-1")):
             tried = [r for r in done if r[3].get(k, ("-", None))[1] is not None]
             hit = sum(1 for r in tried if r[3][k][1])
             parts.append(f"{label} {hit}/{len(tried)} ({100.0 * hit / max(1, len(tried)):.0f}%)")

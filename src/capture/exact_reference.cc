@@ -25,7 +25,7 @@ constexpr int kMaxRefusals = 256;
 
 }  // namespace
 
-Expected<ExactReference> PrepareExactReference(const Model& model, Backend& backend) {
+Expected<ExactReference> PrepareExactReference(const Model& model, const ExactOpener& open) {
   SessionOptions so;
   so.optimization_level = OptLevel::kDisabled;
   so.exact_kernels = true;
@@ -33,18 +33,24 @@ Expected<ExactReference> PrepareExactReference(const Model& model, Backend& back
   for (int attempt = 0;; ++attempt) {
     OP_ASSIGN_OR_RETURN(ExactModel built, BuildExactModel(model, float32));
     OP_ASSIGN_OR_RETURN(Model m, Model::Derived(model, built.bytes));
-    // a session of it learns which kernels the runtime has (the weights are mapped, not copied)
-    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(m, {}));
-    auto session = backend.CreateSession(bytes, model.dir(), so);
-    if (session.ok()) {
+    Status opened = open(m, so);
+    if (opened.ok()) {
       built.bytes.clear();
       return ExactReference{std::move(m), std::move(built), so};
     }
-    std::string refused = RefusedNode(session.status().message());
+    std::string refused = RefusedNode(opened.message());
     if (refused.empty() || float32.count(refused) || attempt >= kMaxRefusals)
-      return session.status().WithContext("the float64 copy of " + model.path());
+      return opened.WithContext("the float64 copy of " + model.path());
     float32.insert(refused);
   }
+}
+
+Expected<ExactReference> PrepareExactReference(const Model& model, Backend& backend) {
+  // a session of it learns which kernels the runtime has (the weights are mapped, not copied)
+  return PrepareExactReference(model, [&](const Model& m, const SessionOptions& so) -> Status {
+    OP_ASSIGN_OR_RETURN(std::string bytes, MarkOutputs(m, {}));
+    return backend.CreateSession(bytes, model.dir(), so).status();
+  });
 }
 
 std::vector<std::string> DescribeInexactNodes(const ExactModel& m, size_t limit) {

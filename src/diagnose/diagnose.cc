@@ -36,6 +36,8 @@ const char* CauseName(Cause c) {
       return "capture-precision";
     case Cause::kFastMathOption:
       return "fast-math-option";
+    case Cause::kConstantFitted:
+      return "constant-fitted";
   }
   return "?";
 }
@@ -101,11 +103,25 @@ Expected<DiagnosisResult> Diagnose(const DiagnoseInput& in, const DiagnoseOption
         res.unexplained.push_back(
             {k.node, culprit != nullptr ? culprit->op_type : "", k.tensor, tried});
       }
-      for (auto& f : found) {  // two culprits can share a changed node (a Constant both read)
-        bool seen = false;
-        for (const auto& g : res.findings)
-          seen = seen || (g.node == f.node && g.cause == f.cause && g.fix.command == f.fix.command);
-        if (!seen) res.findings.push_back(std::move(f));
+      // two culprits can share a changed node (a Constant both read), or be one node's copies
+      // in a Loop/Scan's unrolled iterations ("node@2"): one finding, its copies counted
+      auto base = [](const std::string& node) {
+        size_t at = node.rfind('@');
+        bool digits = at != std::string::npos && at + 1 < node.size() &&
+                      node.find_first_not_of("0123456789", at + 1) == std::string::npos;
+        return digits ? node.substr(0, at) : node;
+      };
+      for (auto& f : found) {
+        Finding* seen = nullptr;
+        for (auto& g : res.findings) {
+          if (base(g.node) == base(f.node) && g.cause == f.cause && g.fix.command == f.fix.command)
+            seen = &g;
+        }
+        if (seen == nullptr) {
+          res.findings.push_back(std::move(f));
+        } else if (seen->node != f.node) {
+          seen->copies = std::max<size_t>(seen->copies, 1) + 1;
+        }
       }
     }
   }

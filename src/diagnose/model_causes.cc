@@ -8,6 +8,7 @@
 
 #include "diagnose/causes.h"
 #include "onnxprobe/common/format.h"
+#include "onnxprobe/graph/graph.h"
 
 namespace onnxprobe::diagnose {
 namespace {
@@ -37,14 +38,15 @@ std::string RestoredPath(const std::string& b) {
 }
 
 // python3 -c '...': loads both models, applies `edit` to B, saves it under RestoredPath.
-DiagnosisFix RestoreFix(const Ctx& cx, const std::string& what, const std::string& edit) {
+DiagnosisFix RestoreFix(const Ctx& cx, const std::string& what, const std::string& edit,
+                        bool reads_a = true) {
   DiagnosisFix fix;
   std::string out = RestoredPath(cx.in.b.path);
   // builds on an earlier fix's output when that is newer than side B's model, so the commands
   // of several findings run one after the other restore them all
   std::string script = "import onnx, os; p = " + Py(out) + "; q = " + Py(cx.in.b.path) +
-                       "; a = onnx.load(" + Py(cx.in.a.path) +
-                       "); b = onnx.load(p if os.path.exists(p) and os.path.getmtime(p) > "
+                       (reads_a ? "; a = onnx.load(" + Py(cx.in.a.path) + ")" : "") +
+                       "; b = onnx.load(p if os.path.exists(p) and os.path.getmtime(p) > "
                        "os.path.getmtime(q) else q); " +
                        edit + "; onnx.save(b, p)";
   fix.summary = "restore side A's " + what + " in side B's model (written beside it as " + out +
@@ -348,8 +350,132 @@ constexpr const char* kGraphsPy =
     "G = lambda g: [g] + [h for n in g.node for x in n.attribute for s in "
     "(([x.g] if x.HasField('g') else []) + list(x.graphs)) for h in G(s)]";
 
+// Localization found one constant of the culprit's nodes whose fitted value reproduces side A
+// (Culprit::fit): the finding, and a command that writes side B's model with that value.
+void ConstantFitted(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found) {
+  if (c.culprit == nullptr || c.culprit->fit.node.empty()) return;
+  const ConstantFit& fit = c.culprit->fit;
+  char fitted[32], exact[40];
+  std::snprintf(fitted, sizeof fitted, "%.9g", fit.fitted);
+  std::snprintf(exact, sizeof exact, "%.17g", fit.fitted);  // a float64 constant keeps it all
+  Finding f;
+  f.node = fit.node;
+  f.op_type = fit.op_type;
+  f.tensor = c.data.tensor;
+  f.cause = Cause::kConstantFitted;
+  f.certainty = Certainty::kConfirmed;
+  f.summary = "the " + fit.constant + " of node " + fit.node + " is " + FormatNumber(fit.value, 6) +
+              "; side A's values need " + FormatNumber(fit.fitted, 6);
+  f.evidence =
+      "the culprit's nodes run alone with side A's inputs reproduce side A's value within "
+      "tolerance with it set to " +
+      std::string(fitted) + ", and with no other constant of theirs changed alone" +
+      AloneDiffers(c);
+  const std::string attr = "attribute ";
+  std::string edit;
+  if (fit.constant.compare(0, attr.size(), attr) == 0) {
+    edit = "[setattr(x, \"f\", " + std::string(exact) +
+           ") for n in b.graph.node if n.name == " + Py(fit.node) +
+           " for x in n.attribute if x.name == " + Py(fit.constant.substr(attr.size())) + "]";
+  } else {
+    // input 'NAME': a Constant node's value or an initializer, one element
+    std::string name = fit.constant.substr(fit.constant.find('\'') + 1);
+    name = name.substr(0, name.rfind('\''));
+    edit = "import numpy as np; from onnx import numpy_helper as nh; v = " + std::string(exact) +
+           "; t = lambda x, nm: nh.from_array(np.full(nh.to_array(x).shape, v, "
+           "nh.to_array(x).dtype), nm); [x.t.CopyFrom(t(x.t, x.t.name)) for n in b.graph.node if "
+           "n.op_type == \"Constant\" and list(n.output) == [" +
+           Py(name) +
+           "] for x in n.attribute if x.name == \"value\"]; [i.CopyFrom(t(i, i.name)) for i in "
+           "b.graph.initializer if i.name == " +
+           Py(name) + "]";
+  }
+  // an attribute is found by its node's name: an unnamed node ("Op#k") gets no command
+  const Model* mb = cx.in.b.model;
+  bool named = false;
+  for (size_t k = 0; mb != nullptr && k < mb->index().nodes().size(); ++k)
+    named = named || mb->index().nodes()[k].name == fit.node;
+  if (named || fit.constant.compare(0, attr.size(), attr) != 0) {
+    f.fix =
+        RestoreFix(cx, fit.constant + " of node " + fit.node + " as the fit found it", edit, false);
+    f.fix.summary = "set it to " + std::string(fitted) + " (or the value the source means) " +
+                    f.fix.summary.substr(f.fix.summary.find("in side B"));
+  } else {
+    f.fix.summary = "set it to " + std::string(fitted) + " (or the value the source means)";
+  }
+  found->push_back(std::move(f));
+}
+
+// A's node named like side B's culprit, when it is a Conv whose output only a
+// BatchNormalization side B does not have reads: the refolding finding, and the Conv's name;
+// "" otherwise.
+std::string FoldedBatchNorm(const Ctx& cx, const Culprit1& c, std::vector<Finding>* found) {
+  const Model* ma = cx.in.a.model;
+  const Model* mb = cx.in.b.model;
+  if (ma == nullptr || mb == nullptr) return "";
+  const NodeInfo* conv = nullptr;
+  for (const auto& n : ma->index().nodes()) {
+    if (n.name == c.data.node && n.op_type == "Conv" && n.outputs.size() == 1) conv = &n;
+  }
+  if (conv == nullptr || conv->inputs.size() < 2) return "";
+  const TensorEntry* out = ma->index().Find(conv->outputs[0]);
+  if (out == nullptr || out->consumers.size() != 1) return "";
+  const NodeInfo& bn = ma->index().nodes()[out->consumers[0]];
+  if (bn.op_type != "BatchNormalization" || bn.inputs.size() < 5) return "";
+  for (const auto& n : mb->index().nodes()) {
+    if (n.name == bn.name) return "";  // side B kept it: no fold
+  }
+  const NodeInfo* conv_b = nullptr;
+  for (const auto& n : mb->index().nodes()) {
+    if (n.name == conv->name && n.op_type == "Conv" && n.inputs.size() >= 3) conv_b = &n;
+  }
+  if (conv_b == nullptr) return "";
+  Finding f;
+  f.node = conv->name;
+  f.op_type = "Conv";
+  f.tensor = c.data.tensor;
+  f.cause = Cause::kWeightChanged;
+  f.certainty = Certainty::kLikely;
+  f.summary = "side B's Conv " + conv->name + " holds side A's Conv and BatchNormalization " +
+              bn.name + " folded together, and the folded weights differ from what folding side " +
+              "A's gives";
+  f.evidence = "side A's " + conv->name + " output is read only by " + bn.name +
+               ", which side B does not have; side B's " + conv->name +
+               " reads its own weight and bias" + AloneDiffers(c);
+  // W' = W * g / sqrt(v + eps) per output channel, b' = (b - m) * g / sqrt(v + eps) + beta, in
+  // float64, rounded once to the weights' type
+  std::string eps = "1e-05";
+  for (const auto& [name, v] : NodeFloatAttributes(*ma, bn)) {
+    if (name == "epsilon") {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9g", v);
+      eps = buf;
+    }
+  }
+  auto arr = [](const std::string& m, const std::string& name) {
+    return "nh.to_array([t for t in " + m + ".graph.initializer if t.name == " + Py(name) +
+           "][0]).astype(np.float64)";
+  };
+  std::string bias_a =
+      conv->inputs.size() >= 3 && !conv->inputs[2].empty() ? arr("a", conv->inputs[2]) : "0.0";
+  std::string edit =
+      "import numpy as np; from onnx import numpy_helper as nh; w = " + arr("a", conv->inputs[1]) +
+      "; bias = " + bias_a + "; g = " + arr("a", bn.inputs[1]) +
+      "; beta = " + arr("a", bn.inputs[2]) + "; m = " + arr("a", bn.inputs[3]) +
+      "; v = " + arr("a", bn.inputs[4]) + "; k = g / np.sqrt(v + " + eps +
+      "); W = w * k.reshape((-1,) + (1,) * (w.ndim - 1)); B = (bias - m) * k + beta; "
+      "[t.CopyFrom(nh.from_array(X.astype(nh.to_array(t).dtype), t.name)) for t in "
+      "b.graph.initializer for nm, X in ((" +
+      Py(conv_b->inputs[1]) + ", W), (" + Py(conv_b->inputs[2]) + ", B)) if t.name == nm]";
+  f.fix =
+      RestoreFix(cx, "Conv " + conv->name + " folded anew from side A's Conv and " + bn.name, edit);
+  found->push_back(std::move(f));
+  return conv->name;
+}
+
 void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::string* tried) {
   Float16Range(cx, c, found, tried);
+  ConstantFitted(cx, c, found);
   const ModelDiff* d = cx.in.diff;
   if (d == nullptr) return;
   std::vector<std::string> nodes = {c.data.node};
@@ -386,12 +512,17 @@ void ModelCauses(Ctx& cx, const Culprit1& c, std::vector<Finding>* found, std::s
     f.fix = RestoreFix(cx, "attributes of node " + n.name_b, edit);
     found->push_back(std::move(f));
   }
+  // side B's Conv holds side A's Conv and the BatchNormalization after it folded (onnxsim,
+  // onnxslim): its weights differ from A's by the fold itself, and restoring A's would drop the
+  // normalization. The finding is the fold, the fix refolds A's Conv and BatchNormalization.
+  std::string folded_conv = FoldedBatchNorm(cx, c, found);
   for (const InitializerDiff& w : d->initializers) {
     if (w.kind != DiffKind::kChanged) continue;
     if (w.compared && w.num_different == 0) continue;  // only converted (float32 -> float16)
     bool read = false;
     for (const auto& r : w.readers) read = read || Contains(nodes, r);
     if (!read) continue;
+    if (!folded_conv.empty() && Contains(w.readers, folded_conv)) continue;
     Finding f;
     f.node = c.data.node;
     f.op_type = c.culprit != nullptr ? c.culprit->op_type : "";

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "engine/pairing.h"
+#include "engine/row_budgets.h"
 #include "onnxprobe/engine/comparison.h"
 
 namespace onnxprobe {
@@ -19,8 +20,34 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
   uint64_t largest = 0;
   for (const auto& p : pairs) largest = std::max({largest, p.a->est_bytes, p.b->est_bytes});
   size_t k = std::max<size_t>(1, per_run);
+  // both sides' tensors, and the exact reference's (float64: twice A's) when there is one
+  const uint64_t held = job.exact != nullptr ? 4 : 2;
   if (job.max_memory > 0 && largest > 0)
-    k = std::clamp<size_t>(job.max_memory / (2 * largest), 1, k);
+    k = std::clamp<size_t>(job.max_memory / (held * largest), 1, k);
+  RowBudgets budgets(b.model());
+  // Fetches a batch from both sides (and the exact reference) and compares it, row j into
+  // `rows[j]`; false when a side failed (r.aborted says why).
+  auto compare = [&](const std::vector<Pair>& batch, std::vector<TensorResult>* rows,
+                     BatchPlanner* planner) {
+    std::vector<RunOutput> fa, fb, fe;
+    if (!FetchBoth(a, b, batch, &fa, &fb, &r)) return false;
+    if (job.exact != nullptr && !FetchExact(*job.exact, batch, &fe, &r)) return false;
+    if (planner != nullptr) {
+      planner->Learn(fa);
+      planner->Learn(fb);
+    }
+    rows->clear();
+    for (size_t j = 0; j < batch.size(); ++j) {
+      RowBudget budget;
+      if (job.exact != nullptr) budget.roundoff_b = budgets.CarriedRoundoff(batch[j].b->name);
+      rows->push_back(
+          ComparePair(batch[j], fa[j], fb[j], job, budget, fe.empty() ? nullptr : &fe[j]));
+      fa[j] = RunOutput();
+      fb[j] = RunOutput();
+      if (!fe.empty()) fe[j] = RunOutput();
+    }
+    return true;
+  };
 
   std::map<size_t, TensorResult> probed;  // pair index -> row
   // invariant: every index < lo passes (as far as probed), the first failure is in [lo, hi]
@@ -41,11 +68,11 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
     ++r.bisect_rounds;
     std::vector<Pair> batch;
     for (size_t i : picks) batch.push_back(pairs[i]);
-    std::vector<RunOutput> fa, fb;
-    if (!FetchBoth(a, b, batch, &fa, &fb, &r)) break;
+    std::vector<TensorResult> rows;
+    if (!compare(batch, &rows, nullptr)) break;
     size_t first_fail = SIZE_MAX, last_pass = SIZE_MAX;
     for (size_t j = 0; j < picks.size(); ++j) {
-      TensorResult row = ComparePair(pairs[picks[j]], fa[j], fb[j], job);
+      TensorResult row = std::move(rows[j]);
       if (!row.pass && first_fail == SIZE_MAX) first_fail = picks[j];
       if (row.pass && first_fail == SIZE_MAX) last_pass = picks[j];
       probed.emplace(picks[j], std::move(row));
@@ -88,10 +115,9 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
         std::vector<Pair> batch;
         for (size_t i : picks) batch.push_back(pairs[i]);
         ++r.bisect_rounds;
-        std::vector<RunOutput> fa, fb;
-        if (!FetchBoth(a, b, batch, &fa, &fb, &r)) break;
-        for (size_t j = 0; j < picks.size(); ++j)
-          probed.emplace(picks[j], ComparePair(pairs[picks[j]], fa[j], fb[j], job));
+        std::vector<TensorResult> rows;
+        if (!compare(batch, &rows, nullptr)) break;
+        for (size_t j = 0; j < picks.size(); ++j) probed.emplace(picks[j], std::move(rows[j]));
       }
       if (r.aborted) break;
       size_t next = SIZE_MAX;
@@ -118,19 +144,14 @@ Expected<ComparisonResult> RunBisection(Side& a, Side& b, const CompareJob& job,
     }
   }
   size_t sweeps = 0, at = 0;
-  BatchPlanner planner(rest, job.max_memory);
+  BatchPlanner planner(rest, job.max_memory, job.exact != nullptr);
   while (!r.aborted && !planner.Done()) {
     std::vector<Pair> batch = planner.Next();
-    std::vector<RunOutput> fa, fb;
     ++sweeps;
-    if (!FetchBoth(a, b, batch, &fa, &fb, &r)) break;
-    planner.Learn(fa);
-    planner.Learn(fb);
-    for (size_t j = 0; j < batch.size(); ++j, ++at) {
-      probed.emplace(rest_index[at], ComparePair(batch[j], fa[j], fb[j], job));
-      fa[j] = RunOutput();
-      fb[j] = RunOutput();
-    }
+    std::vector<TensorResult> rows;
+    if (!compare(batch, &rows, &planner)) break;
+    for (size_t j = 0; j < batch.size(); ++j, ++at)
+      probed.emplace(rest_index[at], std::move(rows[j]));
   }
   for (auto& [i, row] : probed) r.rows.push_back(std::move(row));
   r.batches = r.bisect_rounds + sweeps;

@@ -97,19 +97,44 @@ double RowBudgets::QuantStep(const NodeInfo& n, const std::string& name_b) const
 }
 
 double RowBudgets::CarriedRoundoff(const std::string& name_b) const {
-  const NodeInfo* first = Producer(name_b);
-  if (first == nullptr || (first->op_type != "Cast" && !MovesDataOnly(first->op_type))) return 0;
-  if (!types_) types_ = InferTensorTypes(*graph_);
-  double u = 0;
-  const NodeInfo* n = Producer(name_b);
-  for (int depth = 0; n != nullptr && depth < 16 && !n->inputs.empty() &&
-                      (n->op_type == "Cast" || MovesDataOnly(n->op_type));
-       ++depth) {
-    auto t = types_->find(n->inputs[0]);
-    if (t != types_->end() && IsFloating(t->second)) u = std::max(u, UnitRoundoff(t->second));
-    n = Producer(n->inputs[0]);
+  if (graph_ == nullptr) return 0;
+  if (!carried_) {
+    if (!types_) types_ = InferTensorTypes(*graph_);
+    carried_.emplace();
+    auto& u = *carried_;
+    const GraphIndex& idx = graph_->index();
+    auto own = [&](const std::string& t) {
+      auto it = types_->find(t);
+      return it != types_->end() && IsFloating(it->second) ? UnitRoundoff(it->second) : 0.0;
+    };
+    auto of = [&](const std::string& t) {
+      auto it = u.find(t);
+      return it != u.end() ? it->second : own(t);
+    };
+    const std::set<std::string> fixed = TensorsFixedByModel(idx);
+    for (const NodeInfo& n : idx.nodes()) {  // topological order
+      double in = 0;
+      if (n.op_type == "Cast" || MovesDataOnly(n.op_type)) {
+        if (!n.inputs.empty() && !n.inputs[0].empty()) in = of(n.inputs[0]);
+      } else {
+        bool any = false;
+        double least = 0;
+        for (const auto& x : n.inputs) {
+          const TensorEntry* e = x.empty() ? nullptr : idx.Find(x);
+          if (e == nullptr || e->kind == TensorKind::kInitializer || fixed.count(x) || own(x) == 0)
+            continue;
+          least = any ? std::min(least, of(x)) : of(x);
+          any = true;
+        }
+        in = any ? least : 0;
+      }
+      for (const auto& o : n.outputs) {
+        if (!o.empty() && own(o) > 0) u[o] = std::max(own(o), in);
+      }
+    }
   }
-  return u;
+  auto it = carried_->find(name_b);
+  return it == carried_->end() ? 0 : it->second;
 }
 
 double RowBudgets::Allowance(const std::string& name, int depth) const {

@@ -34,7 +34,13 @@ class RowBudgets {
   // Whether For(name_b) reads what earlier rows recorded (a Sin/Cos, a data-movement node).
   bool ReadsEarlierRows(const std::string& name_b) const;
   // RowBudget::roundoff_b of B's tensor `name_b` (infers graph B's types on first use: asked
-  // for with an exact reference only).
+  // for with an exact reference only): the coarsest unit roundoff its value carries. Casts and
+  // data movement pass on what they read; a computing node carries what all of its computed
+  // floating inputs carry (a float32 node reading only float16-rounded values computes from
+  // float16's rounding; one that also reads a float32-computed value, e.g. a float16 mask added
+  // to float32 scores, does not: the float16 value's share of the result is not known here).
+  // Weights (values the model fixes) are not counted: a float16 weight is rounding side B's
+  // file holds, not arithmetic.
   double CarriedRoundoff(const std::string& name_b) const;
   // Records a compared row's magnitude and the absolute allowance it was judged with.
   void Record(const TensorResult& row);
@@ -48,6 +54,8 @@ class RowBudgets {
   std::unordered_map<std::string, double> scale_, allowed_;
   mutable std::unordered_map<std::string, double> dequantize_scale_;  // by scale tensor name
   mutable std::optional<TensorTypes> types_;  // of graph B, inferred on first need
+  // CarriedRoundoff of every tensor of graph B, computed in one pass on first need
+  mutable std::optional<std::unordered_map<std::string, double>> carried_;
 };
 
 // Whether `op_type` only copies, reorders or selects its data input's values by position

@@ -178,7 +178,14 @@ Expected<std::string> ExtractSubgraph(const Model& model, const SubgraphSpec& sp
       available.insert(in);
       embedded.insert(in);
     }
-    *g->add_node() = full->graph().node(info.file_index);
+    onnx::NodeProto* copy = g->add_node();
+    *copy = full->graph().node(info.file_index);
+    for (const auto& fa : spec.float_attributes) {
+      if (fa.node != k) continue;
+      for (auto& a : *copy->mutable_attribute()) {
+        if (a.name() == fa.name && a.type() == onnx::AttributeProto::FLOAT) a.set_f(fa.value);
+      }
+    }
     for (const auto& o : info.outputs) {
       if (!o.empty()) available.insert(o);
     }

@@ -25,6 +25,17 @@ int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::st
   return a != nullptr ? a->i() : def;
 }
 
+std::vector<std::pair<std::string, float>> NodeFloatAttributes(const Model& model,
+                                                               const NodeInfo& node) {
+  std::vector<std::pair<std::string, float>> out;
+  const auto& g = model.impl().proto.graph();
+  if (node.file_index < 0 || node.file_index >= g.node_size()) return out;
+  for (const auto& a : g.node(node.file_index).attribute()) {
+    if (a.type() == onnx::AttributeProto::FLOAT) out.emplace_back(a.name(), a.f());
+  }
+  return out;
+}
+
 std::string NodeStringAttribute(const Model& model, const NodeInfo& node, const std::string& name) {
   const auto* a = FindAttribute(model, node, name, onnx::AttributeProto::STRING);
   return a != nullptr ? a->s() : "";

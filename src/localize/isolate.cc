@@ -32,6 +32,7 @@ using isolation::Describe;
 using isolation::Drift;
 using isolation::Execute;
 using isolation::FetchFor;
+using isolation::FitConstants;
 using isolation::MakePlan;
 using isolation::NameFusion;
 using isolation::NameStaticReader;
@@ -226,7 +227,7 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     out.note = "side B is a dump: isolation needs side B's model and runtime";
     return finish();
   }
-  Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}, {}, {}, {}, false};
+  Ctx cx{a, b, *g, job, r, &out, {}, {}, {}, {}, {}, {}, {}, false, 0};
   cx.hidden_b.insert(b.hidden().begin(), b.hidden().end());
   cx.framework_noise = a.info().kind == SideKind::kTorchCapture;
   cx.on_run = options.on_run;
@@ -240,11 +241,18 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
   for (const auto& t : a.tensors()) cx.a_names.insert(t.name);
   for (const auto& nt : inputs) cx.shared[nt.name] = &nt.tensor;
   for (const auto& row : r.rows) {
-    if (row.state == RowState::kCompared) cx.b_dtypes[row.name_b] = row.metrics.dtype_b;
+    // advisory rows too: substitution may feed them, and a confirmed one is isolated
+    if (row.state == RowState::kCompared || row.state == RowState::kAdvisory)
+      cx.b_dtypes[row.name_b] = row.metrics.dtype_b;
   }
 
+  isolation::Confirmation confirmation = isolation::ConfirmInside(cx);
+  out.confirmed = std::move(confirmation.confirmed);
+  out.explained = std::move(confirmation.explained);
+  std::set<int> confirmed;
+  for (const auto& [row, why] : out.confirmed) confirmed.insert(row);
   std::vector<RowGrowth> growth = ErrorGrowth(*g, r);
-  if (r.failures == 0 && options.candidates != Candidates::kAll) {
+  if (r.failures == 0 && confirmed.empty() && options.candidates != Candidates::kAll) {
     if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
     return finish();
   }
@@ -255,8 +263,9 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
   std::set<std::string> planned;  // several rows can pair with one tensor (containers)
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const TensorResult& t = r.rows[i];
-    if (planned.count(t.name_b) || t.state != RowState::kCompared) continue;
-    if (options.candidates == Candidates::kAll || !t.pass) {
+    bool judged = t.state == RowState::kCompared || confirmed.count(static_cast<int>(i));
+    if (planned.count(t.name_b) || !judged) continue;
+    if (options.candidates == Candidates::kAll || !t.pass || confirmed.count(static_cast<int>(i))) {
       rows.push_back(static_cast<int>(i));
       planned.insert(t.name_b);
     }
@@ -304,13 +313,17 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
               NarrowToSource(cx, plans[i], &c);
             }
             NameStaticReader(cx, &c);
-            if (fused) NameFusion(cx, plans[i], &c);
+            if (fused)
+              NameFusion(cx, plans[i], &c);
+            else
+              FitConstants(cx, plans[i], row.tolerance, &c);
             MaybeWriteRepro(cx, options, plans[i], run, c);
             KeepCase(cx, options, plans[i], run, c);
           }
         }
       }
-      if (c.isolated && !row.pass)
+      bool failing = !row.pass || confirmed.count(rows[i]);
+      if (c.isolated && failing)
         out.settled.emplace_back(rows[i], c.introduced ? Role::kIntroduced : Role::kInherited);
       any_introduced = any_introduced || c.introduced;
       // a row found to only inherit is listed only when asked for every candidate
@@ -356,6 +369,26 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
 }
 
 void ApplyRoles(const LocalizeResult& l, ComparisonResult* r) {
+  for (const auto& [i, why] : l.confirmed) {
+    if (i < 0 || i >= static_cast<int>(r->rows.size())) continue;
+    TensorResult& row = r->rows[i];
+    if (row.state != RowState::kAdvisory || row.within_tolerance) continue;
+    row.state = RowState::kCompared;
+    row.pass = false;
+    const std::string unconfirmed = "differs, but the module call's outputs match";
+    if (row.reason.compare(0, unconfirmed.size(), unconfirmed) == 0) {
+      size_t open = row.reason.find(" (");
+      if (open != std::string::npos && row.reason.back() == ')')
+        row.reason = row.reason.substr(open + 2, row.reason.size() - open - 3);
+    }
+    row.reason = why + "; " + row.reason;
+    ++r->failures;
+    if (r->first_failure < 0 || i < r->first_failure) r->first_failure = i;
+  }
+  for (const auto& [i, why] : l.explained) {
+    if (i >= 0 && i < static_cast<int>(r->rows.size()))
+      r->rows[i].reason = r->rows[i].reason.empty() ? why : r->rows[i].reason + "; " + why;
+  }
   // a role settled for a tensor holds for every row paired with it (a module and its containers)
   std::unordered_map<std::string, Role> settled;
   for (const auto& [row, role] : l.settled) {

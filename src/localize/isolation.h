@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "localize/growth.h"
+#include "onnxprobe/graph/graph.h"
 #include "onnxprobe/localize/localize.h"
 
 namespace onnxprobe::isolation {
@@ -44,6 +45,7 @@ struct Ctx {
   // side A is a PyTorch capture: every isolated node differs by framework rounding, so a
   // sub-tolerance source must stand out from its neighbours' noise (StandOutLevel)
   bool framework_noise = false;
+  size_t fits = 0;  // culprits whose constants were fitted (FitConstants), against kMaxFits
 
   std::string AName(const std::string& b_name) const {
     auto m = b_to_a.find(b_name);
@@ -57,6 +59,7 @@ struct Run {
   std::deque<Tensor> owned;  // A's tensors converted to side B's float dtype
   const Tensor* expected = nullptr;
   Tensor observed;
+  std::vector<RunOutput> outputs;  // Overrides::every_output
   std::string error;
 };
 
@@ -77,10 +80,22 @@ Status FetchFor(Ctx& cx, const std::vector<Plan>& plans);
 std::vector<std::set<std::string>> NeedsOf(const Ctx& cx, const std::vector<Plan>& plans);
 // float32 <-> float16/bfloat16 (rounded to nearest even); other pairs fail.
 Expected<Tensor> CastFloat(const Tensor& t, DType to);
+// Other values for a plan's constants: a weight (an initializer, or a Constant node of the plan,
+// which is then left out) fed as this tensor, float attributes set.
+struct Overrides {
+  std::vector<std::pair<std::string, Tensor>> constants;
+  std::vector<FloatAttributeValue> attributes;
+  bool every_output = false;  // Run::outputs: every output of the plan's nodes, the plan's first
+};
 // Builds the plan's model (without `drop`, with `aliases` as Identity nodes) and runs it on side
 // B's runtime with side A's tensors.
 Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop = {},
-            const std::vector<std::pair<std::string, std::string>>& aliases = {});
+            const std::vector<std::pair<std::string, std::string>>& aliases = {},
+            const Overrides* overrides = nullptr);
+// A culprit whose plan holds several computing nodes: the one node whose scalar constant or float
+// attribute, set to another value, makes the plan reproduce side A's value names it
+// (src/localize/constant_fit.cc).
+void FitConstants(Ctx& cx, const Plan& p, const Tolerance& tol, Culprit* c);
 // Largest error over the reference's magnitude.
 double ScaleNormalized(const TensorMetrics& m);
 // The scale-normalized error a source must reach to stand out from framework rounding.
@@ -104,6 +119,14 @@ void NameFusion(const Ctx& cx, const Plan& p, Culprit* c);
 bool CrossesFusion(const Ctx& cx, const Plan& p);
 // On a PyTorch side, the node making what the plan's output node only passes on.
 void NarrowToSource(const Ctx& cx, const Plan& p, Culprit* c);
+// Failing advisory rows (values paired inside a module call that its outputs did not confirm,
+// pairs found by values alone) tested by substitution (src/localize/confirm_inside.cc): the rows
+// confirmed and the rows not, with the reason. Leaves the confirmed ones' pairing in cx.b_to_a
+// (a boundary and a candidate like any row).
+struct Confirmation {
+  std::vector<std::pair<int, std::string>> confirmed, explained;  // row, why
+};
+Confirmation ConfirmInside(Ctx& cx);
 // Where differences of any size are born (drift origins), into cx.out.
 void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& growth);
 // `rows` by growth, the first `max` (how many were dropped in `dropped`).

@@ -123,11 +123,20 @@ Expected<Tensor> CastFloat(const Tensor& t, DType to) {
 }
 
 Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
-            const std::vector<std::pair<std::string, std::string>>& aliases) {
+            const std::vector<std::pair<std::string, std::string>>& aliases,
+            const Overrides* overrides) {
   Run run;
   SubgraphSpec spec;
+  std::set<std::string> replaced;
+  if (overrides != nullptr) {
+    for (const auto& [name, t] : overrides->constants) replaced.insert(name);
+    spec.float_attributes = overrides->attributes;
+  }
+  const auto& nodes = cx.g.index().nodes();
   for (int k : p.nodes) {
-    if (!drop.count(k)) spec.nodes.push_back(k);
+    bool fed = nodes[k].op_type == "Constant" && nodes[k].outputs.size() == 1 &&
+               replaced.count(nodes[k].outputs[0]);
+    if (!drop.count(k) && !fed) spec.nodes.push_back(k);
   }
   spec.aliases = aliases;
   auto feed = [&](const std::string& x, const Tensor* t) {
@@ -135,6 +144,9 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
     spec.input_types.emplace_back(t->dtype(), t->shape());
     run.feed.emplace_back(x, t);
   };
+  if (overrides != nullptr) {
+    for (const auto& [name, t] : overrides->constants) feed(name, &t);
+  }
   for (const auto& x : p.boundary) {
     auto it = cx.from_a.find(cx.AName(x));
     if (it == cx.from_a.end() || it->second.empty()) {
@@ -173,6 +185,13 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
   if (declared == nullptr || declared->elem_type != 0)
     spec.output_types = {
         {ot != cx.b_dtypes.end() ? ot->second : e->second.dtype(), e->second.shape()}};
+  if (overrides != nullptr && overrides->every_output) {
+    for (int k : spec.nodes) {
+      for (const auto& o : nodes[k].outputs) {
+        if (!o.empty() && o != p.name_b) spec.outputs.push_back(o);
+      }
+    }
+  }
   if (cx.job.Stopped()) {
     run.error = "stopped by the caller";
     return run;
@@ -188,7 +207,8 @@ Run Execute(Ctx& cx, const Plan& p, const std::set<int>& drop,
     run.error = got.status().message();
     return run;
   }
-  run.observed = std::move((*got)[0].tensor);
+  run.observed = (*got)[0].tensor;  // shares the data: outputs keep the plan's output too
+  if (overrides != nullptr && overrides->every_output) run.outputs = std::move(*got);
   // indices that differ only where the values they pick tie (fed from A) are no error
   const TensorEntry* out = cx.g.index().Find(p.name_b);
   if (out != nullptr && out->producer >= 0) {

@@ -319,6 +319,20 @@ Expected<OpenedExact> OpenExactReference(const CompareRequest& req, const Side& 
         "--reference exact computes a model in float64: give a model as side A "
         "or B, not two dumps");
   const SideRequest& side = from_a ? req.a : req.b;
+  if (req.isolate_runtime) {
+    // the reference's runtime runs in a child process too: each attempt is an isolated side
+    std::unique_ptr<Side> opened;
+    auto exact = PrepareExactReference(*model, [&](const Model& m, const SessionOptions& so) {
+      SideSpec spec{model->path(), so, side.ort_library};
+      spec.max_memory = req.job.max_memory;
+      auto s = OpenIsolatedLiveSide(m, spec);
+      if (!s.ok()) return s.status();
+      opened = std::move(*s);
+      return Status::Ok();
+    });
+    if (!exact.ok()) return exact.status().WithContext("the exact reference");
+    return OpenedExact{std::move(opened), std::move(exact->built)};
+  }
   OP_ASSIGN_OR_RETURN(auto backend, LoadBackend(side.ort_library));
   auto exact = PrepareExactReference(*model, *backend);
   if (!exact.ok()) return exact.status().WithContext("the exact reference");
@@ -365,12 +379,6 @@ Expected<std::unique_ptr<ComparisonSession>> ComparisonSession::Open(
     st->graph = std::move(g);
     job.graph = &*st->graph;
   }
-  if (req.exact_reference && req.bisect_per_run > 0)
-    return InvalidArgument("--reference exact measures every row: not with --bisect");
-  if (req.exact_reference && req.isolate_runtime)
-    return InvalidArgument(
-        "--reference exact runs in this process: not with --isolate-runtime, which keeps the "
-        "runtime out of it");
   if (req.exact_reference) {
     OP_ASSIGN_OR_RETURN(OpenedExact x, OpenExactReference(req, *st->a, *st->b));
     st->exact = std::move(x.side);
@@ -601,7 +609,13 @@ struct ComparisonSession::Stages {
     ComparisonResult& r = report.comparison;
     const LocalizeOptions& lopt = req.localize_options;
     bool drift = lopt.drift && run.drift;
-    bool wanted = r.failures > 0 || lopt.candidates == Candidates::kAll ||
+    // a failing advisory row (a value inside a module call its outputs did not confirm, a pair
+    // found by values alone) is confirmed or explained there
+    bool unconfirmed = std::any_of(r.rows.begin(), r.rows.end(), [&](const TensorResult& row) {
+      return row.state == RowState::kAdvisory && !row.within_tolerance &&
+             (job.confirm_by.count(row.name) || job.advisory.count(row.name));
+    });
+    bool wanted = r.failures > 0 || unconfirmed || lopt.candidates == Candidates::kAll ||
                   (drift && r.first_difference >= 0 && sb.model() != nullptr);
     if (quantized) {  // quantized layers are isolated their own way
       OP_ASSIGN_OR_RETURN(report.quant, quant::Finish(*quantized, sa, sb, inputs, r));

@@ -303,8 +303,12 @@ class ConsoleReporter : public Reporter {
     std::string out = "why (experiments on the nodes alone; " + std::to_string(d.runs) + " runs, " +
                       Fmt("%.2f", d.seconds) + " s):\n";
     for (const Finding& f : d.findings) {
-      out += "  " + Safe(f.node) + " (" + Safe(f.op_type) +
-             "): " + Color("1", std::string(CauseName(f.cause))) + ", " +
+      out += "  " + Safe(f.node) + " (" + Safe(f.op_type) + ")" +
+             (f.copies == 2 ? std::string(" and its copy in one more iteration")
+              : f.copies > 2
+                  ? " and its copies in " + std::to_string(f.copies - 1) + " more iterations"
+                  : "") +
+             ": " + Color("1", std::string(CauseName(f.cause))) + ", " +
              CertaintyName(f.certainty) + ": " + Safe(f.summary) + "\n";
       out += "    evidence: " + Safe(f.evidence) + "\n";
       out += "    fix: " + Safe(f.fix.summary) + "\n";
@@ -478,10 +482,29 @@ class ConsoleReporter : public Reporter {
     out += "isolation (each node run alone on B's runtime with A's inputs; " +
            std::to_string(r.isolation_runs) + " runs):\n";
     size_t rank = 0;
-    for (const auto& c : r.culprits) {
+    for (size_t i = 0; i < r.culprits.size(); ++i) {
+      const Culprit& c = r.culprits[i];
       if (++rank > 10) {
-        out += "  ... " + std::to_string(r.culprits.size() - 10) + " more\n";
+        out += "  ... " + std::to_string(r.culprits.size() - i) + " more\n";
         break;
+      }
+      // one node introducing error in several copies (a Loop/Scan body unrolled: one copy per
+      // iteration, its tensors named by iteration) is one line
+      size_t same = 1;
+      double worst = c.metrics.max_rel;
+      while (c.isolated && c.introduced && i + same < r.culprits.size()) {
+        const Culprit& d = r.culprits[i + same];
+        if (d.node != c.node || !d.isolated || !d.introduced || d.evidence != c.evidence) break;
+        worst = std::max(worst, d.metrics.max_rel);
+        ++same;
+      }
+      if (same > 1) {
+        out += "  " + std::to_string(rank) + ". " + Safe(c.node) + " (" + Safe(c.op_type) +
+               "): " + Color("1;31", "INTRODUCED") + " in each of " + std::to_string(same) +
+               " copies (" + Safe(c.tensor) + " ... " + Safe(r.culprits[i + same - 1].tensor) +
+               "), isolated max rel up to " + Fmt("%.2e", worst) + "\n";
+        i += same - 1;
+        continue;
       }
       std::string what = Safe(c.node) + " (" + Safe(c.op_type) + ")";
       if (!c.nodes_only_in_b.empty()) {
@@ -501,6 +524,9 @@ class ConsoleReporter : public Reporter {
                Fmt("%.2e", c.accumulated_max_rel) + "\n";
       }
       if (!c.origin.empty()) out += "     in PyTorch: " + Safe(c.origin) + "\n";
+      if (!c.fit.node.empty())
+        out += "     its " + Safe(c.fit.constant) + " is " + FormatNumber(c.fit.value, 6) +
+               "; with " + FormatNumber(c.fit.fitted, 6) + " it reproduces side A's value\n";
     }
     if (!r.repro_dir.empty())
       out += "repro bundle: " + r.repro_dir + " (replay: onnxprobe replay " + r.repro_dir + ")\n";

@@ -61,7 +61,7 @@ void WriteDiagnosisJson(const DiagnosisResult& d, JsonWriter* jp) {
     j.BeginObject().Key("node").String(f.node).Key("op_type").String(f.op_type);
     j.Key("tensor").String(f.tensor).Key("cause").String(CauseName(f.cause));
     j.Key("certainty").String(CertaintyName(f.certainty)).Key("summary").String(f.summary);
-    j.Key("evidence").String(f.evidence);
+    j.Key("evidence").String(f.evidence).Key("copies").UInt(f.copies);
     j.Key("fix").BeginObject().Key("summary").String(f.fix.summary);
     StringsJson(j, "compare_flags", f.fix.compare_flags);
     j.Key("command").String(f.fix.command).Key("side_b").String(f.fix.side_b);
@@ -392,7 +392,14 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j, ReportDetai
     for (const auto& n : c.nodes) j.String(n);
     j.EndArray().Key("nodes_only_in_b").BeginArray();
     for (const auto& n : c.nodes_only_in_b) j.String(n);
-    j.EndArray();
+    j.EndArray().Key("constant_fit");
+    if (c.fit.node.empty()) {
+      j.Null();
+    } else {
+      j.BeginObject().Key("node").String(c.fit.node).Key("op_type").String(c.fit.op_type);
+      j.Key("constant").String(c.fit.constant).Key("value").Number(c.fit.value);
+      j.Key("fitted").Number(c.fit.fitted).EndObject();
+    }
     j.Key("isolated_max_abs")
         .Number(c.metrics.max_abs)
         .Key("isolated_max_rel")

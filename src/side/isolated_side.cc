@@ -48,7 +48,8 @@ std::vector<wire::TensorItem> InputItems(const std::vector<NamedTensor>& inputs)
 class IsolatedSide : public Side {
  public:
   IsolatedSide(Model model, SideSpec spec, IsolationOptions options, std::unique_ptr<Keeper> k)
-      : model_(std::move(model)),
+      : original_(model),
+        model_(std::move(model)),
         spec_(std::move(spec)),
         options_(options),
         keeper_(std::move(k)) {}
@@ -117,7 +118,24 @@ class IsolatedSide : public Side {
     Status st = r.Stat();
     std::vector<SideTensor> tensors = isolation::GetSideTensors(&r);
     std::vector<std::string> hidden = r.Strings();
+    bool changed = r.U8() != 0;
+    std::string bytes;
+    std::vector<std::string> inlined, unrolled, notes;
+    if (changed) {
+      bytes = r.Str();
+      inlined = r.Strings();
+      unrolled = r.Strings();
+      notes = r.Strings();
+    }
     OP_RETURN_IF_ERROR(r.Finish("inputs"));
+    if (changed) {
+      // the graph the worker's side runs now (If branches inlined, loops unrolled), so that
+      // localization finds the nodes making the tensors it lists
+      OP_ASSIGN_OR_RETURN(model_, Model::Derived(original_, std::move(bytes)));
+      info_.inlined_ifs = std::move(inlined);
+      info_.unrolled_loops = std::move(unrolled);
+      info_.notes = std::move(notes);
+    }
     tensors_ = std::move(tensors);
     hidden_ = std::move(hidden);
     if (st.ok()) {
@@ -235,7 +253,8 @@ class IsolatedSide : public Side {
     }
   }
 
-  Model model_;
+  Model original_;  // the file's model
+  Model model_;     // the graph the worker runs now (If branches inlined for the inputs)
   SideSpec spec_;
   IsolationOptions options_;
   std::unique_ptr<Keeper> keeper_;

@@ -1,6 +1,7 @@
 // The worker end of an isolated side: an ordinary live side behind a socket.
 #include "side/isolated_worker.h"
 
+#include "model/model_impl.h"
 #include "onnxprobe/backend/platform.h"
 #include "onnxprobe/capture/capture.h"
 #include "onnxprobe/graph/graph.h"
@@ -171,6 +172,14 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
   auto backend = LoadBackend(spec.ort_library);
   Expected<std::unique_ptr<Side>> side =
       backend.ok() ? OpenLiveSide(model, spec) : Expected<std::unique_ptr<Side>>(backend.status());
+  // the exact reference learns at opening which float64 kernels the runtime lacks (a session
+  // of it fails naming the node): a live side makes its first session only when fetching
+  if (side.ok() && spec.session.exact_kernels) {
+    auto bytes = MarkOutputs(model, {});
+    Status made = bytes.ok() ? (*backend)->CreateSession(*bytes, model.dir(), spec.session).status()
+                             : bytes.status();
+    if (!made.ok()) side = made;
+  }
   hello.Stat(side.status());
   hello.Str(backend.ok() ? (*backend)->version() : "");
   hello.Str(backend.ok() ? (*backend)->library_path() : "");
@@ -183,6 +192,7 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
   wire::RegionMap incoming;
   wire::RegionPool pool;  // for results: reused once the parent releases them
   SharedFetch kept(*backend, model, spec.session, &pool);
+  const void* sent_model = &model.impl();  // the graph the parent knows the side by
   for (;;) {
     auto m = wire::Receive(sock);
     if (!m.ok() || m->type == MsgType::kClosed) return;
@@ -202,6 +212,18 @@ void ServeIsolatedSide(int sock, const Model& model, const SideSpec& spec) {
         w.Stat(st);
         PutSideTensors(&w, live.tensors());
         w.Strings(live.hidden());
+        // If branches inlined, loops unrolled for these inputs: the parent gets the graph the side
+        // now runs (its serialization, once per change) and what was done
+        const Model* now = live.model();
+        bool changed = now != nullptr && &now->impl() != sent_model;
+        w.U8(changed ? 1 : 0);
+        if (changed) {
+          w.Str(now->impl().SerializedProto());
+          w.Strings(live.info().inlined_ifs);
+          w.Strings(live.info().unrolled_loops);
+          w.Strings(live.info().notes);
+          sent_model = &now->impl();
+        }
         sent = wire::Send(sock, MsgType::kReply, w.bytes()).ok();
         break;
       }

@@ -223,6 +223,26 @@ def test_accumulated_rounding_passes_and_a_weight_fault_fails(onnxprobe, tmp_pat
     assert t29["closer"] == "a" and t29["exact_error_b"] > 10 * t29["exact_error_a"]
 
 
+@pytest.mark.parametrize("mode", [("--bisect", "--bisect-per-run", "2"), ("--isolate-runtime",)], ids=["bisect", "isolate_runtime"])
+def test_exact_reference_with_bisection_and_an_isolated_runtime(onnxprobe, tmp_path, mode):
+    # the bisection measures the rows it probes and the rest against the exact reference too; with
+    # --isolate-runtime the float64 copy runs in a child process like the sides
+    model = deep_cnn(tmp_path / "deep.onnx")
+    r, rep = compare(onnxprobe, tmp_path, model, model, *mode)
+    assert r.returncode == 1 and rep["summary"]["failed"] > 0, r.stdout  # the premise, as above
+    r, rep = compare(onnxprobe, tmp_path, model, model, "--reference", "exact", *mode)
+    assert r.returncode == 0, r.stdout
+    assert all("exact_error_a" in t and "exact_error_b" in t for t in rep["tensors"])
+    assert rep["exact_reference"]["conv_as_matmul_nodes"] == 30
+    faulty = deep_cnn(tmp_path / "deep_f.onnx", fault=(10, 1.001))
+    r, rep = compare(onnxprobe, tmp_path, model, faulty, "--reference", "exact", *mode)
+    assert r.returncode == 1, r.stdout
+    culprits = [c["node"] for c in rep["localization"]["culprits"] if c["introduced"]]
+    assert culprits and culprits[0] == "conv10", rep["localization"]["culprits"]
+    t29 = next(t for t in rep["tensors"] if t["name"] == "t29")
+    assert t29["closer"] == "a" and t29["exact_error_b"] > 10 * t29["exact_error_a"]
+
+
 def test_float16_copy_is_further_from_exact(onnxprobe, tmp_path):
     """B rounds every activation through float16 (as a float16 copy stores them): the report
     says A is the closer side on every row after the first rounding."""
@@ -253,7 +273,6 @@ def test_float16_copy_is_further_from_exact(onnxprobe, tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["--reference", "float"], "--reference: expected exact, got 'float'"),
-    (["--reference", "exact", "--bisect"], "not with --bisect"),
 ])
 def test_bad_reference_options(onnxprobe, cnn, args, message):
     out, _ = cnn
@@ -400,9 +419,10 @@ def test_exact_reference_of_side_b_when_a_is_a_dump(onnxprobe, tmp_path):
     assert all("exact_error_b" in rows[n] for n in rename), rows.keys()
 
 
-def fp16_pair(tmp_path, layers=12, gain=2.0, fault=None):
+def fp16_pair(tmp_path, layers=12, gain=2.0, fault=None, keep32=None):
     """A: a float32 MLP whose layers amplify what they read. B: the same computed in float16
-    (weights, activations), its output cast back to float32, as a float16 copy is."""
+    (weights, activations), its output cast back to float32, as a float16 copy is. keep32=k:
+    B's layers from k on stay float32 (a block list), reading the float16 layers' output cast."""
     rng = np.random.default_rng(8)
     ws = [rng.standard_normal((64, 64)) * gain / 8 for _ in range(layers)]
     a_nodes, b_nodes, a_init, b_init = [], [helper.make_node("Cast", ["x"], ["x16"], name="to16", to=TP.FLOAT16)], [], []
@@ -410,18 +430,45 @@ def fp16_pair(tmp_path, layers=12, gain=2.0, fault=None):
     for i, w in enumerate(ws):
         a_init.append(f32(f"W{i}", w))
         wb = w * (fault[1] if fault and fault[0] == i else 1.0)
-        b_init.append(nh.from_array(wb.astype(np.float16), f"W{i}"))
+        in32 = keep32 is not None and i >= keep32
+        b_init.append(f32(f"W{i}", wb) if in32 else nh.from_array(wb.astype(np.float16), f"W{i}"))
+        if keep32 is not None and i == keep32:
+            b_nodes.append(helper.make_node("Cast", [xb], [f"{xb}_32"], name="to32", to=TP.FLOAT))
+            xb = f"{xb}_32"
         for nodes, x, last in ((a_nodes, xa, "a"), (b_nodes, xb, "b")):
             nodes.append(helper.make_node("MatMul", [x, f"W{i}"], [f"m{i}"], name=f"mm{i}"))
             nodes.append(helper.make_node("Tanh", [f"m{i}"], [f"h{i}"], name=f"tanh{i}"))
         xa = xb = f"h{i}"
     a_nodes.append(helper.make_node("Identity", [xa], ["y"], name="out"))
-    b_nodes.append(helper.make_node("Cast", [xb], ["y"], name="out", to=TP.FLOAT))
+    b_nodes.append(helper.make_node("Identity" if keep32 is not None else "Cast", [xb], ["y"], name="out",
+                                    **({} if keep32 is not None else {"to": TP.FLOAT})))
     io_in = [helper.make_tensor_value_info("x", TP.FLOAT, [16, 64])]
     io_out = [helper.make_tensor_value_info("y", TP.FLOAT, None)]
+    name = "b16" + ("_fault" if fault else "") + (f"_keep{keep32}" if keep32 is not None else "") + ".onnx"
     save(a_nodes, a_init, io_in, io_out, tmp_path / "a32.onnx")
-    save(b_nodes, b_init, io_in, io_out, tmp_path / ("b16_fault.onnx" if fault else "b16.onnx"))
-    return tmp_path / "a32.onnx", tmp_path / ("b16_fault.onnx" if fault else "b16.onnx")
+    save(b_nodes, b_init, io_in, io_out, tmp_path / name)
+    return tmp_path / "a32.onnx", tmp_path / name
+
+
+def test_float32_layers_after_float16_ones_are_judged_by_what_they_carry(onnxprobe, tmp_path):
+    # a block list: the last four layers of a float16 MLP kept in float32, reading the float16
+    # layers' output through a Cast. Their rows are float32 tensors computed only from
+    # float16-rounded values: each is allowed what float16's rounding, carried, must cost
+    a, b = fp16_pair(tmp_path, keep32=8)
+    report = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", a, b, f"--json={report}"])
+    assert r.returncode == 1, r.stdout + r.stderr  # the premise: beyond the elementwise tolerance
+    rep = json.loads(report.read_text())
+    assert not next(t for t in rep["tensors"] if t["name"] == "m9")["verdict"] == "PASS"
+    r = run([onnxprobe, "compare", a, b, "--reference", "exact", f"--json={report}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {t["name"]: t for t in json.loads(report.read_text())["tensors"]}
+    assert rows["m9"]["dtype_b"] == "float32" and rows["m9"]["closer"] == "a"
+    # the first float32 layer's weight 2% off: still a FAIL, at that layer
+    _, bad = fp16_pair(tmp_path, keep32=8, fault=(8, 1.02))
+    r = run([onnxprobe, "compare", a, bad, "--reference", "exact", f"--json={report}"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert Z_top(json.loads(report.read_text())) == "mm8"
 
 
 def test_a_float16_copy_is_judged_by_what_float16_must_lose(onnxprobe, tmp_path):

@@ -99,6 +99,15 @@ def test_broken_rewrite_names_the_node_that_breaks(onnxprobe, models, tmp_path, 
     assert culprits[0]["nodes"] == ran, culprits[0]
     introduced = [t for t in rep["tensors"] if t["role"] == "introduced"]
     assert len(introduced) == 1, [(t["name"], t["name_b"]) for t in introduced]
+    if b.startswith("folded"):
+        # the diagnosis refolds A's Conv and BatchNormalization into B's Conv (restoring A's
+        # unfolded weights alone would drop the normalization): the written model then agrees
+        f = [x for x in rep["diagnosis"]["findings"] if x["node"] == node]
+        assert len(f) == 1 and "folded" in f[0]["summary"], rep["diagnosis"]["findings"]
+        fixed = run(["/usr/bin/python3", *shlex.split(f[0]["fix"]["command"])[1:]])
+        assert fixed.returncode == 0, fixed.stderr
+        r2 = run([onnxprobe, "compare", models[a], f[0]["fix"]["side_b"], "--input", f"x={models['x']}"])
+        assert r2.returncode == 0, r2.stdout + r2.stderr
 
 
 @pytest.mark.parametrize("a,b,side", [("original", "extra_output", "B"),
@@ -193,11 +202,17 @@ def test_fp16_converts_weights_in_constant_nodes(onnxprobe, models, tmp_path, ke
     assert diff <= 1e-2 * max(1.0, scale), (diff, scale)
 
 
-@pytest.mark.parametrize("a,b,ifs", [("if", "if_fault", ["If_0"]), ("if_nested", "if_nested_fault", ["If_0", "inner_if"])])
-def test_a_fault_inside_an_if_branch_is_named_at_its_node(onnxprobe, models, tmp_path, a, b, ifs):
+@pytest.mark.parametrize("a,b,ifs,extra", [("if", "if_fault", ["If_0"], ()),
+                                           ("if_nested", "if_nested_fault", ["If_0", "inner_if"], ()),
+                                           # the runtime in child processes: the worker inlines the
+                                           # branch, this process gets the graph it runs
+                                           ("if_nested", "if_nested_fault", ["If_0", "inner_if"],
+                                            ("--isolate-runtime",))],
+                         ids=["if", "if_nested", "if_nested_isolated"])
+def test_a_fault_inside_an_if_branch_is_named_at_its_node(onnxprobe, models, tmp_path, a, b, ifs, extra):
     diff, scale = ort_difference(models, a, b)
     assert diff > 1e-3 * max(1.0, scale)  # the injected fault shows at the output
-    r, rep = compare(onnxprobe, models, a, b, tmp_path)
+    r, rep = compare(onnxprobe, models, a, b, tmp_path, *extra)
     assert r.returncode == 1, r.stdout
     culprits = rep["localization"]["culprits"]
     assert culprits and culprits[0]["introduced"] and culprits[0]["node"] == "then_conv2", culprits[:1]
@@ -208,6 +223,8 @@ def test_a_fault_inside_an_if_branch_is_named_at_its_node(onnxprobe, models, tmp
         for side in ("A", "B"):
             assert f"side {side}: If {name} runs its then_branch" in " ".join(rep["notes"]), rep["notes"]
     assert rep["side_b"]["inlined_ifs"] == ifs
+    if extra:
+        return  # no diagnosis with --isolate-runtime (its experiments would load the runtime here)
     # the diagnosis reads the branch's weights
     f = [x for x in rep["diagnosis"]["findings"] if x["node"] == "then_conv2"]
     assert f and f[0]["cause"] == "weight-changed" and "c2.w_branch" in f[0]["evidence"], rep["diagnosis"]
@@ -306,15 +323,18 @@ def compare_with(onnxprobe, a, b, inputs, tmp_path, *extra):
     return r, json.loads((tmp_path / "r.json").read_text())
 
 
-@pytest.mark.parametrize("a,b,node,count", [("scan", "scan_fault", "rnn_mm_h", "rnn runs 5 iterations"),
-                                            ("loop", "loop_fault", "loop_add", "mlp_loop runs 4 iterations")])
+@pytest.mark.parametrize("a,b,node,count,extra", [
+    ("scan", "scan_fault", "rnn_mm_h", "rnn runs 5 iterations", ()),
+    ("loop", "loop_fault", "loop_add", "mlp_loop runs 4 iterations", ()),
+    ("loop", "loop_fault", "loop_add", "mlp_loop runs 4 iterations", ("--isolate-runtime",))],
+    ids=["scan", "loop", "loop_isolated"])
 def test_a_fault_inside_a_loop_body_is_named_at_its_iteration(onnxprobe, models, rnn_inputs, tmp_path, a, b,
-                                                                node, count):
+                                                                node, count, extra):
     path, h0, seq = rnn_inputs
     inputs = tmp_path / "in.npz"
     ins = {"h0": h0, "seq": seq} if a == "scan" else {"v0": h0}
     np.savez(inputs, **ins)
-    r, rep = compare_with(onnxprobe, models[a], models[b], inputs, tmp_path)
+    r, rep = compare_with(onnxprobe, models[a], models[b], inputs, tmp_path, *extra)
     assert r.returncode == 1, r.stdout
     culprits = rep["localization"]["culprits"]
     assert culprits and culprits[0]["introduced"] and culprits[0]["node"] == node, culprits[:1]
@@ -324,6 +344,8 @@ def test_a_fault_inside_a_loop_body_is_named_at_its_iteration(onnxprobe, models,
     introduced = {c["tensor"] for c in culprits if c["introduced"]}
     assert all(c["node"] == node for c in culprits if c["introduced"]), culprits
     assert any(t.endswith("@0") for t in introduced), introduced
+    # the console says it once: the node, in each of its copies
+    assert f"1. {node} " in r.stdout and f"INTRODUCED in each of {len(introduced)} copies" in r.stdout, r.stdout
 
 
 def test_run_captures_every_iteration_of_a_scan(onnxprobe, models, rnn_inputs, tmp_path):

@@ -427,6 +427,78 @@ def inject_attribute_fault(onnx_path, out_path, position=0.5, onnxprobe=None, ca
     return None
 
 
+SCALAR_READERS = ("Mul", "Div", "Add", "Sub", "Pow", "Pad", "Max", "Min", "Clip")
+
+
+def scalar_constant_candidates(model_proto, scope=""):
+    """Float scalar constants (a one-element Constant node or initializer) that exactly one node
+    of SCALAR_READERS reads, in graph order: (reader node name, tensor name, value)."""
+    from onnx import numpy_helper
+
+    g = model_proto.graph
+    values = {}
+    for n in g.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            t = numpy_helper.to_array(n.attribute[0].t)
+            if t.size == 1 and t.dtype.kind == "f":
+                values[n.output[0]] = float(t.reshape(-1)[0])
+    for i in g.initializer:
+        t = numpy_helper.to_array(i)
+        if t.size == 1 and t.dtype.kind == "f":
+            values[i.name] = float(t.reshape(-1)[0])
+    readers = {}
+    for n in g.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n)
+    out = []
+    for n in g.node:
+        if n.op_type not in SCALAR_READERS or not n.name.startswith(scope):
+            continue
+        for x in n.input:
+            if x in values and len(readers[x]) == 1:
+                out.append((n.name, x, values[x]))
+    return out
+
+
+def set_scalar_constant(onnx_path, out_path, tensor, value):
+    """Saves the model with the scalar constant `tensor` (Constant node or initializer) = value."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(onnx_path)
+    for n in m.graph.node:
+        if n.op_type == "Constant" and n.output[0] == tensor:
+            t = numpy_helper.to_array(n.attribute[0].t)
+            n.attribute[0].t.CopyFrom(numpy_helper.from_array(np.full(t.shape, value, t.dtype)))
+    for i in m.graph.initializer:
+        if i.name == tensor:
+            t = numpy_helper.to_array(i)
+            i.CopyFrom(numpy_helper.from_array(np.full(t.shape, value, t.dtype), i.name))
+    onnx.save(m, out_path)
+
+
+def inject_scalar_constant_fault(onnx_path, out_path, position=0.5, onnxprobe=None, capture=None, tries=6,
+                                 scope="", factor=1.1):
+    """Scales one scalar constant (an exporter's eps, a GELU coefficient, an attention scale, an
+    exponent) read by the node at `position` of the way through the candidates by `factor` (0 ->
+    0.1). With `capture`, a change that keeps the reader's output within the default tolerance
+    (checked with ONNX Runtime's Python API) is undone and the next one tried. Returns (reader node
+    name, original value), or None."""
+    import onnx
+
+    cands = scalar_constant_candidates(onnx.load(onnx_path), scope)
+    if not cands:
+        return None
+    start = min(len(cands) - 1, int(position * len(cands)))
+    m = onnx.load(onnx_path)
+    outputs = {n.name: n.output[0] for n in m.graph.node}
+    for node, tensor, value in (cands[start:] + cands[:start])[:tries]:
+        set_scalar_constant(onnx_path, out_path, tensor, value * factor if value != 0 else 0.1)
+        if capture is None or _has_effect(onnxprobe, capture, onnx_path, out_path, outputs[node]):
+            return node, value
+    return None
+
+
 FP16_AFTER = ("Conv", "Gemm", "MatMul", "Add", "Mul", "Relu", "Softmax", "Sigmoid", "Div", "Sub", "Clip",
               "HardSigmoid", "Tanh", "Erf", "Concat", "GlobalAveragePool", "ReduceMean")
 

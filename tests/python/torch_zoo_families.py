@@ -5,7 +5,9 @@ mask, dict outputs), GPT-2 with its Conv1D (addmm) and tied embedding/output wei
 EfficientNet (Conv2dSame padding, squeeze-excite, drop path), a DETR-style decoder over a square
 feature memory (a transpose the exporter merges into the decoder), stacked bidirectional GRU and
 LSTM whose final states are partly unused, a TopK over ReLU outputs (ties), and an ALBERT-style
-layer module called four times (shared parameters, post-LayerNorm). Each of them found
+layer module called four times (shared parameters, post-LayerNorm), a ViT with its attention scale
+a Python float, nn.LayerNorm and the tanh GELU (several ONNX nodes per torch op), and RepVGG blocks
+with padding average pools. Each of them found
 a false alarm or a misnamed fault when first run. Imported by torch_zoo.py into HANDWRITTEN."""
 import math
 
@@ -394,6 +396,81 @@ class AlbertLike(nn.Module):
         return self.cls(torch.tanh(self.pool(x[:, 0])))
 
 
+class ManualAttention(nn.Module):
+    """timm-style ViT attention: one qkv Linear, the scale a Python float, softmax, projection."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = ((q @ k.transpose(-2, -1)) * self.scale).softmax(-1)
+        return self.proj((a @ v).transpose(1, 2).reshape(b, t, d))
+
+
+class ViTBlock(nn.Module):
+    """Pre-norm block with nn.LayerNorm (opset 13: ReduceMean, Sub, Pow, Add eps, Sqrt, Div) and
+    the tanh GELU of nn.GELU(approximate="tanh") (one torch op, seven ONNX nodes)."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(dim), ManualAttention(dim)
+        self.norm2, self.fc1 = nn.LayerNorm(dim), nn.Linear(dim, 2 * dim)
+        self.act, self.fc2 = nn.GELU(approximate="tanh"), nn.Linear(2 * dim, dim)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.fc2(self.act(self.fc1(self.norm2(x))))
+
+
+class ManualViT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.blocks = nn.Sequential(ViTBlock(), ViTBlock())
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.embed(x)).mean(1))
+
+
+class RepBlock(nn.Module):
+    """RepVGG's training-time block: 3x3 Conv+BN, 1x1 Conv+BN and an identity BN, summed."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Sequential(nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c))
+        self.point = nn.Sequential(nn.Conv2d(c, c, 1, bias=False), nn.BatchNorm2d(c))
+        self.identity = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return F.relu(self.dense(x) + self.point(x) + self.identity(x))
+
+
+class RepPool(nn.Module):
+    """RepVGG blocks, an average pooling that pads (count_include_pad=False) and a padded one
+    (PyTorch pads inside its pooling; the exporter writes Pad + AveragePool for the second)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.blocks = nn.Sequential(RepBlock(8), RepBlock(8))
+        self.pool = nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False)
+        self.conv = nn.Conv2d(8, 8, 3, padding=1)
+        self.pool2 = nn.AvgPool2d(3, stride=1, padding=1)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = self.pool(self.blocks(F.relu(self.stem(x))))
+        x = self.pool2(self.conv(F.pad(x, (1, 1, 1, 1), value=0.5)))
+        return self.fc(x.mean((2, 3)))
+
+
 FAMILIES = {
     "llama_decoder": (TinyLlama, lambda: (_tokens(2, 10, 64, 1),), lambda: (_tokens(2, 10, 64, 2),)),
     "bert_encoder": (TinyBert,
@@ -409,4 +486,6 @@ FAMILIES = {
     "albert_shared_layer": (AlbertLike,
                             lambda: (_tokens(2, 10, 60, 1), torch.tensor([[1] * 10, [1] * 7 + [0] * 3])),
                             lambda: (_tokens(2, 10, 60, 2), torch.ones(2, 10, dtype=torch.long))),
+    "manual_vit": (ManualViT, lambda: (_randn(2, 10, 8),), lambda: (_randn(4, 10, 8, seed=2),)),
+    "repvgg_pool": (RepPool, lambda: (_randn(2, 3, 16, 16),), lambda: (_randn(4, 3, 16, 16, seed=2),)),
 }

@@ -2,6 +2,7 @@
 // the runtime at hand refuses in float64 moved to float32, and the session options it runs with.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "onnxprobe/backend/backend.h"
@@ -21,6 +22,12 @@ struct ExactReference {
 // then runs in float32 and is named as such, and the copy is built again. Fails like
 // BuildExactModel, or with the runtime's error when the session fails otherwise.
 Expected<ExactReference> PrepareExactReference(const Model& model, Backend& backend);
+
+// The same, each attempt's session made by `open` (which keeps the one that opens): for a
+// runtime that runs in another process (--isolate-runtime). `open`'s error must carry the
+// runtime's message.
+using ExactOpener = std::function<Status(const Model& exact_model, const SessionOptions& session)>;
+Expected<ExactReference> PrepareExactReference(const Model& model, const ExactOpener& open);
 
 // One line per node computed in float32 (not exact), at most `limit` of them, then a count.
 std::vector<std::string> DescribeInexactNodes(const ExactModel& m, size_t limit = 8);

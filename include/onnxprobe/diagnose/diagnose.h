@@ -34,10 +34,11 @@ enum class Cause {
   kTrainingMode,      // a PyTorch module computed as in training (random draws, batch statistics)
   kCapturePrecision,  // PyTorch computed in bfloat16/float16 (autocast), the ONNX model wider
   kFastMathOption,    // a session option of side B trades the node's precision for speed
+  kConstantFitted,    // one scalar constant or float attribute of the culprit explains its error
 };
 // "nondeterminism", "thread-count", "optimizer", "kernel-change", "attribute-changed",
 // "weight-changed", "nodes-added", "float16-range", "quantization-saturation", "calibration-range",
-// "training-mode", "capture-precision", "fast-math-option".
+// "training-mode", "capture-precision", "fast-math-option", "constant-fitted".
 const char* CauseName(Cause c);
 
 // kConfirmed: an experiment reproduces side A's values once the cause is removed, or shows the
@@ -61,6 +62,9 @@ struct Finding {
   Certainty certainty = Certainty::kLikely;
   std::string summary;   // the cause, one sentence
   std::string evidence;  // the experiment and its numbers
+  // copies of the node with the same finding (a Loop/Scan body's node in each unrolled
+  // iteration, "node@k"); 0: one node
+  size_t copies = 0;
   DiagnosisFix fix;
   std::string seen_before;  // an earlier diagnosis of the same symptom (knowledge file), or ""
 };

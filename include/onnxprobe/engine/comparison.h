@@ -110,6 +110,14 @@ bool RowIdentical(const TensorResult& row);
 enum class Evidence { kIsolation, kParity };
 const char* EvidenceName(Evidence e);
 
+// A culprit's error explained by one constant of its isolated nodes: with `constant` (a scalar
+// input's tensor name, or "attribute <name>") of `node` set to `fitted` instead of `value`, the
+// nodes reproduce side A's value within tolerance, and no other node's constant does.
+struct ConstantFit {
+  std::string node, op_type, constant;
+  double value = 0, fitted = 0;
+};
+
 struct Culprit {
   Evidence evidence = Evidence::kIsolation;
   int row = -1;  // into ComparisonResult::rows
@@ -125,6 +133,7 @@ struct Culprit {
   // A PyTorch side A: where the tensor comes from in the user's code ("module <path> called at
   // <file>:<line>", the companion's record), else ""
   std::string origin;
+  ConstantFit fit;  // fit.node empty: none found or none looked for
 };
 
 // The comparison stage's result. Localization returns its own (LocalizeResult); Compare()

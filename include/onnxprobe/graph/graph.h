@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnxprobe/model/model.h"
@@ -31,6 +32,13 @@ enum class SubgraphWeights {
                 // each weight read, serialized and parsed again per run
 };
 
+// A float attribute of a main-graph node (`node`: topological index) and a value for it.
+struct FloatAttributeValue {
+  int node = -1;
+  std::string name;
+  float value = 0;
+};
+
 struct SubgraphSpec {
   std::vector<int> nodes;  // topological indices into model.index().nodes()
   std::vector<std::string> inputs;
@@ -41,6 +49,8 @@ struct SubgraphSpec {
   // left out (e.g. a Cast round trip bypassed)
   std::vector<std::pair<std::string, std::string>> aliases;
   SubgraphWeights weights = SubgraphWeights::kEmbedded;
+  // float attributes set to other values in the cut-out copy (a constant fit's trials)
+  std::vector<FloatAttributeValue> float_attributes;
 };
 
 // A model running `nodes` with `inputs` as graph inputs and `outputs` as graph outputs: the
@@ -96,6 +106,10 @@ std::vector<LoopCount> CountableLoops(const Model& model);
 // An integer attribute of a main-graph node (`def` when it is absent or not an integer).
 int64_t NodeIntAttribute(const Model& model, const NodeInfo& node, const std::string& name,
                          int64_t def);
+
+// The float (FLOAT-typed) attributes of a main-graph node, by name, in the file's order.
+std::vector<std::pair<std::string, float>> NodeFloatAttributes(const Model& model,
+                                                               const NodeInfo& node);
 
 // A string attribute of a main-graph node ("" when it is absent or not a string).
 std::string NodeStringAttribute(const Model& model, const NodeInfo& node, const std::string& name);

@@ -61,6 +61,12 @@ struct LocalizeResult {
   // Rows whose role isolation settled (a failing row that is within tolerance alone is
   // inherited; one that fails alone is introduced). ApplyRoles() writes them into the rows.
   std::vector<std::pair<int, Role>> settled;
+  // Advisory rows (values inside a module call its outputs did not confirm) that substitution
+  // confirms, with the reason: ApplyRoles() judges them as failing rows.
+  std::vector<std::pair<int, std::string>> confirmed;
+  // Failing advisory rows the substitution did not confirm, with what it showed (added to the
+  // row's reason by ApplyRoles: an advisory row that fails is explained, never silent).
+  std::vector<std::pair<int, std::string>> explained;
   std::vector<IsolatedCase> cases;  // LocalizeOptions::keep_cases
 };
 
