@@ -28,6 +28,13 @@ const char* Fp16BlockReasonName(Fp16BlockReason r) {
   return "?";
 }
 
+bool LosesMoreThanFp16Storage(const Fp16NodeRow& row) {
+  // isolated = storage (+) the kernel's own rounding; twice the storage error means the kernel's
+  // part exceeds the unavoidable part (sqrt(3) times it when the two add in quadrature)
+  return row.isolated && row.storage_measured && row.runtime_error.empty() &&
+         row.isolated_error > 2 * row.storage_error;
+}
+
 Expected<Fp16Report> AnalyzeFp16(const Fp16Request& req) {
   auto start = std::chrono::steady_clock::now();
   if (!(req.atol >= 0) || !(req.rtol >= 0) || !(req.atol_scale >= 0)) {

@@ -101,6 +101,14 @@ void NoteSize(const Model& m, uint64_t written, Fp16Report* rep) {
                    " of float32 weights, so most weights stayed float32 (blocked nodes read them)";
 }
 
+Fp16BlockEntry Entry(const Fp16NodeRow& r, Fp16BlockReason why) {
+  Fp16BlockEntry e{r.node, r.op_type, r.topo_index, why};
+  e.isolated_error = r.isolated_error;
+  e.storage_error = r.storage_error;
+  e.beyond_storage = LosesMoreThanFp16Storage(r);
+  return e;
+}
+
 }  // namespace
 
 Status SearchBlockList(Fp16Context& cx) {
@@ -109,8 +117,7 @@ Status SearchBlockList(Fp16Context& cx) {
   std::set<int> in_list;
   auto add = [&](int k, Fp16BlockReason why) {
     if (!in_list.insert(k).second) return;
-    const Fp16NodeRow& r = rep.nodes[k];
-    list.push_back({r.node, r.op_type, k, why});
+    list.push_back(Entry(rep.nodes[k], why));
   };
   for (int k : cx.keep) add(k, Fp16BlockReason::kRequested);
   for (const auto& r : rep.nodes) {
@@ -199,8 +206,7 @@ Status SearchBlockList(Fp16Context& cx) {
   }
   if (ok) {
     for (size_t i = 0; good > 0 && i < group_end[good - 1]; ++i) {
-      const Fp16NodeRow& r = rep.nodes[rest[i].first];
-      list.push_back({r.node, r.op_type, rest[i].first, rest[i].second});
+      list.push_back(Entry(rep.nodes[rest[i].first], rest[i].second));
     }
   }
   rep.block_list = std::move(list);

@@ -2,6 +2,7 @@
 // nodes takes one session and one run. A batch the runtime rejects is split in halves until the
 // node it rejects is alone; that node is then recorded and kept in float32.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "fp16/fp16_context.h"
@@ -11,21 +12,39 @@
 namespace onnxprobe {
 namespace {
 
-// got[offset + i] is the float16 result of outputs[i].
-void Record(Fp16Context& cx, const std::vector<Fp16IsolationModel::Output>& outputs,
-            const std::vector<RunOutput>& got, size_t offset) {
-  for (size_t i = 0; i < outputs.size() && offset + i < got.size(); ++i) {
-    const auto& o = outputs[i];
+// got[offset + i] is the float16 result of iso.outputs[i], then of iso.storage[i] (the storage
+// rounding alone) after them.
+void Record(Fp16Context& cx, const Fp16IsolationModel& iso, const std::vector<RunOutput>& got,
+            size_t offset) {
+  auto error = [&](const Fp16IsolationModel::Output& o, size_t at) -> std::optional<PairError> {
     auto ref = cx.values.find(o.tensor);
-    const Tensor& y = got[offset + i].tensor;
-    if (ref == cx.values.end() || y.empty()) continue;
-    PairError e = ComparePair(*ref->second, y, cx.req.atol, cx.req.rtol);
-    Fp16NodeRow& row = cx.report->nodes[o.node];
+    if (at >= got.size() || ref == cx.values.end() || got[at].tensor.empty()) return std::nullopt;
+    return ComparePair(*ref->second, got[at].tensor, cx.req.atol, cx.req.rtol);
+  };
+  for (size_t i = 0; i < iso.outputs.size(); ++i) {
+    auto e = error(iso.outputs[i], offset + i);
+    if (!e) continue;
+    Fp16NodeRow& row = cx.report->nodes[iso.outputs[i].node];
     row.isolated = true;
-    row.isolated_error = std::max(row.isolated_error, e.rel_error);
-    row.isolated_max_abs = std::max(row.isolated_max_abs, e.max_abs);
-    row.overflow += e.nonfinite;
+    row.isolated_error = std::max(row.isolated_error, e->rel_error);
+    row.isolated_max_abs = std::max(row.isolated_max_abs, e->max_abs);
+    row.overflow += e->nonfinite;
   }
+  offset += iso.outputs.size();
+  for (size_t i = 0; i < iso.storage.size(); ++i) {
+    auto e = error(iso.storage[i], offset + i);
+    if (!e) continue;
+    Fp16NodeRow& row = cx.report->nodes[iso.storage[i].node];
+    row.storage_error = std::max(row.storage_error, e->rel_error);
+    row.storage_measured = true;
+  }
+}
+
+std::vector<std::string> Fetched(const Fp16IsolationModel& iso) {
+  std::vector<std::string> fetch = iso.captured;
+  for (const auto& o : iso.outputs) fetch.push_back(o.graph_output);
+  for (const auto& o : iso.storage) fetch.push_back(o.graph_output);
+  return fetch;
 }
 
 Status RunBatch(Fp16Context& cx, const std::vector<int>& nodes) {
@@ -48,13 +67,11 @@ Status RunBatch(Fp16Context& cx, const std::vector<int>& nodes) {
   auto session = cx.backend.CreateSession(iso->bytes, cx.model.dir(), cx.req.session);
   ++rep.sessions;
   if (!session.ok()) return fail(session.status());
-  std::vector<std::string> fetch;
-  for (const auto& o : iso->outputs) fetch.push_back(o.graph_output);
-  auto got = (*session)->Run(feed, fetch);
+  auto got = (*session)->Run(feed, Fetched(*iso));
   ++rep.model_runs;
   ++rep.isolation_runs;
   if (!got.ok()) return fail(got.status());
-  Record(cx, iso->outputs, *got, 0);
+  Record(cx, *iso, *got, 0);
   for (int k : nodes) rep.nodes[k].isolated |= rep.nodes[k].runtime_error.empty();
   return Status::Ok();
 }
@@ -111,9 +128,7 @@ EmbeddedRun RunEmbedded(Fp16Context& cx, const std::vector<NamedTensor>& inputs)
   if (!session.ok()) return run;
   std::vector<std::pair<std::string, const Tensor*>> feed;
   for (const auto& t : inputs) feed.emplace_back(t.name, &t.tensor);
-  std::vector<std::string> fetch = iso->captured;
-  for (const auto& o : iso->outputs) fetch.push_back(o.graph_output);
-  auto got = (*session)->Run(feed, fetch);
+  auto got = (*session)->Run(feed, Fetched(*iso));
   ++rep.model_runs;
   if (!got.ok()) return run;
   ++rep.isolation_runs;
@@ -136,7 +151,7 @@ bool RecordEmbedded(Fp16Context& cx, const EmbeddedRun& run) {
       }
     }
   }
-  Record(cx, run.iso.outputs, run.outputs, run.iso.captured.size());
+  Record(cx, run.iso, run.outputs, run.iso.captured.size());
   std::set<int> isolated;
   for (const auto& o : run.iso.outputs) isolated.insert(o.node);
   for (int k : isolated) cx.report->nodes[k].isolated = true;

@@ -40,6 +40,46 @@ onnx::NodeProto MakeCast(const std::string& in, const std::string& out, int to) 
   return cast;
 }
 
+// Node k once more in float32, reading its float16-rounded inputs cast back to float32 (one cast
+// per tensor, shared) and rounding each float output to float16 once: Fp16IsolationModel::storage.
+template <typename TypeOf>
+Status AddStorageCopy(const onnx::NodeProto& original, const Fp16NodePlan& plan, int k,
+                      const std::unordered_map<std::string, std::string>& half, onnx::GraphProto* g,
+                      std::set<std::string>* wide, std::vector<Fp16IsolationModel::Output>* storage,
+                      TypeOf type_of) {
+  onnx::NodeProto n = original;
+  std::string tag = "s" + std::to_string(k) + "_";
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (n.input(i).empty() || !plan.input_fp16[i]) continue;
+    auto h = half.find(n.input(i));
+    if (h == half.end()) return InvalidArgument("no float16 copy of '" + n.input(i) + "'");
+    std::string f = h->second + "_f32";
+    if (wide->insert(f).second) *g->add_node() = MakeCast(h->second, f, onnx::TensorProto::FLOAT);
+    n.set_input(i, f);
+  }
+  n.set_name(tag + n.name());
+  std::vector<std::pair<std::string, std::string>> rounded;  // float32 output -> graph output
+  for (int i = 0; i < n.output_size(); ++i) {
+    if (n.output(i).empty()) continue;
+    const std::string original_name = n.output(i);
+    std::string renamed = tag + std::to_string(i) + "_" + original_name;
+    n.set_output(i, renamed);
+    int t = type_of(original_name);
+    if (t == 0 || !plan.output_fp16[i]) continue;  // only float outputs are rounded
+    std::string graph_output = renamed + "_r";
+    rounded.emplace_back(renamed, graph_output);
+    TypeOnly(g->add_output(), graph_output, t);
+    storage->push_back({graph_output, original_name, k});
+  }
+  *g->add_node() = std::move(n);
+  for (const auto& [f, out] : rounded) {
+    *g->add_node() = MakeCast(f, f + "_h", onnx::TensorProto::FLOAT16);
+    AddBarrier(g, f + "_h", f + "_hs");
+    *g->add_node() = MakeCast(f + "_hs", out, onnx::TensorProto::FLOAT);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<Fp16Eligibility> Fp16EligibilityOf(const Model& model, const TensorTypes& types) {
@@ -91,6 +131,7 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
   g->set_name("onnxprobe_fp16_isolation");
 
   std::unordered_map<std::string, std::string> half;  // original tensor -> its float16 name
+  std::set<std::string> wide;  // float16 tensors already cast back to float32 (storage copies)
   auto type_of = [&](const std::string& name) {
     auto it = types.find(name);
     if (it != types.end()) return DTypeToOnnx(it->second);
@@ -174,6 +215,8 @@ Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
       AddBarrier(g, h, h + "_st");
       *g->add_node() = MakeCast(h + "_st", f, onnx::TensorProto::FLOAT);
     }
+    OP_RETURN_IF_ERROR(AddStorageCopy(full->graph().node(info.file_index), plan, k, half, g, &wide,
+                                      &result.storage, type_of));
   }
   result.bytes = out.SerializeAsString();
   return result;

@@ -13,6 +13,18 @@
 namespace onnxprobe {
 namespace {
 
+// Whether a node kept for its error lost more than float16 must (its kernel) or not (the
+// tolerance asks for more than float16 holds there).
+std::string BlockWhy(const Fp16BlockEntry& b) {
+  if (b.reason != Fp16BlockReason::kError || b.storage_error <= 0) return "";
+  std::string ratio = FormatNumber(b.isolated_error / b.storage_error) + "x";
+  if (b.beyond_storage) {
+    return ": its float16 kernel loses " + ratio +
+           " what float16 storage must (it computes in float16)";
+  }
+  return ": " + ratio + " what float16 storage must (float16 itself is too coarse here)";
+}
+
 std::string NodeLabel(const std::string& node, const std::string& op_type, int topo) {
   return (node.empty() ? "#" + std::to_string(topo) : node) + " (" + op_type + ")";
 }
@@ -56,7 +68,7 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
   if (small.size() > 5) out += "  small     ... " + std::to_string(small.size() - 5) + " more\n";
   out += "\nnodes run alone in float16 (" + std::to_string(r.isolation_runs) +
          (r.isolation_runs == 1 ? " run" : " runs") + "), worst first:\n";
-  out += "  rank  isolated err  overflow out / in  node\n";
+  out += "  rank  isolated err  storage err  overflow out / in  node\n";
   size_t shown = 0;
   for (const auto& n : r.nodes) {
     if (shown == top) break;
@@ -65,9 +77,11 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
     std::string err = !n.runtime_error.empty() ? "rejected"
                       : n.overflow > 0         ? "inf"
                                                : FormatNumber(n.isolated_error);
-    char line[96];
-    std::snprintf(line, sizeof line, "  %4zu  %12s  %8llu / %-6llu  ", shown, err.c_str(),
-                  static_cast<unsigned long long>(n.overflow),
+    std::string storage = n.storage_measured ? FormatNumber(n.storage_error) : "-";
+    if (LosesMoreThanFp16Storage(n)) storage += "!";
+    char line[128];
+    std::snprintf(line, sizeof line, "  %4zu  %12s  %11s  %8llu / %-6llu  ", shown, err.c_str(),
+                  storage.c_str(), static_cast<unsigned long long>(n.overflow),
                   static_cast<unsigned long long>(n.input_overflow));
     out += line + NodeLabel(n.node, n.op_type, n.topo_index) + "\n";
   }
@@ -77,7 +91,12 @@ std::string RenderFp16Text(const Fp16Report& r, size_t top) {
   out += "\n";
   for (const auto& b : r.block_list) {
     out += "  " + NodeLabel(b.node, b.op_type, b.topo_index) + "  " +
-           Fp16BlockReasonName(b.reason) + "\n";
+           Fp16BlockReasonName(b.reason) + BlockWhy(b) + "\n";
+  }
+  if (std::any_of(r.nodes.begin(), r.nodes.end(), LosesMoreThanFp16Storage)) {
+    out +=
+        "  (storage err: the node in float32 from float16 inputs, its result rounded to "
+        "float16 once; ! loses over twice that in float16)\n";
   }
   out += "\nattempts (|fp16 - fp32| <= atol + " + FormatNumber(r.rtol) + " |fp32|; atol";
   for (const auto& [name, atol] : r.output_atol) out += " " + name + " " + FormatNumber(atol);
@@ -134,6 +153,8 @@ std::string RenderFp16Json(const Fp16Report& r) {
   for (const auto& b : r.block_list) {
     j.BeginObject().Key("node").String(b.node).Key("op_type").String(b.op_type);
     j.Key("topo_index").Int(b.topo_index).Key("reason").String(Fp16BlockReasonName(b.reason));
+    j.Key("isolated_error").Number(std::isinf(b.isolated_error) ? 1e300 : b.isolated_error);
+    j.Key("storage_error").Number(b.storage_error).Key("beyond_storage").Bool(b.beyond_storage);
     j.EndObject();
   }
   j.EndArray();
@@ -154,6 +175,8 @@ std::string RenderFp16Json(const Fp16Report& r) {
     j.Key("isolated").Bool(n.isolated);
     j.Key("isolated_error").Number(std::isinf(n.isolated_error) ? 1e300 : n.isolated_error);
     j.Key("isolated_max_abs").Number(n.isolated_max_abs);
+    j.Key("storage_error").Number(n.storage_error).Key("storage_measured").Bool(n.storage_measured);
+    j.Key("beyond_storage").Bool(LosesMoreThanFp16Storage(n));
     j.Key("overflow").UInt(n.overflow).Key("input_overflow").UInt(n.input_overflow);
     j.Key("runtime_error").String(n.runtime_error).EndObject();
   }

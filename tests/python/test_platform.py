@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import pytest
 from conftest import run
 
 SRC = os.environ.get("ONNXPROBE_SRC", "")
@@ -418,17 +419,34 @@ def test_fp16_on_aarch64_blocks_what_its_kernels_lose_and_the_model_holds_there(
     is not."""
     model = tmp_path / "pw.onnx"
     g = _wide_pointwise(model)
-    blocked = {}
-    for name, platform in (("host", []), ("arm", ["--platform", "aarch64"])):
-        out = tmp_path / f"{name}.json"
-        r = run([onnxprobe, "fp16", model, "--range", "0,1", *platform, "-o", tmp_path / f"{name}16.onnx",
-                 f"--json={out}"])
-        assert r.returncode == 0, r.stdout + r.stderr
-        blocked[name] = {b["node"] for b in json.loads(out.read_text())["block_list"]}
-    assert blocked == {"host": set(), "arm": {"wide_pointwise"}}, blocked
     x = np.random.default_rng(1).uniform(0, 1, (1, 4096, 4, 4)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     w = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in g.initializer}
+    blocked, nodes = {}, {}
+    for name, platform in (("host", []), ("arm", ["--platform", "aarch64"])):
+        out = tmp_path / f"{name}.json"
+        r = run([onnxprobe, "fp16", model, "--input", f"x={tmp_path / 'x.npy'}", *platform, "-o",
+                 tmp_path / f"{name}16.onnx", f"--json={out}"])
+        assert r.returncode == 0, r.stdout + r.stderr
+        rep = json.loads(out.read_text())
+        blocked[name] = {b["node"] for b in rep["block_list"]}
+        nodes[name] = {n["node"]: n for n in rep["nodes"]}
+    assert blocked == {"host": set(), "arm": {"wide_pointwise"}}, blocked
+    # What float16 storage must cost the wide Conv (numpy, float64 products of float16-rounded x
+    # and w, the result rounded to float16 once) is the storage error on both machines; only
+    # aarch64's kernel loses over twice that, and the block list says so.
+    exact = np.einsum("oc,bchw->bohw", w["w"][:, :, 0, 0], x.astype(np.float64))
+    h16 = lambda a: a.astype(np.float16).astype(np.float64)  # noqa: E731
+    stored = h16(np.einsum("oc,bchw->bohw", h16(w["w"][:, :, 0, 0]), h16(x)))
+    must = np.linalg.norm(stored - exact) / np.linalg.norm(exact)
+    for name in ("host", "arm"):
+        row = nodes[name]["wide_pointwise"]
+        assert row["storage_error"] == pytest.approx(must, rel=0.05), (name, row)
+    assert not any(n["beyond_storage"] for n in nodes["host"].values()), nodes["host"]
+    assert nodes["arm"]["wide_pointwise"]["beyond_storage"], nodes["arm"]["wide_pointwise"]
+    assert nodes["arm"]["wide_pointwise"]["isolated_error"] > 2 * must
+    entry = json.loads((tmp_path / "arm.json").read_text())["block_list"][0]
+    assert entry["beyond_storage"] and entry["storage_error"] == pytest.approx(must, rel=0.05)
     h = np.maximum(np.einsum("oc,bchw->bohw", w["w"][:, :, 0, 0], x.astype(np.float64)), 0)
     y = np.einsum("oc,bchw->bohw", w["w2"][:, :, 0, 0], h)
     allowed = 1e-2 * np.abs(y) + 1e-2 * np.abs(y).max()

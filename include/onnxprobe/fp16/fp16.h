@@ -66,15 +66,26 @@ struct Fp16NodeRow {
   double isolated_error =
       0;  // worst output: ||y16 - y32|| / ||y32|| (share differing if not float)
   double isolated_max_abs = 0;
-  uint64_t overflow = 0;        // output elements finite in float32, not in float16
-  uint64_t input_overflow = 0;  // input elements beyond the float16 range
-  std::string runtime_error;    // the runtime rejected it in float16
+  // What float16 storage alone costs the node: its float32 computation from the float16-rounded
+  // inputs, its result rounded to float16 once (the same measure as isolated_error).
+  double storage_error = 0;
+  bool storage_measured = false;  // the node has a float output whose storage cost was measured
+  uint64_t overflow = 0;          // output elements finite in float32, not in float16
+  uint64_t input_overflow = 0;    // input elements beyond the float16 range
+  std::string runtime_error;      // the runtime rejected it in float16
 };
+
+// Whether the node, run in float16, loses more than float16 storage must: its isolated error is
+// over twice its storage error (docs/fp16.md: the kernel's own rounding, beyond what rounding its
+// inputs and its result costs, is larger than that unavoidable part).
+bool LosesMoreThanFp16Storage(const Fp16NodeRow& row);
 
 struct Fp16BlockEntry {
   std::string node, op_type;
   int topo_index = -1;
   Fp16BlockReason reason = Fp16BlockReason::kError;
+  double isolated_error = 0, storage_error = 0;  // the node's row (Fp16NodeRow)
+  bool beyond_storage = false;                   // LosesMoreThanFp16Storage(row)
 };
 
 // One converted model, run and checked against float32.

@@ -45,6 +45,10 @@ struct Fp16IsolationModel {
     int node = -1;             // topological index of the node
   };
   std::vector<Output> outputs;
+  // The same nodes computed in float32 from the float16-rounded inputs, each float output rounded
+  // to float16 once: what float16 storage alone costs each node (a kernel that accumulates in
+  // float32 and rounds its result loses this much; one that loses more computes in float16).
+  std::vector<Output> storage;
 };
 Expected<Fp16IsolationModel> BuildFp16IsolationModel(const Model& model,
                                                      const std::vector<int>& nodes,
