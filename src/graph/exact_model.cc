@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "graph/exact_conv.h"
+#include "graph/exact_qdq.h"
 #include "graph/fp16_plan.h"
 #include "model/model_impl.h"
 #include "onnxprobe/graph/exact.h"
@@ -20,6 +21,8 @@ const char* ExactMethodName(ExactMethod m) {
       return "im2col + float64 MatMul";
     case ExactMethod::kOwnKernel:
       return "onnxprobe float64 kernel";
+    case ExactMethod::kQdqAsFloat64:
+      return "float64 ops";
     case ExactMethod::kFloat32:
       return "float32 (no float64 kernel)";
   }
@@ -39,6 +42,8 @@ std::string ExactModel::Summary() const {
     s += ", " + std::to_string(c) + " Conv as im2col + float64 MatMul";
   if (size_t c = Count(ExactMethod::kOwnKernel))
     s += ", " + std::to_string(c) + " on onnxprobe float64 kernels";
+  if (size_t c = Count(ExactMethod::kQdqAsFloat64))
+    s += ", " + std::to_string(c) + " Quantize/DequantizeLinear as float64 ops";
   s += ", " + std::to_string(Count(ExactMethod::kFloat32)) + " in float32 (not exact)";
   return s;
 }
@@ -411,6 +416,15 @@ Status ExactBuilder::Graph(onnx::GraphProto* g, bool main) {
         Float32(n, why + " (onnxprobe's float64 kernel takes explicit pads)", &out);
         continue;
       }
+    }
+    if (n.op_type() == "DequantizeLinear" || n.op_type() == "QuantizeLinear") {
+      std::string why;
+      if (QdqAsFloat64(n, shapes_, &out, &why)) {
+        nodes.push_back({name, n.op_type(), ExactMethod::kQdqAsFloat64, ""});
+      } else {
+        Float32(n, why, &out);
+      }
+      continue;
     }
     if (OwnExactKernelOps().count(n.op_type())) {
       n.set_domain(kExactDomain);

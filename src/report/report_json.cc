@@ -271,6 +271,7 @@ void WriteComparisonJson(const CompareReport& report, JsonWriter& j, ReportDetai
     j.Key("float64_kernel_nodes").UInt(x.Count(ExactMethod::kFloat64Kernel));
     j.Key("conv_as_matmul_nodes").UInt(x.Count(ExactMethod::kConvAsMatMul));
     j.Key("own_kernel_nodes").UInt(x.Count(ExactMethod::kOwnKernel));
+    j.Key("qdq_as_float64_nodes").UInt(x.Count(ExactMethod::kQdqAsFloat64));
     j.Key("float32_nodes").UInt(x.Count(ExactMethod::kFloat32));
     j.Key("rows").UInt(c.rows).Key("closer_a").UInt(c.closer_a).Key("closer_b").UInt(c.closer_b);
     j.Key("ties").UInt(c.ties).Key("worst_relative_a").Number(c.worst_a);

@@ -488,3 +488,53 @@ def test_a_float16_copy_is_judged_by_what_float16_must_lose(onnxprobe, tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     rep = json.loads(report.read_text())
     assert Z_top(rep) == "mm5", rep["localization"]["culprits"][:2]
+
+
+def test_quantize_and_dequantize_in_float64_match_numpy(onnxprobe, tmp_path):
+    """QuantizeLinear/DequantizeLinear of the exact model are float64 ops: numpy in float64
+    (round half to even, per-axis weight scales) gives the same integers and values, including on
+    inputs whose float32 quotient x / scale rounds to another step than the exact one."""
+    s_in = np.float32(0.1)
+    rng = np.random.default_rng(3)
+    # x / s where float32 division lands on a different integer after rounding than float64
+    half = ((np.arange(-100, 100) + 0.5) * np.float64(s_in)).astype(np.float32)
+    cand = np.concatenate([half, np.nextafter(half, np.float32(np.inf)), np.nextafter(half, np.float32(-np.inf))])
+    q32 = np.round(cand / s_in)
+    q64 = np.round(cand.astype(np.float64) / np.float64(s_in))
+    boundary = cand[q32 != q64][:8]
+    assert boundary.size >= 4, "no float32 rounding boundary found"
+    x = np.concatenate([boundary, rng.uniform(-10, 10, 24 - boundary.size).astype(np.float32)])
+    x = x.reshape(2, 12).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    wq = rng.integers(-127, 128, (12, 5)).astype(np.int8)
+    ws = rng.uniform(0.01, 0.05, 5).astype(np.float32)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["xq"], name="q_in"),
+             helper.make_node("DequantizeLinear", ["xq", "s", "zp"], ["xd"], name="dq_in"),
+             helper.make_node("DequantizeLinear", ["wq", "ws"], ["w"], name="dq_w", axis=1),
+             helper.make_node("MatMul", ["xd", "w"], ["y"], name="mm"),
+             helper.make_node("QuantizeLinear", ["y", "s", "zp"], ["yq"], name="q_out")]
+    inits = [f32("s", s_in), nh.from_array(np.array(128, np.uint8), "zp"), nh.from_array(wq, "wq"),
+             f32("ws", ws)]
+    save(nodes, inits, [helper.make_tensor_value_info("x", TP.FLOAT, [2, 12])],
+         [helper.make_tensor_value_info("yq", TP.UINT8, [2, 5]),
+          helper.make_tensor_value_info("y", TP.FLOAT, [2, 5])], tmp_path / "qdq.onnx", opset=13)
+    dump, report = tmp_path / "exact.dump", tmp_path / "run.json"
+    r = run([onnxprobe, "run", tmp_path / "qdq.onnx", "--input", f"x={tmp_path / 'x.npy'}", "--precision",
+             "float64", "-o", dump, f"--json={report}"])
+    assert r.returncode == 0, r.stderr
+    got, _ = read_dump(dump)
+    s = np.float64(s_in)
+    xq = np.clip(np.round(x.astype(np.float64) / s) + 128, 0, 255)
+    xd = (xq - 128) * s
+    w = wq.astype(np.float64) * ws.astype(np.float64)[None, :]
+    y = xd @ w
+    yq = np.clip(np.round(y / s) + 128, 0, 255)
+    assert np.array_equal(got["xq"], xq.astype(np.uint8))
+    # the float32 quotient would have put the boundary inputs on other steps
+    assert not np.array_equal(np.clip(np.round(x / s_in) + 128, 0, 255), xq)
+    assert np.max(np.abs(got["xd"] - xd)) == 0
+    assert np.max(np.abs(got["w"] - w)) == 0
+    assert np.max(np.abs(got["y"] - y)) <= 1e-14 * np.max(np.abs(y))
+    assert np.array_equal(got["yq"], yq.astype(np.uint8))
+    methods = {n["node"]: n["method"] for n in json.loads(report.read_text())["exact_nodes"]}
+    assert {methods[n] for n in ("q_in", "dq_in", "dq_w", "q_out")} == {"float64 ops"}, methods

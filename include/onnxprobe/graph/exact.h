@@ -24,10 +24,12 @@ enum class ExactMethod {
   kFloat64Kernel,  // the runtime's own float64 kernel
   kConvAsMatMul,   // a Conv rewritten into Pad, Slices, Concat and a float64 MatMul
   kOwnKernel,      // onnxprobe's float64 kernel
+  kQdqAsFloat64,   // a QuantizeLinear/DequantizeLinear rewritten into float64 ops (Cast, Sub, Mul;
+                   // Div, Round, Add, Clip, Cast)
   kFloat32,        // no float64 kernel: computed in float32 between Casts (not exact)
 };
-// "float64 kernel", "im2col + float64 MatMul", "onnxprobe float64 kernel", "float32 (no float64
-// kernel)".
+// "float64 kernel", "im2col + float64 MatMul", "onnxprobe float64 kernel", "float64 ops",
+// "float32 (no float64 kernel)".
 const char* ExactMethodName(ExactMethod m);
 
 struct ExactNode {
