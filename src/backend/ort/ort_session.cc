@@ -5,6 +5,7 @@
 #include "backend/ort/exact_kernels.h"
 #include "backend/ort/ort_api.h"
 #include "backend/ort/ort_values.h"
+#include "backend/ort/provider_error.h"
 
 namespace onnxprobe {
 
@@ -199,13 +200,18 @@ Status OrtSession::Init(const std::string& bytes, const std::string& dir,
       api, api->CreateSessionFromArray(lib_->env, model.data(), model.size(), so, &session_),
       "ONNX Runtime " + lib_->version + " rejected the model");
   std::string full = FullProviderName(o.provider);
-  if (!created.ok() && full != "CPUExecutionProvider" && !o.allow_fallback) {
-    // CPU fallback is off: a node the provider does not take fails the session, and ONNX
-    // Runtime's message does not say so (OpenVINO's reads "the graph is not acyclic")
-    return Status(created.code(),
-                  created.message() + " (with " + full +
-                      " every node must run on it, CPU fallback is disabled: a node it does not "
-                      "support also ends here)");
+  if (!created.ok() && full != "CPUExecutionProvider") {
+    std::string why = ConciseProviderMessage(created.message());
+    if (ProviderFailedOnItsOwnNodes(created.message())) {
+      why += " (" + full + " took these nodes and failed on them: CPU fallback does not move them)";
+    } else if (!o.allow_fallback) {
+      // CPU fallback is off: a node the provider does not take fails the session, and ONNX
+      // Runtime's message does not say so (OpenVINO's reads "the graph is not acyclic")
+      why += " (with " + full +
+             " every node must run on it, CPU fallback is disabled: a node it does not support "
+             "also ends here; --allow-fallback runs such nodes on the CPU provider)";
+    }
+    return Status(created.code(), why);
   }
   OP_RETURN_IF_ERROR(created);
   OrtAllocator* alloc = nullptr;
