@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/row_budgets.h"
 #include "localize/isolation.h"
 #include "onnxprobe/side/fetch_groups.h"
 
@@ -21,19 +22,35 @@ std::vector<int> ByGrowth(std::vector<int> rows, const std::vector<RowGrowth>& g
 // A region side B's optimizer fused (a Conv with the Relu after it, a decomposed LayerNorm) is
 // named by the node the fusion starts from, the first whose output B fuses away, which computes
 // what the rest (an activation it absorbed, say) only finishes; the region's nodes stay listed.
+// A node that only moves or copies values (an Identity an exporter put before the computation,
+// which B's optimizer removes) computes nothing: the first computing one is named.
 void NameFusion(const Ctx& cx, const Plan& p, Culprit* c) {
   const GraphIndex& idx = cx.g.index();
-  for (int k : p.nodes) {
-    const NodeInfo& n = idx.nodes()[k];
-    bool fused = false;
-    for (const auto& o : n.outputs) fused = fused || cx.hidden_b.count(o) > 0;
-    if (!fused) continue;
-    std::string last = c->node;
-    c->node = NodeName(n, k);
-    c->op_type = n.op_type;
-    if (last != c->node) c->reason += "; B's optimizer fuses it with the nodes up to " + last;
-    return;
+  int first = -1;
+  for (int pass = 0; pass < 2 && first < 0; ++pass) {
+    for (int k : p.nodes) {
+      const NodeInfo& n = idx.nodes()[k];
+      bool fused = false;
+      for (const auto& o : n.outputs) fused = fused || cx.hidden_b.count(o) > 0;
+      if (fused && (pass == 1 || !MovesDataOnly(n.op_type))) {
+        first = k;
+        break;
+      }
+    }
   }
+  if (first < 0) return;
+  const NodeInfo& n = idx.nodes()[first];
+  std::string last = c->node;
+  c->node = NodeName(n, first);
+  c->op_type = n.op_type;
+  if (last != c->node) c->reason += "; B's optimizer fuses it with the nodes up to " + last;
+}
+
+// The largest absolute difference of a run's output from side A's.
+double MaxAbs(const Ctx& cx, const Run& run) {
+  TensorResult t;
+  JudgeRow(*run.expected, run.observed, cx.job.policy, cx.job.kernel, &t);
+  return t.metrics.max_abs;
 }
 
 bool CrossesFusion(const Ctx& cx, const Plan& p) {
@@ -105,8 +122,11 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
         // Fed A's values the node computes what it computed alone, bit for bit, unless the
         // region before it computes differently (a fault in a fused Conv, its own rounding):
         // then the region is a source, and the node's own difference is part of what it shows
+        // A region that only repeats the node's own difference (within twice it: a changed
+        // epsilon of a LayerNorm B fuses with the Add before it) leaves the node named.
         Run through = Execute(cx, fused[k]);
-        if (through.error.empty() && !through.observed.BitwiseEqual(run.observed)) {
+        if (through.error.empty() && !through.observed.BitwiseEqual(run.observed) &&
+            MaxAbs(cx, through) > 2 * MaxAbs(cx, run)) {
           plans[k] = fused[k];
           run = std::move(through);
           regions.insert(rows[k]);

@@ -429,3 +429,49 @@ def test_a_fault_in_a_region_b_fuses_is_where_the_difference_is_born(onnxprobe, 
     first = json.loads((tmp_path / "r.json").read_text())["drift_origins"][0]
     assert first["node"] == target.name or target.name in first["nodes"], (first["node"], target.name)
 
+
+
+def _identity_wrapped_norm(path, eps):
+    """An exporter's shape (paddle2onnx): Identity copies around a residual Add and the
+    LayerNormalization after it, which ONNX Runtime at level all removes and fuses
+    (SkipLayerNormalization), so side B has none of the region's inner tensors."""
+    from onnx import TensorProto, helper
+    d = 32
+    inits = [numpy_helper.from_array(np.ones(d, np.float32), "gamma"),
+             numpy_helper.from_array(np.zeros(d, np.float32), "beta"),
+             numpy_helper.from_array((np.random.default_rng(1).standard_normal((d, d)) / 6).astype(np.float32), "W")]
+    nodes = [helper.make_node("Identity", ["x"], ["xi"], name="copy_x"),
+             helper.make_node("Add", ["xi", "r"], ["s"], name="residual"),
+             helper.make_node("Identity", ["s"], ["si"], name="copy_s"),
+             helper.make_node("LayerNormalization", ["si", "gamma", "beta"], ["y"], name="norm", axis=-1,
+                              epsilon=eps),
+             helper.make_node("MatMul", ["y", "W"], ["out"], name="proj")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, d]),
+                                       helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 8, d])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 8, d])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+def test_a_fused_region_is_named_by_a_node_that_computes(onnxprobe, tmp_path):
+    """B at level all fuses copy_x, residual, copy_s and norm. A changed epsilon of norm is
+    named at norm (the injected fault: its own difference is the region's), and no drift origin
+    is an Identity that only copies values, with or without the fault."""
+    _identity_wrapped_norm(tmp_path / "a.onnx", 1e-5)
+    _identity_wrapped_norm(tmp_path / "b.onnx", 2e-5)
+    rng = np.random.default_rng(2)
+    for name in ("x", "r"):
+        np.save(tmp_path / f"{name}.npy", (rng.standard_normal((1, 8, 32)) * 0.01).astype(np.float32))
+    inputs = ["--input", f"x={tmp_path / 'x.npy'}", "--input", f"r={tmp_path / 'r.npy'}"]
+    for b, fault in (("b.onnx", True), ("a.onnx", False)):
+        js = tmp_path / f"{b}.json"
+        r = run([onnxprobe, "compare", tmp_path / "a.onnx", tmp_path / b, "--b-opt-level", "all", *inputs,
+                 "--json", js])
+        assert r.returncode in (0, 1), r.stdout + r.stderr
+        rep = json.loads(js.read_text())
+        origins = rep["drift_origins"]
+        assert all(o["op_type"] != "Identity" for o in origins), origins
+        if fault:
+            assert r.returncode == 1
+            assert origins and origins[0]["node"] == "norm", origins
