@@ -23,16 +23,20 @@ std::vector<int> ByGrowth(std::vector<int> rows, const std::vector<RowGrowth>& g
 // named by the node the fusion starts from, the first whose output B fuses away, which computes
 // what the rest (an activation it absorbed, say) only finishes; the region's nodes stay listed.
 // A node that only moves or copies values (an Identity an exporter put before the computation,
-// which B's optimizer removes) computes nothing: the first computing one is named.
+// which B's optimizer removes) or makes a value fixed by the model (a Constant, a weight's
+// transform) computes nothing from the data: the first computing one is named.
 void NameFusion(const Ctx& cx, const Plan& p, Culprit* c) {
   const GraphIndex& idx = cx.g.index();
   int first = -1;
   for (int pass = 0; pass < 2 && first < 0; ++pass) {
     for (int k : p.nodes) {
       const NodeInfo& n = idx.nodes()[k];
-      bool fused = false;
-      for (const auto& o : n.outputs) fused = fused || cx.hidden_b.count(o) > 0;
-      if (fused && (pass == 1 || !MovesDataOnly(n.op_type))) {
+      bool fused = false, fixed = true;
+      for (const auto& o : n.outputs) {
+        fused = fused || cx.hidden_b.count(o) > 0;
+        fixed = fixed && (o.empty() || FixedByModel(idx, o));
+      }
+      if (fused && (pass == 1 || (!MovesDataOnly(n.op_type) && !fixed))) {
         first = k;
         break;
       }
@@ -60,7 +64,8 @@ bool CrossesFusion(const Ctx& cx, const Plan& p) {
 
 // Where differences of any size are born: rows whose inputs are bit-exact introduce theirs by
 // construction; others are run alone with A's inputs and compared bitwise.
-void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& growth) {
+std::set<std::string> Drift(Ctx& cx, const LocalizeOptions& o,
+                            const std::vector<RowGrowth>& growth) {
   std::vector<int> direct, others;
   for (const auto& gr : growth) {
     const TensorResult& row = cx.r.rows[gr.row];
@@ -155,7 +160,7 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
       if (used.weight_nodes > 0)
         c.reason += " (and " + std::to_string(used.weight_nodes) +
                     " that prepare B's weights from its initializers)";
-      if (regions.count(rows[k])) NameFusion(cx, plans[k], &c);
+      if (regions.count(rows[k]) && !confirmed.count(c.node)) NameFusion(cx, plans[k], &c);
       NameStaticReader(cx, &c);
       found.push_back(std::move(c));
     }
@@ -199,6 +204,7 @@ void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& grow
   found.erase(std::remove_if(found.begin(), found.end(),
                              [&](const Culprit& f) { return !named.insert(f.node).second; }),
               found.end());
+  return confirmed;
 }
 
 }  // namespace onnxprobe::isolation

@@ -208,6 +208,45 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   cx.out->culprits.insert(cx.out->culprits.begin(), std::move(c));
 }
 
+// A failure no node makes alone, and no ancestor Upstream reached: a Cast round trip among the
+// drift origins whose removal removes the difference it makes, upstream of the first failure, is
+// where the error is born (a float16 round trip far before the tensor its rounding first pushes
+// beyond tolerance; under the exact reference its own rows pass as float16 arithmetic).
+void NameRemovableOrigin(Ctx& cx, const std::set<std::string>& removable) {
+  auto& culprits = cx.out->culprits;
+  if (removable.empty() ||
+      std::any_of(culprits.begin(), culprits.end(), [](const Culprit& c) { return c.introduced; }))
+    return;
+  const GraphIndex& idx = cx.g.index();
+  const TensorEntry* t = idx.Find(cx.r.rows[cx.r.first_failure].name_b);
+  if (t == nullptr || t->producer < 0) return;
+  std::set<std::string> above;  // names of the first failure's ancestors
+  std::set<int> seen{t->producer};
+  std::deque<int> q{t->producer};
+  while (!q.empty()) {
+    const NodeInfo& n = idx.nodes()[q.front()];
+    q.pop_front();
+    above.insert(n.name);
+    for (const auto& x : n.inputs) {
+      const TensorEntry* e = x.empty() ? nullptr : idx.Find(x);
+      if (e != nullptr && e->producer >= 0 && seen.insert(e->producer).second)
+        q.push_back(e->producer);
+    }
+  }
+  for (const Culprit& d : cx.out->drift_origins) {
+    if (!removable.count(d.node) || !above.count(d.node)) continue;
+    Culprit c = d;
+    c.row = -1;
+    c.introduced = true;
+    c.accumulated_max_rel = cx.r.rows[cx.r.first_failure].metrics.max_rel;
+    c.reason = "removing this round trip removes the difference it makes (" + d.reason +
+               "); below tolerance here and amplified downstream to " +
+               cx.r.rows[cx.r.first_failure].name;
+    culprits.insert(culprits.begin(), std::move(c));
+    return;
+  }
+}
+
 }  // namespace
 
 Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTensor>& inputs,
@@ -361,7 +400,9 @@ Expected<LocalizeResult> Localize(Side& a, Side& b, const std::vector<NamedTenso
     out.culprits.push_back(std::move(k.second));
   }
   if (!any_introduced && r.first_failure >= 0) Upstream(cx, options, r.first_failure);
-  if (options.drift && r.first_difference >= 0) Drift(cx, options, growth);
+  std::set<std::string> removable;  // drift origins whose round trip makes the difference
+  if (options.drift && r.first_difference >= 0) removable = Drift(cx, options, growth);
+  if (r.first_failure >= 0) NameRemovableOrigin(cx, removable);
   if (!options.repro_dir.empty() && out.repro_dir.empty() && out.note.empty()) {
     out.note = "no isolated node reproduces the error: no repro bundle written";
   }

@@ -128,7 +128,9 @@ struct Confirmation {
 };
 Confirmation ConfirmInside(Ctx& cx);
 // Where differences of any size are born (drift origins), into cx.out.
-void Drift(Ctx& cx, const LocalizeOptions& o, const std::vector<RowGrowth>& growth);
+// Returns the origins that are Cast round trips whose removal removes the difference (by node).
+std::set<std::string> Drift(Ctx& cx, const LocalizeOptions& o,
+                            const std::vector<RowGrowth>& growth);
 // `rows` by growth, the first `max` (how many were dropped in `dropped`).
 std::vector<int> ByGrowth(std::vector<int> rows, const std::vector<RowGrowth>& growth, size_t max,
                           size_t* dropped);

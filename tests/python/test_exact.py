@@ -538,3 +538,43 @@ def test_quantize_and_dequantize_in_float64_match_numpy(onnxprobe, tmp_path):
     assert np.array_equal(got["yq"], yq.astype(np.uint8))
     methods = {n["node"]: n["method"] for n in json.loads(report.read_text())["exact_nodes"]}
     assert {methods[n] for n in ("q_in", "dq_in", "dq_w", "q_out")} == {"float64 ops"}, methods
+
+
+def _far_round_trip(path, with_round_trip, depth=60):
+    """x through `depth` Muls by 1.0001 minus x times their product computed at once: a small
+    difference whose error is the chain's. With `with_round_trip`, x passes a float16 round trip
+    (Cast, Cast) before the chain: its rounding (2^-12 relative) stays within tolerance along the
+    chain and is amplified by the subtraction, `depth` nodes after the round trip."""
+    nodes, h = [], "x"
+    if with_round_trip:
+        nodes += [helper.make_node("Cast", ["x"], ["x16"], name="to_fp16", to=TP.FLOAT16),
+                  helper.make_node("Cast", ["x16"], ["x32"], name="to_fp32", to=TP.FLOAT)]
+        h = "x32"
+    for k in range(depth):
+        nodes.append(helper.make_node("Mul", [h, "c"], [f"h{k}"], name=f"mul{k}"))
+        h = f"h{k}"
+    nodes += [helper.make_node("Mul", ["x", "c_all"], ["ref"], name="ref"),
+              helper.make_node("Sub", [h, "ref"], ["d"], name="diff")]
+    inits = [f32("c", 1.0001), f32("c_all", np.float32(1.0001) ** depth)]
+    save(nodes, inits, [helper.make_tensor_value_info("x", TP.FLOAT, [64])],
+         [helper.make_tensor_value_info("d", TP.FLOAT, [64])], path)
+
+
+@pytest.mark.parametrize("extra", [[], ["--reference", "exact"]])
+def test_a_round_trip_far_before_the_failure_is_named(onnxprobe, tmp_path, extra):
+    """No node fails alone and the round trip sits beyond the ancestors isolation runs one by
+    one: the drift origin whose removal removes the difference (the injected round trip) is where
+    the error is born, also under the exact reference, where its own rows pass as float16."""
+    _far_round_trip(tmp_path / "a.onnx", False)
+    _far_round_trip(tmp_path / "b.onnx", True)
+    x = np.random.default_rng(5).uniform(1, 2, 64).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    js = tmp_path / "r.json"
+    r = run([onnxprobe, "compare", tmp_path / "a.onnx", tmp_path / "b.onnx", "--input", f"x={tmp_path / 'x.npy'}",
+             "--json", js, *extra])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads(js.read_text())
+    top = rep["localization"]["culprits"][0]
+    assert top["introduced"] and top["node"] in ("to_fp16", "to_fp32"), top
+    assert "where the error is born: no failing tensor fails on its own; the largest error made alone comes " \
+           "from to_fp" in r.stdout, r.stdout
