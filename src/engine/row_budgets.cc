@@ -6,16 +6,6 @@
 
 namespace onnxprobe {
 
-bool MovesDataOnly(const std::string& op_type) {
-  static const std::set<std::string> kOps = {
-      "Identity", "Reshape", "Flatten",      "Squeeze",      "Unsqueeze",     "Transpose",
-      "Concat",   "Split",   "Slice",        "Gather",       "Expand",        "Tile",
-      "Pad",      "Resize",  "DepthToSpace", "SpaceToDepth", "GatherElements"};
-  // Resize: nearest-mode copies; other modes are convex combinations of what they read, whose
-  // absolute error they never exceed. Pad: the pad value is exact.
-  return kOps.count(op_type) > 0;
-}
-
 namespace {
 
 bool IsPeriodic(const std::string& op_type) { return op_type == "Sin" || op_type == "Cos"; }

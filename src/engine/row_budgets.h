@@ -58,8 +58,4 @@ class RowBudgets {
   mutable std::optional<std::unordered_map<std::string, double>> carried_;
 };
 
-// Whether `op_type` only copies, reorders or selects its data input's values by position
-// (Reshape, Transpose, Concat, Slice, Gather ...): it adds no error and passes on what it reads.
-bool MovesDataOnly(const std::string& op_type);
-
 }  // namespace onnxprobe

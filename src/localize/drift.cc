@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/row_budgets.h"
 #include "localize/isolation.h"
 #include "onnxprobe/side/fetch_groups.h"
 

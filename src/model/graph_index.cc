@@ -236,6 +236,16 @@ bool ComputesFixedOutputs(const NodeInfo& n) {
 
 }  // namespace
 
+bool MovesDataOnly(const std::string& op_type) {
+  static const std::set<std::string> kOps = {
+      "Identity", "Reshape", "Flatten",      "Squeeze",      "Unsqueeze",     "Transpose",
+      "Concat",   "Split",   "Slice",        "Gather",       "Expand",        "Tile",
+      "Pad",      "Resize",  "DepthToSpace", "SpaceToDepth", "GatherElements"};
+  // Resize: nearest-mode copies; other modes are convex combinations of what they read, whose
+  // absolute error they never exceed. Pad: the pad value is exact.
+  return kOps.count(op_type) > 0;
+}
+
 bool FixedByModel(const GraphIndex& idx, const std::string& name, int depth) {
   if (name.empty()) return true;  // an omitted optional input
   const TensorEntry* e = idx.Find(name);

@@ -127,6 +127,9 @@ std::set<std::string> TensorsFixedByModel(const GraphIndex& idx);
 // The same question for one tensor: an initializer, or in TensorsFixedByModel (`depth`: the
 // producers followed so far; a chain of more than 64 is taken as not fixed).
 bool FixedByModel(const GraphIndex& idx, const std::string& name, int depth = 0);
+// Whether `op_type` only copies, reorders or selects its data input's values by position
+// (Reshape, Transpose, Concat, Slice, Gather ...): it adds no error and passes on what it reads.
+bool MovesDataOnly(const std::string& op_type);
 
 enum class LoadMode {
   // Reads the file once, streaming, and keeps the graph and where each large weight lies in the
