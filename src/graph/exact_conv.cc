@@ -5,52 +5,61 @@
 #include <limits>
 
 namespace onnxprobe {
+
+Emit::Emit(const std::string& prefix, std::vector<onnx::NodeProto>* out) : p_(prefix), out_(out) {}
+
+std::string Emit::Node(const std::string& op, const std::string& what,
+                       const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_name(p_ + what);
+  for (const auto& i : inputs) n.add_input(i);
+  std::string o = output.empty() ? p_ + what : output;
+  n.add_output(o);
+  out_->push_back(std::move(n));
+  return o;
+}
+
+void Emit::IntAttr(const std::string& name, int64_t v) {
+  auto* a = out_->back().add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void Emit::IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = out_->back().add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+onnx::TensorProto* Emit::ConstantNode(const std::string& what, std::string* output) {
+  *output = Node("Constant", what, {});
+  auto* a = out_->back().add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  return a->mutable_t();
+}
+
+std::string Emit::Ints(const std::string& what, const std::vector<int64_t>& v) {
+  std::string o;
+  onnx::TensorProto* t = ConstantNode(what, &o);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(v.size()));
+  for (int64_t x : v) t->add_int64_data(x);
+  return o;
+}
+
+std::string Emit::Double(const std::string& what, double v) {
+  std::string o;
+  onnx::TensorProto* t = ConstantNode(what, &o);
+  t->set_data_type(onnx::TensorProto::DOUBLE);
+  t->add_double_data(v);
+  return o;
+}
+
 namespace {
-
-class Emit {
- public:
-  Emit(const std::string& prefix, std::vector<onnx::NodeProto>* out) : p_(prefix), out_(out) {}
-
-  // A node named and writing "<prefix><what>" (or `output` when given); returns its output.
-  std::string Node(const std::string& op, const std::string& what,
-                   const std::vector<std::string>& inputs, const std::string& output = "") {
-    onnx::NodeProto n;
-    n.set_op_type(op);
-    n.set_name(p_ + what);
-    for (const auto& i : inputs) n.add_input(i);
-    std::string o = output.empty() ? p_ + what : output;
-    n.add_output(o);
-    out_->push_back(std::move(n));
-    return o;
-  }
-  void IntAttr(const std::string& name, int64_t v) {
-    auto* a = out_->back().add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  void IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = out_->back().add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  }
-  std::string Ints(const std::string& what, const std::vector<int64_t>& v) {
-    std::string o = Node("Constant", what, {});
-    auto* a = out_->back().add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    onnx::TensorProto* t = a->mutable_t();
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<int64_t>(v.size()));
-    for (int64_t x : v) t->add_int64_data(x);
-    return o;
-  }
-
- private:
-  std::string p_;
-  std::vector<onnx::NodeProto>* out_;
-};
 
 std::vector<int64_t> Ints(const onnx::NodeProto& n, const std::string& name,
                           std::vector<int64_t> fallback) {

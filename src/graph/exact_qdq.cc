@@ -32,55 +32,6 @@ bool IntRange(int t, double* lo, double* hi) {
   }
 }
 
-class Emitter {
- public:
-  Emitter(const std::string& base, std::vector<onnx::NodeProto>* out) : base_(base), out_(out) {}
-
-  // A node of `op` reading `in` and writing `result` (a fresh name when empty).
-  std::string Node(const std::string& op, const std::vector<std::string>& in,
-                   std::string result = "") {
-    if (result.empty()) result = base_ + "/exact/" + std::to_string(count_) + "_" + op;
-    onnx::NodeProto n;
-    n.set_op_type(op);
-    n.set_name(base_ + "/exact/" + std::to_string(count_++) + "_" + op + "_node");
-    for (const auto& x : in) n.add_input(x);
-    n.add_output(result);
-    out_->push_back(std::move(n));
-    return result;
-  }
-  std::string Cast(const std::string& in, int to, std::string result = "") {
-    std::string y = Node("Cast", {in}, std::move(result));
-    auto* a = out_->back().add_attribute();
-    a->set_name("to");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(to);
-    return y;
-  }
-  template <typename T>
-  std::string Constant(int type, const std::vector<int64_t>& dims, const std::vector<T>& values) {
-    std::string y = Node("Constant", {});
-    auto* a = out_->back().add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    onnx::TensorProto* t = a->mutable_t();
-    t->set_data_type(type);
-    for (int64_t d : dims) t->add_dims(d);
-    for (T v : values) {
-      if constexpr (std::is_same_v<T, double>) {
-        t->add_double_data(v);
-      } else {
-        t->add_int64_data(v);
-      }
-    }
-    return y;
-  }
-
- private:
-  std::string base_;
-  std::vector<onnx::NodeProto>* out_;
-  int count_ = 0;
-};
-
 }  // namespace
 
 bool QdqAsFloat64(const onnx::NodeProto& node, const ShapeTable& shapes,
@@ -124,7 +75,13 @@ bool QdqAsFloat64(const onnx::NodeProto& node, const ShapeTable& shapes,
     *why = "a scale of unknown rank";
     return false;
   }
-  Emitter e(node.name().empty() ? node.output(0) : node.name(), out);
+  Emit e((node.name().empty() ? node.output(0) : node.name()) + "/exact/", out);
+  auto cast = [&](const std::string& what, const std::string& in, int to,
+                  const std::string& output = "") {
+    std::string y = e.Node("Cast", what, {in}, output);
+    e.IntAttr("to", to);
+    return y;
+  };
   // a per-axis scale (1-D) broadcasts along `axis` of an input of known rank
   std::string shape;
   if (ss->dims.size() == 1) {
@@ -141,24 +98,24 @@ bool QdqAsFloat64(const onnx::NodeProto& node, const ShapeTable& shapes,
     if (rank > 1) {
       std::vector<int64_t> dims(rank, 1);
       dims[axis] = -1;
-      shape = e.Constant<int64_t>(onnx::TensorProto::INT64, {rank}, dims);
+      shape = e.Ints("axis_shape", dims);
     }
   }
-  auto along = [&](const std::string& t) {
-    return shape.empty() ? t : e.Node("Reshape", {t, shape});
+  auto along = [&](const std::string& what, const std::string& t) {
+    return shape.empty() ? t : e.Node("Reshape", what, {t, shape});
   };
-  const std::string s = along(scale);
-  const std::string z = zp.empty() ? "" : along(e.Cast(zp, kF64));
+  const std::string s = along("scale", scale);
+  const std::string z = zp.empty() ? "" : along("zero_point", cast("zero_point64", zp, kF64));
   if (dequantize) {
-    std::string v = e.Cast(x, kF64);
-    if (!z.empty()) v = e.Node("Sub", {v, z});
-    e.Node("Mul", {v, s}, node.output(0));
+    std::string v = cast("x64", x, kF64);
+    if (!z.empty()) v = e.Node("Sub", "centered", {v, z});
+    e.Node("Mul", "scaled", {v, s}, node.output(0));
     return true;
   }
-  std::string v = e.Node("Round", {e.Node("Div", {x, s})});
-  if (!z.empty()) v = e.Node("Add", {v, z});
-  v = e.Node("Clip", {v, e.Constant<double>(kF64, {}, {lo}), e.Constant<double>(kF64, {}, {hi})});
-  e.Cast(v, int_type, node.output(0));
+  std::string v = e.Node("Round", "rounded", {e.Node("Div", "quotient", {x, s})});
+  if (!z.empty()) v = e.Node("Add", "shifted", {v, z});
+  v = e.Node("Clip", "clipped", {v, e.Double("lo", lo), e.Double("hi", hi)});
+  cast("cast", v, int_type, node.output(0));
   return true;
 }
 

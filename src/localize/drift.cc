@@ -26,20 +26,18 @@ std::vector<int> ByGrowth(std::vector<int> rows, const std::vector<RowGrowth>& g
 // transform) computes nothing from the data: the first computing one is named.
 void NameFusion(const Ctx& cx, const Plan& p, Culprit* c) {
   const GraphIndex& idx = cx.g.index();
-  int first = -1;
-  for (int pass = 0; pass < 2 && first < 0; ++pass) {
-    for (int k : p.nodes) {
-      const NodeInfo& n = idx.nodes()[k];
-      bool fused = false, fixed = true;
-      for (const auto& o : n.outputs) {
-        fused = fused || cx.hidden_b.count(o) > 0;
-        fixed = fixed && (o.empty() || FixedByModel(idx, o));
-      }
-      if (fused && (pass == 1 || (!MovesDataOnly(n.op_type) && !fixed))) {
-        first = k;
-        break;
-      }
+  int first = -1;  // the first fused node, and the first of those that computes
+  for (int k : p.nodes) {
+    const NodeInfo& n = idx.nodes()[k];
+    bool fused = false, fixed = true;
+    for (const auto& o : n.outputs) {
+      fused = fused || cx.hidden_b.count(o) > 0;
+      fixed = fixed && (o.empty() || FixedByModel(idx, o));
     }
+    if (!fused) continue;
+    bool computes = !MovesDataOnly(n.op_type) && !fixed;
+    if (first < 0 || computes) first = k;
+    if (computes) break;
   }
   if (first < 0) return;
   const NodeInfo& n = idx.nodes()[first];

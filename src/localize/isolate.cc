@@ -89,6 +89,22 @@ bool RetryThroughFusion(Ctx& cx, const LocalizeOptions& o, Plan* plan, Run* run,
   return true;
 }
 
+// Node `k` and every node upstream of it (topological indices).
+std::set<int> AndAncestors(const GraphIndex& idx, int k) {
+  std::set<int> out{k};
+  std::deque<int> q{k};
+  while (!q.empty()) {
+    int n = q.front();
+    q.pop_front();
+    for (const auto& x : idx.nodes()[n].inputs) {
+      const TensorEntry* e = x.empty() ? nullptr : idx.Find(x);
+      if (e != nullptr && e->producer >= 0 && out.insert(e->producer).second)
+        q.push_back(e->producer);
+    }
+  }
+  return out;
+}
+
 // Stage 2: the ancestors of the first failure that side A also has, isolated one by one.
 void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   const TensorResult& fail = cx.r.rows[fail_row];
@@ -176,18 +192,7 @@ void Upstream(Ctx& cx, const LocalizeOptions& o, int fail_row) {
   if (!o.repro_dir.empty()) {
     // the repro must fail on its own: run from the culprit's inputs down to the failure
     std::set<int> from(plan->nodes.begin(), plan->nodes.end()), path;
-    std::set<int> anc{t->producer};
-    std::deque<int> q{t->producer};
-    while (!q.empty()) {
-      int k = q.front();
-      q.pop_front();
-      for (const auto& x : idx.nodes()[k].inputs) {
-        const TensorEntry* e = idx.Find(x);
-        if (e != nullptr && e->producer >= 0 && anc.insert(e->producer).second)
-          q.push_back(e->producer);
-      }
-    }
-    for (int k : anc) {
+    for (int k : AndAncestors(idx, t->producer)) {
       if (k >= *from.begin()) path.insert(k);  // topological order: only nodes after the culprit's
     }
     Plan rp = MakePlan(cx, fail.name_b, 256, path);
@@ -221,18 +226,7 @@ void NameRemovableOrigin(Ctx& cx, const std::set<std::string>& removable) {
   const TensorEntry* t = idx.Find(cx.r.rows[cx.r.first_failure].name_b);
   if (t == nullptr || t->producer < 0) return;
   std::set<std::string> above;  // names of the first failure's ancestors
-  std::set<int> seen{t->producer};
-  std::deque<int> q{t->producer};
-  while (!q.empty()) {
-    const NodeInfo& n = idx.nodes()[q.front()];
-    q.pop_front();
-    above.insert(n.name);
-    for (const auto& x : n.inputs) {
-      const TensorEntry* e = x.empty() ? nullptr : idx.Find(x);
-      if (e != nullptr && e->producer >= 0 && seen.insert(e->producer).second)
-        q.push_back(e->producer);
-    }
-  }
+  for (int k : AndAncestors(idx, t->producer)) above.insert(isolation::NodeName(idx.nodes()[k], k));
   for (const Culprit& d : cx.out->drift_origins) {
     if (!removable.count(d.node) || !above.count(d.node)) continue;
     Culprit c = d;
