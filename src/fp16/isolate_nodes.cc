@@ -88,9 +88,13 @@ Status IsolateNodes(Fp16Context& cx) {
     std::vector<HeldTensor> held;
     for (const auto& o : cx.model.index().nodes()[nodes[k]].outputs) {
       auto it = cx.values.find(o);
-      // known sizes (the float32 run's values); an empty tensor holds nothing
-      if (it != cx.values.end() && it->second->byte_size() > 0)
+      // known sizes (the float32 run's values); an empty tensor holds nothing. A float output
+      // is held twice: the node's float16 result and its storage copy's (Fp16IsolationModel)
+      if (it != cx.values.end() && it->second->byte_size() > 0) {
         held.push_back({o, it->second->byte_size()});
+        if (it->second->dtype() == DType::kFloat32)
+          held.push_back({o + " (storage)", it->second->byte_size()});
+      }
     }
     return held;
   };
